@@ -1,0 +1,181 @@
+"""The mapping library: resolve whole names, compose steps, choose a range, stay frozen."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from helpers import FIXTURES
+
+from wbmigrate.mapping import (
+    Action,
+    UnknownVersionError,
+    find_mapping,
+    load_mapping,
+)
+
+PRIME_RL_RENAMES = {
+    "off_policy/mean": "staleness/rollout/mean",
+    "off_policy/max": "staleness/rollout/max",
+    "off_policy/in_flight/mean": "staleness/rollout/in_flight/mean",
+    "off_policy/in_flight/max": "staleness/rollout/in_flight/max",
+    "off_policy/in_queue/mean": "staleness/rollout/in_queue/mean",
+    "off_policy/in_queue/max": "staleness/rollout/in_queue/max",
+    "off_policy/token/mean": "staleness/token/mean",
+    "off_policy/token/masked": "staleness/token/masked",
+    "off_policy/dropped": "staleness/rollout/dropped",
+}
+PRIME_RL_REMOVED = {
+    "off_policy/token/max": "staleness/rollout/max",
+    "dispatcher/off_policy/max": None,
+    "dispatcher/off_policy/mean": None,
+    "dispatcher/off_policy_level/max": None,
+    "dispatcher/off_policy_level/mean": None,
+    "dispatcher/off_policy_level_max": None,
+    "dispatcher/off_policy_level_mean": None,
+}
+
+
+@pytest.fixture(scope="module")
+def prime_rl():
+    return find_mapping("prime-rl")
+
+
+@pytest.fixture(scope="module")
+def chains():
+    return load_mapping(FIXTURES / "mappings/valid/chains.yaml")
+
+
+def test_prime_rl_steps(prime_rl):
+    assert prime_rl.id == "prime-rl"
+    assert prime_rl.versions == ("2026.08.19", "2026.08.21", "2026.10.25")
+    assert [s.pull for s in prime_rl.steps] == ["#3285", "#3313", "#4253"]
+    assert prime_rl.warnings == ()
+
+
+@pytest.mark.parametrize(("old", "new"), PRIME_RL_RENAMES.items())
+def test_prime_rl_renames(prime_rl, old, new):
+    resolution = prime_rl.resolve(old)
+    assert (resolution.action, resolution.new) == (Action.RENAMED, new)
+
+
+@pytest.mark.parametrize(("old", "equivalent"), PRIME_RL_REMOVED.items())
+def test_prime_rl_removals(prime_rl, old, equivalent):
+    resolution = prime_rl.resolve(old)
+    assert resolution.action is Action.REMOVED
+    assert resolution.equivalent == equivalent
+    assert resolution.removal.reason
+
+
+def test_prime_rl_covers_exactly_the_known_names(prime_rl):
+    assert prime_rl.migration().old_names == set(PRIME_RL_RENAMES) | set(PRIME_RL_REMOVED)
+
+
+def test_prime_rl_config_key(prime_rl):
+    (rename,) = prime_rl.migration().config
+    assert (rename.old, rename.new) == (
+        "orchestrator.max_off_policy_steps",
+        "orchestrator.max_staleness",
+    )
+    assert dict(rename.toml) == {
+        "orchestrator.max_off_policy_steps": "orchestrator.max_staleness",
+        "max_off_policy_steps": "max_staleness",
+    }
+    assert dict(rename.cli) == {
+        "--orchestrator.max-off-policy-steps": "--orchestrator.max-staleness",
+        "--max-off-policy-steps": "--max-staleness",
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "eval/off_policy/mean",  # a prefix
+        "off_policy/mean_smoothed",  # a suffix
+        "my_off_policy/max",  # a longer segment
+        "off_policy",  # a parent
+        "off_policy/mean/",  # a trailing separator
+        "Off_Policy/Mean",  # case matters in W&B keys
+        "staleness/rollout/mean",  # already new
+        "",
+    ],
+)
+def test_whole_names_only(prime_rl, name):
+    assert prime_rl.resolve(name).action is Action.UNTOUCHED
+
+
+def test_chain_of_renames_collapses(chains):
+    a = chains.resolve("a")
+    assert (a.action, a.new, a.chain, a.versions) == (
+        Action.RENAMED,
+        "d",
+        ("a", "b", "d"),
+        ("1.0", "2.0"),
+    )
+    assert chains.resolve("b").new == "d"  # a dashboard made between steps 1 and 2
+
+
+def test_rename_then_removal_is_a_removal(chains):
+    resolution = chains.resolve("c/x")
+    assert resolution.action is Action.REMOVED
+    assert resolution.equivalent == "e"
+    assert resolution.chain == ("c/x", "c/y")
+
+
+def test_equivalent_follows_later_renames(chains):
+    assert chains.resolve("f").equivalent == "h"
+
+
+def test_config_chain_collapses(chains):
+    first, second = chains.migration().config
+    assert (first.old, first.new) == ("trainer.lr", "trainer.step_size")
+    assert dict(first.cli) == {"--trainer.lr": "--trainer.step-size"}
+    assert dict(first.toml) == {"trainer.lr": "trainer.step_size"}
+    assert (second.old, second.new) == ("trainer.learning_rate", "trainer.step_size")
+
+
+def test_to_selects_a_step(chains):
+    migration = chains.migration(to="1.0")
+    assert migration.resolve("a").new == "b"
+    assert migration.resolve("c/x").new == "c/y"
+    assert migration.resolve("f").action is Action.UNTOUCHED
+
+
+def test_from_starts_later(chains):
+    migration = chains.migration(start="2.0")
+    assert migration.resolve("a").action is Action.UNTOUCHED
+    assert migration.resolve("b").new == "d"
+    assert [s.version for s in migration.steps] == ["2.0", "3.0"]
+
+
+def test_prime_rl_to_before_4253(prime_rl):
+    migration = prime_rl.migration(to="2026.08.21")
+    assert migration.resolve("dispatcher/off_policy_level_max").new == "dispatcher/off_policy/max"
+    assert migration.resolve("off_policy/mean").action is Action.UNTOUCHED
+
+
+@pytest.mark.parametrize(
+    ("start", "to", "message"),
+    [
+        (None, "9.9", "has no version '9.9'"),
+        ("3.0", "1.0", "--from 3.0 comes after --to 1.0"),
+    ],
+)
+def test_bad_range(chains, start, to, message):
+    with pytest.raises(UnknownVersionError, match=message):
+        chains.migration(start, to)
+
+
+def test_everything_is_frozen(prime_rl):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        prime_rl.id = "x"
+    with pytest.raises(TypeError):
+        prime_rl.steps[-1].renamed["off_policy/mean"] = "x"
+    with pytest.raises(TypeError):
+        prime_rl.migration().metrics["x"] = None
+
+
+def test_new_names(prime_rl):
+    new = prime_rl.migration().new_names
+    assert {"staleness/rollout/max", "staleness/token/masked"} <= new
+    assert not new & prime_rl.migration().old_names

@@ -1,0 +1,99 @@
+"""Every mapping file in the repository, run as a folder.
+
+`mappings/` must load cleanly. Each file under fixtures/mappings/invalid breaks one rule and
+says so on its first line (`# expect-error: CODE at line N`); files under valid/ may carry an
+expected warning the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from helpers import FIXTURES, REPO
+
+from wbmigrate.mapping import MappingError, Severity, bundled_dir, bundled_ids, load_mapping
+
+EXPECT = re.compile(r"# expect-(error|warning): ([a-z-]+) at line (\d+)")
+INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))
+VALID = sorted((FIXTURES / "mappings/valid").glob("*.yaml"))
+
+
+def _expectation(path: Path) -> tuple[str, int]:
+    match = EXPECT.match(path.read_text())
+    assert match, f"{path.name} must start with an expectation comment"
+    return match.group(2), int(match.group(3))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "mappings").glob("*.yaml")), ids=lambda p: p.name)
+def test_bundled_mapping_loads(path):
+    mapping = load_mapping(path)
+    assert mapping.id == path.stem
+    assert not [w for w in mapping.warnings if w.severity is Severity.ERROR]
+
+
+def test_bundled_ids_match_the_folder():
+    assert bundled_ids() == sorted(p.stem for p in (REPO / "mappings").glob("*.yaml"))
+    assert "prime-rl" in bundled_ids()
+    assert (bundled_dir() / "prime-rl.yaml").read_bytes() == (
+        REPO / "mappings/prime-rl.yaml"
+    ).read_bytes()
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
+def test_invalid_mapping(path):
+    code, line = _expectation(path)
+    with pytest.raises(MappingError) as caught:
+        load_mapping(path)
+    problems = caught.value.problems
+    assert [(p.code, p.line) for p in problems] == [(code, line)]
+    assert str(problems[0]).startswith(f"{path}:{line}: ")
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_valid_mapping(path):
+    mapping = load_mapping(path)
+    match = EXPECT.match(path.read_text())
+    expected = [(match.group(2), int(match.group(3)))] if match else []
+    assert [(w.code, w.line) for w in mapping.warnings] == expected
+
+
+def test_every_rule_has_a_case():
+    codes = {_expectation(p)[0] for p in INVALID + VALID if EXPECT.match(p.read_text())}
+    assert codes >= {
+        "unknown-field",
+        "duplicate-old-key",
+        "cycle",
+        "rename-into-removed",
+        "empty-name",
+        "many-to-one",
+        "chain-in-step",
+        "name-reused",
+        "missing-field",
+        "wrong-type",
+        "bad-url",
+        "duplicate-version",
+        "step-order",
+        "format-version",
+        "yaml-syntax",
+        "bad-equivalent",
+        "bad-flag",
+        "no-steps",
+        "bad-id",
+    }
+
+
+def test_not_utf8(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("title: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(MappingError, match=r"latin1.yaml:1: mapping is not UTF-8"):
+        load_mapping(path)
+
+
+@pytest.mark.parametrize("text", ["", "just a string\n", "- a list\n"])
+def test_not_a_mapping_document(tmp_path, text):
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    with pytest.raises(MappingError, match=r"m.yaml:1: mapping file must be a YAML mapping"):
+        load_mapping(path)

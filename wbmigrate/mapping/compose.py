@@ -1,0 +1,102 @@
+"""Compose a range of steps into one lookup: A->B then B->C gives A->C; A->B then B removed gives A
+removed. Assumes a validated mapping (no name is reused after a step renamed or removed it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping as MappingABC
+from dataclasses import replace
+
+from wbmigrate.mapping.model import (
+    Action,
+    ConfigRename,
+    Mapping,
+    Migration,
+    Removal,
+    Resolution,
+    Step,
+    frozen_dict,
+)
+
+
+def compose(mapping: Mapping, steps: tuple[Step, ...]) -> Migration:
+    metrics: dict[str, Resolution] = {}
+    config: list[ConfigRename] = []
+    for step in steps:
+        for name, resolution in metrics.items():
+            metrics[name] = _advance(resolution, step)
+        for old, new in step.renamed.items():
+            metrics.setdefault(
+                old, Resolution(old, Action.RENAMED, new, None, (old, new), (step.version,))
+            )
+        for old, removal in step.removed.items():
+            metrics.setdefault(
+                old, Resolution(old, Action.REMOVED, None, removal, (old,), (step.version,))
+            )
+        config = _advance_config(config, step)
+    return Migration(
+        mapping_id=mapping.id,
+        steps=steps,
+        metrics=frozen_dict(metrics),
+        config=tuple(config),
+        irreversible=frozen_dict(many_to_one(steps)),
+    )
+
+
+def _advance(resolution: Resolution, step: Step) -> Resolution:
+    """Carry one name's fate through one more step."""
+    versions = (*resolution.versions, step.version)
+    current = resolution.new
+    if current is None:  # removed: only its equivalent can still move
+        return _advance_equivalent(resolution, step)
+    if current in step.renamed:
+        new = step.renamed[current]
+        return replace(resolution, new=new, chain=(*resolution.chain, new), versions=versions)
+    if current in step.removed:
+        return replace(
+            resolution,
+            action=Action.REMOVED,
+            new=None,
+            removal=step.removed[current],
+            versions=versions,
+        )
+    return resolution
+
+
+def _advance_equivalent(resolution: Resolution, step: Step) -> Resolution:
+    equivalent = resolution.equivalent
+    if equivalent is not None and equivalent in step.renamed and resolution.removal:
+        removal = Removal(resolution.removal.reason, step.renamed[equivalent])
+        versions = (*resolution.versions, step.version)
+        return replace(resolution, removal=removal, versions=versions)
+    return resolution
+
+
+def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename]:
+    later = {rename.old: rename for rename in step.config}
+    advanced = [
+        _chain_config(rename, later[rename.new]) if rename.new in later else rename
+        for rename in config
+    ]
+    known = {rename.old for rename in advanced}
+    return advanced + [rename for rename in step.config if rename.old not in known]
+
+
+def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:
+    return ConfigRename(
+        first.old, then.new, _chain(first.toml, then.toml), _chain(first.cli, then.cli)
+    )
+
+
+def _chain(first: MappingABC[str, str], then: MappingABC[str, str]) -> MappingABC[str, str]:
+    return frozen_dict({old: then.get(new, new) for old, new in first.items()})
+
+
+def many_to_one(steps: tuple[Step, ...]) -> dict[str, tuple[str, ...]]:
+    """New names that two or more old names were renamed into: such renames cannot be undone."""
+    into: dict[str, list[str]] = defaultdict(list)
+    for step in steps:
+        for old, new in step.renamed.items():
+            into[new].append(old)
+    return {new: tuple(olds) for new, olds in into.items() if len(olds) > 1}

@@ -1,0 +1,297 @@
+"""Read a mapping file strictly: every field checked, every problem located at file:line.
+
+The rename rules (duplicates, chains, cycles, reuse, many-to-one) live in `rules.py`; this module
+checks the shape of the document and builds the frozen model from it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+from collections.abc import Mapping as MappingABC
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from wbmigrate.located_yaml import Located, load_located
+from wbmigrate.located_yaml import Path as YamlPath
+from wbmigrate.mapping import rules
+from wbmigrate.mapping.model import (
+    ConfigRename,
+    Mapping,
+    MappingError,
+    Problem,
+    Removal,
+    Severity,
+    Step,
+    frozen_dict,
+)
+
+FORMAT_VERSION = 1  # the newest mapping format this release reads
+
+_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+_URL = re.compile(r"https?://\S+\Z")
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    list: "a list",
+    dict: "a mapping",
+    dt.date: "a date (YYYY-MM-DD)",
+}
+
+# Each object's fields: name -> (expected type, required)
+Spec = MappingABC[str, tuple[type, bool]]
+_TOP = {
+    "format": (int, True),
+    "id": (str, True),
+    "title": (str, True),
+    "description": (str, False),
+    "sources": (list, True),
+    "steps": (list, True),
+}
+_STEP = {
+    "version": (str, True),
+    "date": (dt.date, True),
+    "source": (str, True),
+    "summary": (str, False),
+    "metrics": (dict, False),
+    "config": (dict, False),
+    "annotation": (str, True),
+}
+_METRICS = {"renamed": (dict, False), "removed": (dict, False)}
+_REMOVAL = {"reason": (str, True), "equivalent": (str, False)}
+_CONFIG = {"renamed": (list, False)}
+_CONFIG_RENAME = {
+    "old": (str, True),
+    "new": (str, True),
+    "toml": (dict, False),
+    "cli": (dict, False),
+}
+
+
+def parse_mapping(text: str, file: str) -> Mapping:
+    """Build a Mapping from the YAML text of `file`; raise MappingError listing every error."""
+    checker = _Checker(file)
+    try:
+        located = load_located(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise MappingError(
+            [Problem(file, line, "yaml-syntax", f"invalid YAML: {problem}")]
+        ) from None
+    checker.located = located
+    for yaml_problem in located.problems:
+        code = "duplicate-old-key" if _is_old_name(yaml_problem.path) else "duplicate-key"
+        checker.error(yaml_problem.path, code, yaml_problem.message, line=yaml_problem.line)
+    mapping = checker.mapping(located.data, Path(file))
+    if mapping is not None:
+        checker.problems += rules.check(mapping, checker.located, file)
+    errors = [p for p in checker.problems if p.severity is Severity.ERROR]
+    if errors or mapping is None:
+        raise MappingError(sorted(errors, key=lambda p: p.line))
+    return replace(mapping, warnings=tuple(sorted(checker.problems, key=lambda p: p.line)))
+
+
+def _is_old_name(path: YamlPath) -> bool:
+    return len(path) == 5 and path[0] == "steps" and path[2] == "metrics"
+
+
+class _Checker:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.located = Located(None)
+        self.problems: list[Problem] = []
+
+    def error(self, path: YamlPath, code: str, message: str, line: int | None = None) -> None:
+        line = line if line is not None else self.located.line(path)
+        self.problems.append(Problem(self.file, line, code, message))
+
+    # --- shape -------------------------------------------------------------------------------
+
+    def fields(self, obj: Any, path: YamlPath, spec: Spec, what: str) -> dict[str, Any] | None:
+        """The valid fields of one object; every unknown, missing or mistyped one is an error."""
+        if not isinstance(obj, dict):
+            self.error(path, "wrong-type", f"{what} must be a YAML mapping of fields (key: value)")
+            return None
+        valid: dict[str, Any] = {}
+        for key, value in obj.items():
+            if key not in spec:
+                self.error((*path, key), "unknown-field", _unknown(key, spec, what))
+                continue
+            expected = spec[key][0]
+            value = _coerce(value, expected)
+            if value is _WRONG:
+                self.error(
+                    (*path, key),
+                    "wrong-type",
+                    f"{what} field {key!r} must be {_TYPE_NAMES[expected]}",
+                )
+                continue
+            valid[key] = value
+        missing = [key for key, (_, required) in spec.items() if required and key not in obj]
+        for key in missing:
+            self.error(path, "missing-field", f"{what} is missing required field {key!r}")
+        # An object missing a required field, or with a mistyped one, cannot be built.
+        return None if missing or len(valid) < len(obj.keys() & spec.keys()) else valid
+
+    def name(self, value: Any, path: YamlPath, what: str, *, key: bool = False) -> str | None:
+        """A metric name, config path or flag: a non-empty string without surrounding space."""
+        line = self.located.key_lines.get(path) if key else self.located.value_lines.get(path)
+        if not isinstance(value, str):
+            self.error(path, "wrong-type", f"{what} must be a string", line)
+            return None
+        if not value.strip():
+            self.error(path, "empty-name", f"{what} is empty", line)
+            return None
+        if value != value.strip() or any(ch in value for ch in "\n\r\t"):
+            self.error(
+                path, "bad-name", f"{what} {value!r} has surrounding or control whitespace", line
+            )
+            return None
+        return value
+
+    # --- objects ------------------------------------------------------------------------------
+
+    def mapping(self, data: Any, path: Path | None) -> Mapping | None:
+        top = self.fields(data, (), _TOP, "mapping file")
+        if top is None:
+            return None
+        if top["format"] > FORMAT_VERSION:
+            self.error(
+                ("format",),
+                "format-version",
+                f"mapping format {top['format']} is newer than this wbmigrate reads "
+                f"({FORMAT_VERSION}); upgrade wbmigrate",
+            )
+        if not _ID.match(top["id"]):
+            self.error(
+                ("id",),
+                "bad-id",
+                f"id {top['id']!r} must be lower-case letters, digits, '.', '_' or '-'",
+            )
+        sources = [self.url(s, ("sources", i)) for i, s in enumerate(top["sources"])]
+        steps = [self.step(s, ("steps", i)) for i, s in enumerate(top["steps"])]
+        if not steps:
+            self.error(("steps",), "no-steps", "mapping has no steps")
+        if None in steps or None in sources:
+            return None
+        return Mapping(
+            id=top["id"],
+            title=top["title"],
+            format=top["format"],
+            sources=tuple(s for s in sources if s),
+            path=path,
+            steps=tuple(s for s in steps if s),
+            description=top.get("description", ""),
+        )
+
+    def url(self, value: Any, path: YamlPath) -> str | None:
+        if not isinstance(value, str) or not _URL.match(value):
+            self.error(path, "bad-url", f"{value!r} is not an http(s) link")
+            return None
+        return value
+
+    def step(self, data: Any, path: YamlPath) -> Step | None:
+        fields = self.fields(data, path, _STEP, "step")
+        if fields is None:
+            return None
+        source = self.url(fields["source"], (*path, "source"))
+        metrics = self.fields(fields.get("metrics", {}), (*path, "metrics"), _METRICS, "metrics")
+        config = self.fields(fields.get("config", {}), (*path, "config"), _CONFIG, "config")
+        if metrics is None or config is None or source is None:
+            return None
+        renamed = self.renames(
+            metrics.get("renamed", {}), (*path, "metrics", "renamed"), "metric name"
+        )
+        removed = self.removals(metrics.get("removed", {}), (*path, "metrics", "removed"))
+        configs = [
+            self.config_rename(c, (*path, "config", "renamed", i))
+            for i, c in enumerate(config.get("renamed", []))
+        ]
+        if renamed is None or removed is None or None in configs:
+            return None
+        return Step(
+            version=fields["version"],
+            date=fields["date"],
+            source=source,
+            summary=fields.get("summary", ""),
+            renamed=frozen_dict(renamed),
+            removed=frozen_dict(removed),
+            config=tuple(c for c in configs if c),
+            annotation=fields["annotation"].strip(),
+        )
+
+    def renames(self, table: dict[Any, Any], path: YamlPath, what: str) -> dict[str, str] | None:
+        result: dict[str, str] = {}
+        for old, new in table.items():
+            old_name = self.name(old, (*path, old), f"old {what}", key=True)
+            new_name = self.name(new, (*path, old), f"new {what} for {old!r}")
+            if old_name and new_name:
+                result[old_name] = new_name
+        return result if len(result) == len(table) else None
+
+    def removals(self, table: dict[Any, Any], path: YamlPath) -> dict[str, Removal] | None:
+        result: dict[str, Removal] = {}
+        for old, body in table.items():
+            name = self.name(old, (*path, old), "removed metric name", key=True)
+            fields = self.fields(body, (*path, old), _REMOVAL, f"removal of {old!r}")
+            if name is None or fields is None:
+                continue
+            equivalent = fields.get("equivalent")
+            if equivalent is not None:
+                equivalent = self.name(equivalent, (*path, old, "equivalent"), "equivalent")
+                if equivalent is None:
+                    continue
+            result[name] = Removal(fields["reason"].strip(), equivalent)
+        return result if len(result) == len(table) else None
+
+    def config_rename(self, data: Any, path: YamlPath) -> ConfigRename | None:
+        fields = self.fields(data, path, _CONFIG_RENAME, "config rename")
+        if fields is None:
+            return None
+        old = self.name(fields["old"], (*path, "old"), "old config path")
+        new = self.name(fields["new"], (*path, "new"), "new config path")
+        toml = self.renames(fields.get("toml", {}), (*path, "toml"), "TOML key")
+        cli = self.renames(fields.get("cli", {}), (*path, "cli"), "command-line flag")
+        for flag_old, flag_new in (cli or {}).items():
+            for flag in (flag_old, flag_new):
+                if not flag.startswith("-"):
+                    self.error(
+                        (*path, "cli", flag_old),
+                        "bad-flag",
+                        f"command-line flag {flag!r} must start with '-'",
+                    )
+        if old is None or new is None or toml is None or cli is None:
+            return None
+        return ConfigRename(old, new, frozen_dict(toml), frozen_dict(cli))
+
+
+_WRONG = object()  # marks a value of the wrong type
+
+
+def _coerce(value: Any, expected: type) -> Any:
+    """The value as `expected`, accepting what YAML users write (`version: 3`, a quoted date)."""
+    if isinstance(value, bool):
+        return _WRONG
+    if expected is str and isinstance(value, int):
+        return str(value)
+    if expected is dt.date:
+        if isinstance(value, str):
+            try:
+                return dt.date.fromisoformat(value)
+            except ValueError:
+                return _WRONG
+        if isinstance(value, dt.datetime):
+            return _WRONG  # a timestamp, not a day
+    return value if isinstance(value, expected) else _WRONG
+
+
+def _unknown(key: Any, spec: Spec, what: str) -> str:
+    close = difflib.get_close_matches(str(key), spec, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f" (expected: {', '.join(spec)})"
+    return f"unknown field {key!r} in {what}{hint}"

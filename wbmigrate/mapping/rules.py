@@ -1,0 +1,256 @@
+"""The rename rules a mapping must keep, within each step and across steps.
+
+Within a step renames happen at once, so a chain (A->B and B->C in one step) is ambiguous and a
+cycle is impossible. Across steps a name, once renamed away or removed, may not come back: old
+dashboards that hold it could then mean either metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from wbmigrate.located_yaml import Located
+from wbmigrate.located_yaml import Path as YamlPath
+from wbmigrate.mapping.compose import compose, many_to_one
+from wbmigrate.mapping.model import Mapping, Migration, Problem, Severity, Step
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One row of a step's rename table: `new` is None for a removal."""
+
+    old: str
+    new: str | None
+    path: YamlPath
+
+
+def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
+    """Every rule broken by `mapping`, located by `located` in `file`."""
+    found: list[tuple[YamlPath, str, str, Severity]] = []
+    for i, step in enumerate(mapping.steps):
+        metrics = list(_metric_entries(step, i))
+        found += _check_step(metrics, "metric")
+        found += _check_equivalents(step, i)
+        for what, entries in _config_tables(step, i):
+            found += _check_step(entries, what)
+    found += _check_versions(mapping)
+    found += _check_across(mapping)
+    found += _check_many_to_one(mapping)
+    return [
+        Problem(file, located.line(path), code, message, severity)
+        for path, code, message, severity in found
+    ]
+
+
+def _metric_entries(step: Step, i: int) -> Iterator[_Entry]:
+    for old, new in step.renamed.items():
+        yield _Entry(old, new, ("steps", i, "metrics", "renamed", old))
+    for old in step.removed:
+        yield _Entry(old, None, ("steps", i, "metrics", "removed", old))
+
+
+def _config_tables(step: Step, i: int) -> Iterator[tuple[str, list[_Entry]]]:
+    paths = []
+    for j, rename in enumerate(step.config):
+        at = ("steps", i, "config", "renamed", j)
+        paths.append(_Entry(rename.old, rename.new, (*at, "old")))
+        yield "TOML key", [_Entry(o, n, (*at, "toml", o)) for o, n in rename.toml.items()]
+        yield "command-line flag", [_Entry(o, n, (*at, "cli", o)) for o, n in rename.cli.items()]
+    yield "config path", paths
+
+
+Found = list[tuple[YamlPath, str, str, Severity]]
+
+
+def _error(path: YamlPath, code: str, message: str) -> tuple[YamlPath, str, str, Severity]:
+    return (path, code, message, Severity.ERROR)
+
+
+def _check_step(entries: list[_Entry], what: str) -> Found:
+    found: Found = []
+    olds: dict[str, _Entry] = {}
+    for entry in entries:
+        if entry.old in olds:
+            found.append(
+                _error(
+                    entry.path,
+                    "duplicate-old-key",
+                    f"{what} {entry.old!r} appears twice in this step",
+                )
+            )
+        olds.setdefault(entry.old, entry)
+    for entry in entries:
+        if entry.new is None:
+            continue
+        if entry.new == entry.old:
+            found.append(
+                _error(entry.path, "cycle", f"cycle: {what} {entry.old!r} is renamed to itself")
+            )
+        elif entry.new in olds and olds[entry.new].new is None:
+            found.append(
+                _error(
+                    entry.path,
+                    "rename-into-removed",
+                    f"{what} {entry.old!r} is renamed to {entry.new!r}, which this "
+                    "same step removes",
+                )
+            )
+        elif entry.new in olds:
+            found += _chain_in_step(entry, olds, what)
+    return found
+
+
+def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Found:
+    chain = [entry.old]
+    name: str | None = entry.new
+    while name is not None and name in olds and name not in chain:
+        chain.append(name)
+        name = olds[name].new
+    if name == entry.old:
+        if entry.old != min(chain):  # report each cycle once
+            return []
+        loop = " -> ".join([*chain, entry.old])
+        return [_error(entry.path, "cycle", f"cycle: {what}s {loop} in one step")]
+    return [
+        _error(
+            entry.path,
+            "chain-in-step",
+            f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step "
+            "renames again; put the second rename in a later step",
+        )
+    ]
+
+
+def _check_equivalents(step: Step, i: int) -> Found:
+    found: Found = []
+    for old, removal in step.removed.items():
+        path = ("steps", i, "metrics", "removed", old, "equivalent")
+        equivalent = removal.equivalent
+        if equivalent == old:
+            found.append(
+                _error(path, "bad-equivalent", f"removed metric {old!r} is its own equivalent")
+            )
+        elif equivalent is not None and equivalent in step.renamed:
+            found.append(
+                _error(
+                    path,
+                    "bad-equivalent",
+                    f"equivalent {equivalent!r} is renamed by this same step; name "
+                    f"the key it becomes ({step.renamed[equivalent]!r})",
+                )
+            )
+        elif equivalent in step.removed:
+            found.append(
+                _error(
+                    path,
+                    "bad-equivalent",
+                    f"equivalent {equivalent!r} is removed by this same step",
+                )
+            )
+    return found
+
+
+def _check_versions(mapping: Mapping) -> Found:
+    found: Found = []
+    seen: set[str] = set()
+    for i, (before, step) in enumerate(zip((None, *mapping.steps), mapping.steps, strict=False)):
+        if step.version in seen:
+            found.append(
+                _error(
+                    ("steps", i, "version"),
+                    "duplicate-version",
+                    f"version {step.version!r} appears twice",
+                )
+            )
+        seen.add(step.version)
+        if before is not None and step.date < before.date:
+            found.append(
+                _error(
+                    ("steps", i, "date"),
+                    "step-order",
+                    f"step {step.version} ({step.date}) is dated before the step "
+                    f"above it ({before.date}); list steps oldest first",
+                )
+            )
+    return found
+
+
+def _check_across(mapping: Mapping) -> Found:
+    """A name renamed away or removed by one step may not appear again in a later one."""
+    found: Found = []
+    retired: dict[str, str] = {}  # name -> version of the step that retired it
+    for i, step in enumerate(mapping.steps):
+        earlier = compose(mapping, mapping.steps[:i]) if i else None
+        config_olds = {r.old: r.new for r in step.config}
+        for entry in [*_metric_entries(step, i), *_config_path_entries(step, i)]:
+            what = "config path" if entry.path[2] == "config" else "metric"
+            if entry.old in retired:
+                found.append(
+                    _error(
+                        entry.path,
+                        "name-reused",
+                        f"{what} {entry.old!r} was already renamed or removed in step "
+                        f"{retired[entry.old]}; a mapping cannot reuse a name",
+                    )
+                )
+            elif entry.new in retired:
+                found.append(_reintroduced(entry, retired, earlier, what))
+        for name, removal in step.removed.items():
+            if removal.equivalent in retired:
+                found.append(
+                    _error(
+                        ("steps", i, "metrics", "removed", name, "equivalent"),
+                        "bad-equivalent",
+                        f"equivalent {removal.equivalent!r} no longer exists: step "
+                        f"{retired[removal.equivalent]} renamed or removed it",
+                    )
+                )
+        retired.update(dict.fromkeys([*step.renamed, *step.removed, *config_olds], step.version))
+    return found
+
+
+def _config_path_entries(step: Step, i: int) -> Iterator[_Entry]:
+    for j, rename in enumerate(step.config):
+        yield _Entry(rename.old, rename.new, ("steps", i, "config", "renamed", j, "old"))
+
+
+def _reintroduced(
+    entry: _Entry, retired: dict[str, str], earlier: Migration | None, what: str
+) -> tuple[YamlPath, str, str, Severity]:
+    assert entry.new is not None
+    resolution = earlier.metrics.get(entry.new) if earlier and what == "metric" else None
+    if resolution is not None and resolution.new == entry.old:
+        loop = " -> ".join([*resolution.chain, entry.new])
+        return _error(entry.path, "cycle", f"cycle across steps: {loop}")
+    return _error(
+        entry.path,
+        "name-reused",
+        f"{what} {entry.old!r} is renamed to {entry.new!r}, a name step "
+        f"{retired[entry.new]} renamed or removed; a mapping cannot reuse a name",
+    )
+
+
+def _check_many_to_one(mapping: Mapping) -> Found:
+    found: Found = []
+    for new, olds in many_to_one(mapping.steps).items():
+        path = _last_rename_into(mapping, new)
+        found.append(
+            (
+                path,
+                "many-to-one",
+                f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; "
+                "after migration their series cannot be told apart",
+                Severity.WARNING,
+            )
+        )
+    return found
+
+
+def _last_rename_into(mapping: Mapping, new: str) -> YamlPath:
+    path: YamlPath = ()
+    for i, step in enumerate(mapping.steps):
+        for old, target in step.renamed.items():
+            if target == new:
+                path = ("steps", i, "metrics", "renamed", old)
+    return path
