@@ -1,0 +1,195 @@
+"""The command line as a user sees it: exact output, stdout/stderr apart, exact exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from helpers import FIXTURES, REPO
+
+from wbmigrate import __version__
+
+INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))
+
+
+def test_version(run):
+    result = run("--version")
+    assert (result.exit_code, result.stdout) == (0, f"wbmigrate, version {__version__}\n")
+
+
+def test_help_lists_commands_and_examples(run):
+    result = run("--help")
+    assert result.exit_code == 0
+    assert "mappings  List, show and validate mapping files." in result.stdout
+    assert "Examples:\n    wbmigrate mappings show prime-rl" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "command", [["mappings", "list"], ["mappings", "show"], ["mappings", "validate"]]
+)
+def test_every_command_has_examples(run, command):
+    result = run(*command, "--help")
+    assert result.exit_code == 0
+    assert "Examples:\n    wbmigrate " + " ".join(command) in result.stdout
+
+
+def test_mappings_list(run):
+    result = run("mappings", "list")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "prime-rl\n", "")
+
+
+def test_mappings_list_long(run):
+    result = run("mappings", "list", "--long")
+    assert result.stdout == (
+        "prime-rl\t2026.08.19 2026.08.21 2026.10.25\tprime-rl off-policy -> staleness metrics\n"
+    )
+
+
+def test_show_prime_rl(run):
+    result = run("mappings", "show", "prime-rl")
+    assert (result.exit_code, result.stderr) == (0, "")
+    out = result.stdout
+    assert out.startswith(
+        "prime-rl: prime-rl off-policy -> staleness metrics\n"
+        "Composed 2026.08.19 (#3285) .. 2026.10.25 (#4253) (3 of 3 steps)\n"
+    )
+    assert re.search(r"\n  off_policy/mean +-> staleness/rollout/mean +#4253\n", out)
+    assert re.search(
+        r"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[2\]\n", out
+    )
+    assert re.search(
+        r"\n  dispatcher/off_policy_level_max +removed +#3285, #3313, #4253  \[1\]\n", out
+    )
+    assert "  orchestrator.max_off_policy_steps  -> orchestrator.max_staleness\n" in out
+    assert "      flag  --max-off-policy-steps -> --max-staleness\n" in out
+    assert "eval/off_policy" not in out
+
+
+def test_show_to_selects_a_step(run):
+    result = run("mappings", "show", "prime-rl", "--to", "2026.08.21", "--format", "json")
+    shown = json.loads(result.stdout)
+    assert (shown["from"], shown["to"]) == ("2026.08.19", "2026.08.21")
+    assert shown["metrics"]["dispatcher/off_policy_level_max"] == {
+        "action": "renamed",
+        "new": "dispatcher/off_policy/max",
+        "chain": [
+            "dispatcher/off_policy_level_max",
+            "dispatcher/off_policy_level/max",
+            "dispatcher/off_policy/max",
+        ],
+        "versions": ["2026.08.19", "2026.08.21"],
+    }
+    assert "off_policy/mean" not in shown["metrics"]
+    assert shown["config"] == []
+
+
+def test_show_json_latest(run):
+    shown = json.loads(run("mappings", "show", "prime-rl", "--format", "json").stdout)
+    assert len(shown["metrics"]) == 16
+    assert shown["metrics"]["off_policy/token/max"]["equivalent"] == "staleness/rollout/max"
+    assert shown["config"][0]["cli"]["--max-off-policy-steps"] == "--max-staleness"
+    assert (
+        "https://github.com/PrimeIntellect-ai/prime-rl/pull/4253"
+        in shown["steps"][-1]["annotation"]
+    )
+
+
+def test_show_markdown(run):
+    out = run("mappings", "show", "prime-rl", "--format", "markdown").stdout
+    assert "| `off_policy/mean` | `staleness/rollout/mean` | #4253 |" in out
+    assert "| `off_policy/token/max` | `staleness/rollout/max` |" in out
+
+
+def test_show_a_file(run):
+    result = run("mappings", "show", str(FIXTURES / "mappings/valid/chains.yaml"), "--from", "2.0")
+    assert result.exit_code == 0
+    assert "Composed 2.0 (#2) .. 3.0 (#3) (2 of 3 steps)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["prime-rl", "--to", "nope"],
+            "Error: mapping prime-rl has no version 'nope' (versions: 2026.08.19 (#3285), "
+            "2026.08.21 (#3313), 2026.10.25 (#4253))\n",
+        ),
+        (
+            ["nosuch"],
+            "Error: unknown mapping 'nosuch': not a file, and not a bundled mapping "
+            "(bundled: prime-rl)\n",
+        ),
+    ],
+)
+def test_show_user_errors(run, args, message):
+    result = run("mappings", "show", *args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", message)
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.stem)
+@pytest.mark.parametrize("command", ["validate", "show"])
+def test_invalid_mapping_is_one_line_and_exit_2(run, command, path):
+    expected = re.match(r"# expect-error: ([a-z-]+) at line (\d+)", path.read_text())
+    result = run("mappings", command, str(path))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert re.fullmatch(
+        rf"Error: {re.escape(str(path))}:{expected[2]}: [^\n]+ "
+        rf"\[{expected[1]}\]\n",
+        result.stderr,
+    )
+
+
+def test_validate_valid(run):
+    path = REPO / "mappings/prime-rl.yaml"
+    result = run("mappings", "validate", str(path))
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        f"{path}: valid (prime-rl, 3 steps, 16 old metric names, latest 2026.10.25)\n"
+    )
+
+
+def test_validate_warns_many_to_one_but_passes(run):
+    path = FIXTURES / "mappings/valid/many-to-one.yaml"
+    result = run("mappings", "validate", str(path))
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"Warning: {path}:14: irreversible: 'loss/train', 'loss/total' are "
+        "all renamed to 'loss'; after migration their series cannot be told "
+        "apart [many-to-one]\n"
+    )
+
+
+def test_validate_several_reports_each(run):
+    good, bad = REPO / "mappings/prime-rl.yaml", FIXTURES / "mappings/invalid/cycle-self.yaml"
+    result = run("mappings", "validate", str(good), str(bad))
+    assert result.exit_code == 2
+    assert result.stdout.startswith(f"{good}: valid")
+    assert result.stderr.startswith(f"Error: {bad}:13: cycle")
+
+
+def test_validate_missing_file(run, tmp_path):
+    result = run("mappings", "validate", str(tmp_path / "nope.yaml"))
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"Error: cannot read mapping {tmp_path / 'nope.yaml'}: No such file or directory\n",
+    )
+
+
+def test_usage_error_exits_2(run):
+    result = run("mappings", "show")
+    assert result.exit_code == 2
+    assert "Missing argument 'ID|PATH'" in result.stderr
+
+
+def test_python_dash_m(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "wbmigrate", "mappings", "list"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (0, "prime-rl\n")

@@ -1,0 +1,100 @@
+"""The README is part of the product: its commands run, its output is real, it is complete."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from helpers import FIXTURES, REPO
+
+from wbmigrate import __version__
+from wbmigrate.cli import cli
+
+README = (REPO / "README.md").read_text()
+BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
+
+
+def _blocks(language: str) -> list[str]:
+    return [body for lang, body in BLOCK.findall(README) if lang == language]
+
+
+def _console_examples() -> list[tuple[str, str, int]]:
+    """(command, expected output, expected exit code) for every `$ ` line of console blocks."""
+    examples = []
+    for block in _blocks("console"):
+        for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            command, _, output = chunk.partition("\n")
+            code = 0
+            if marker := re.search(r"^\[exit (\d+)\]\n\Z", output, re.M):
+                code, output = int(marker[1]), output[: marker.start()]
+            examples.append((command, output, code))
+    return examples
+
+
+def _command_paths(group: click.Group, prefix: str = "wbmigrate") -> list[str]:
+    paths = []
+    for name, command in group.commands.items():
+        paths.append(f"{prefix} {name}")
+        if isinstance(command, click.Group):
+            paths += _command_paths(command, f"{prefix} {name}")
+    return paths
+
+
+def test_readme_opens_with_the_two_commands():
+    first = BLOCK.search(README)
+    assert first is not None
+    assert first[1] == "sh"
+    install, test = first[2].splitlines()
+    assert " && pip install . && wbmigrate " in install
+    assert " && pip install '.[test]' && pytest" in test
+    assert README.index(first[0]) < README.index("\n## ")  # before any section
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "code"),
+    _console_examples(),
+    ids=lambda value: value if isinstance(value, str) and value.startswith("wbmigrate") else "",
+)
+def test_console_example(command, output, code):
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "COLUMNS": "100",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        command, shell=True, cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+    assert result.stdout + result.stderr == output
+    assert result.returncode == code
+
+
+def test_python_examples_run():
+    for block in _blocks("python"):
+        exec(compile(block, "README.md", "exec"), {})
+
+
+@pytest.mark.parametrize("path", _command_paths(cli))
+def test_every_command_is_documented(path):
+    assert f"`{path}" in README
+
+
+def test_every_validation_rule_is_documented():
+    headers = [p.read_text() for p in (FIXTURES / "mappings").glob("*/*.yaml")]
+    codes = {m[1] for text in headers if (m := re.match(r"# expect-\w+: ([a-z-]+)", text))}
+    codes.add("encoding")  # tested in test_mapping_files.test_not_utf8
+    documented = set(re.findall(r"^\| `([a-z-]+)` \|", README, re.M))
+    assert codes <= documented
+
+
+def test_changelog_mentions_this_version():
+    assert f"## {__version__} " in (REPO / "CHANGELOG.md").read_text()
+
+
+def test_ci_script_is_executable():
+    assert os.access(REPO / ".ci/run", os.X_OK)

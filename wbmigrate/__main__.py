@@ -1,0 +1,5 @@
+"""`python -m wbmigrate`."""
+
+from wbmigrate.cli import main
+
+main()

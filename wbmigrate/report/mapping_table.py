@@ -1,0 +1,147 @@
+"""`wbmigrate mappings show`: a composed mapping as a text table, Markdown or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wbmigrate.mapping import Action, Mapping, Migration, Resolution
+
+
+def to_json(mapping: Mapping, migration: Migration) -> str:
+    return json.dumps(_as_dict(mapping, migration), indent=2, ensure_ascii=False) + "\n"
+
+
+def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
+    return {
+        "id": mapping.id,
+        "title": mapping.title,
+        "format": mapping.format,
+        "from": migration.start.version,
+        "to": migration.end.version,
+        "steps": [
+            {
+                "version": s.version,
+                "date": s.date.isoformat(),
+                "source": s.source,
+                "summary": s.summary,
+                "annotation": s.annotation,
+            }
+            for s in migration.steps
+        ],
+        "metrics": {name: _resolution_dict(r) for name, r in migration.metrics.items()},
+        "config": [
+            {"old": c.old, "new": c.new, "toml": dict(c.toml), "cli": dict(c.cli)}
+            for c in migration.config
+        ],
+        "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
+    }
+
+
+def _resolution_dict(resolution: Resolution) -> dict[str, Any]:
+    entry: dict[str, Any] = {"action": resolution.action.value}
+    if resolution.action is Action.RENAMED:
+        entry["new"] = resolution.new
+    elif resolution.removal is not None:
+        entry["reason"] = resolution.removal.reason
+        entry["equivalent"] = resolution.removal.equivalent
+    entry["chain"] = list(resolution.chain)
+    entry["versions"] = list(resolution.versions)
+    return entry
+
+
+def to_text(mapping: Mapping, migration: Migration) -> str:
+    renamed, removed = _split(migration)
+    labels = _step_labels(migration)
+    notes = {reason: n for n, reason in enumerate(dict.fromkeys(map(_reason, removed)), start=1)}
+    rows = [(r, f"-> {r.new}") for r in renamed]
+    rows += [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
+    name_width = max((len(r.name) for r, _ in rows), default=0)
+    outcome_width = max((len(outcome) for _, outcome in rows), default=0)
+    lines = [f"{mapping.id}: {mapping.title}", _range(mapping, migration), ""]
+    for title, action in (("Renamed metrics", Action.RENAMED), ("Removed metrics", Action.REMOVED)):
+        group = [(r, outcome) for r, outcome in rows if r.action is action]
+        if not group:
+            continue
+        lines.append(f"{title} ({len(group)})")
+        for r, outcome in group:
+            steps = ", ".join(labels[v] for v in r.versions)
+            note = f"  [{notes[_reason(r)]}]" if r.removal else ""
+            lines.append(f"  {r.name:<{name_width}}  {outcome:<{outcome_width}}  {steps}{note}")
+        lines.append("")
+    if notes:
+        lines += [f"  [{n}] {reason}" for reason, n in notes.items()]
+        lines.append("")
+    if migration.config:
+        lines.append(f"Renamed config keys ({len(migration.config)})")
+        for c in migration.config:
+            lines.append(f"  {c.old}  -> {c.new}")
+            lines += [f"      TOML  {old} -> {new}" for old, new in c.toml.items()]
+            lines += [f"      flag  {old} -> {new}" for old, new in c.cli.items()]
+        lines.append("")
+    for new, olds in migration.irreversible.items():
+        lines.append(f"Irreversible: {', '.join(olds)} all become {new}")
+    lines.append("Steps")
+    for s in migration.steps:
+        lines.append(f"  {s.version}  {s.date}  {s.source}")
+        lines += [f"      {s.summary}"] if s.summary else []
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(mapping: Mapping, migration: Migration) -> str:
+    renamed, removed = _split(migration)
+    labels = _step_labels(migration)
+    out = [f"## `{mapping.id}`: {mapping.title}", "", _range(mapping, migration), ""]
+    if renamed:
+        out += ["| Old metric | New metric | Steps |", "|---|---|---|"]
+        out += [
+            f"| `{r.name}` | `{r.new}` | {', '.join(labels[v] for v in r.versions)} |"
+            for r in renamed
+        ]
+        out.append("")
+    if removed:
+        out += ["| Removed metric | Use instead | Why | Steps |", "|---|---|---|---|"]
+        for r in removed:
+            assert r.removal is not None
+            instead = f"`{r.removal.equivalent}`" if r.removal.equivalent else "none"
+            steps = ", ".join(labels[v] for v in r.versions)
+            out.append(f"| `{r.name}` | {instead} | {_cell(r.removal.reason)} | {steps} |")
+        out.append("")
+    if migration.config:
+        out += ["| Old config key | New config key | TOML | Flags |", "|---|---|---|---|"]
+        for c in migration.config:
+            toml = "<br>".join(f"`{o}` → `{n}`" for o, n in c.toml.items())
+            cli = "<br>".join(f"`{o}` → `{n}`" for o, n in c.cli.items())
+            out.append(f"| `{c.old}` | `{c.new}` | {toml} | {cli} |")
+        out.append("")
+    out += ["| Version | Date | Source | Summary |", "|---|---|---|---|"]
+    out += [
+        f"| {s.version} | {s.date} | {s.source} | {_cell(s.summary)} |" for s in migration.steps
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _reason(resolution: Resolution) -> str:
+    return resolution.removal.reason if resolution.removal else ""
+
+
+def _step_labels(migration: Migration) -> dict[str, str]:
+    """Each step's short name: its pull request (`#4253`) when known, else its version."""
+    return {step.version: step.pull or step.version for step in migration.steps}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _range(mapping: Mapping, migration: Migration) -> str:
+    count = f"{len(migration.steps)} of {len(mapping.steps)} steps"
+    return f"Composed {migration.start.label} .. {migration.end.label} ({count})"
+
+
+def _split(migration: Migration) -> tuple[list[Resolution], list[Resolution]]:
+    values = list(migration.metrics.values())
+    return (
+        [r for r in values if r.action is Action.RENAMED],
+        [r for r in values if r.action is Action.REMOVED],
+    )
