@@ -1,0 +1,258 @@
+"""Surgical JSON edits: the text and the parsed value agree, and untouched bytes stay."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wbmigrate.jsonedit import (
+    AddKey,
+    Delete,
+    EditConflict,
+    Insert,
+    RenameKey,
+    Set,
+    _members,
+    _value_end,
+    materialize,
+    pointer,
+    splice,
+)
+
+COMPACT = '{"a":[1,2.50,"\\u00e9"],"b":{"c":1,"d":2e-7},"e":[],"f":"caf\\u00e9 \\/x"}'
+PRETTY = """{
+    "a": [
+        1,
+        2.50
+    ],
+    "b": {"c": 1, "d": 2},
+    "e": []
+}
+"""
+
+
+def check(text, edits, expected_text):
+    assert splice(text, edits) == expected_text
+    assert json.loads(expected_text) == materialize(json.loads(text), edits)
+
+
+def test_no_edits_is_identity():
+    assert splice(COMPACT, []) == COMPACT
+
+
+@pytest.mark.parametrize(
+    ("edits", "expected"),
+    [
+        ([Set(("a", 0), "x")], '{"a":["x",2.50,"\\u00e9"]'),
+        ([Insert(("a", 1), "n")], '{"a":[1,"n",2.50,"\\u00e9"]'),
+        ([Insert(("a", 3), "n")], '{"a":[1,2.50,"\\u00e9","n"]'),
+        ([Delete(("a", 0))], '{"a":[2.50,"\\u00e9"]'),
+        ([Delete(("a", 2))], '{"a":[1,2.50]'),
+        ([Delete(("a", 0)), Delete(("a", 1)), Delete(("a", 2))], '{"a":[]'),
+    ],
+)
+def test_array_edits_keep_neighbours(edits, expected):
+    check(COMPACT, edits, expected + COMPACT[COMPACT.index(',"b"') :])
+
+
+def test_object_edits():
+    edits = [
+        RenameKey(("b", "c"), "C"),
+        AddKey(("b", "z"), {"k": [1]}, after="c"),
+        Delete(("b", "d")),
+        Insert(("e", 0), 5),
+        Set(("f",), "é"),
+    ]
+    check(COMPACT, edits, '{"a":[1,2.50,"\\u00e9"],"b":{"C":1,"z":{"k":[1]}},"e":[5],"f":"é"}')
+
+
+def test_add_key_at_end_and_unicode_key():
+    check('{"x":1}', [AddKey(("ü/~",), [True, None])], '{"x":1,"ü/~":[true,null]}')
+
+
+def test_pretty_document_gets_pretty_additions():
+    edits = [Insert(("a", 2), {"k": 1}), AddKey(("b", "n"), "v", after="c"), Insert(("e", 0), 1)]
+    check(
+        PRETTY,
+        edits,
+        """{
+    "a": [
+        1,
+        2.50,
+        {
+            "k": 1
+        }
+    ],
+    "b": {"c": 1, "n": "v", "d": 2},
+    "e": [
+        1
+    ]
+}
+""",
+    )
+
+
+def test_set_in_pretty_document_indents_the_value():
+    check(
+        PRETTY,
+        [Set(("b", "d"), {"x": [1]})],
+        PRETTY.replace('"d": 2}', '"d": {\n        "x": [\n            1\n        ]\n    }}'),
+    )
+
+
+def test_root_replacement_and_whitespace_around_it():
+    check("  [1]\n", [Set((), {"a": 1})], '  {"a":1}\n')
+
+
+def test_pointer_escapes():
+    assert pointer(("a/b", "m~n", 0)) == "/a~1b/m~0n/0"
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [Set(("a",), 1), Set(("a",), 2)],
+        [Set(("b",), 1), Set(("b", "c"), 2)],
+        [Delete(("b",)), Set(("b", "c"), 2)],
+    ],
+)
+def test_conflicts_are_refused(edits):
+    with pytest.raises(EditConflict):
+        materialize(json.loads(COMPACT), edits)
+
+
+def test_duplicate_key_is_refused():
+    with pytest.raises(EditConflict):
+        materialize({"a": 1, "b": 2}, [RenameKey(("a",), "b")])
+
+
+def test_input_is_not_mutated():
+    document = json.loads(COMPACT)
+    before = json.dumps(document)
+    materialize(document, [Delete(("a", 0)), AddKey(("b", "q"), 1), Set(("e",), [1])])
+    assert json.dumps(document) == before
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+NUMBERS = ["0", "-1", "2.50", "1e-7", "1E+2", "3.0", "12345678901234567890"]
+STRINGS = ['"plain"', '"caf\\u00e9"', '"a\\/b"', '"tab\\t"', '"é"', '""', '"off_policy/mean"']
+
+
+def _serialize(value, rng, indent, level=0):
+    """JSON text in varied but valid spellings, which a faithful splice must keep."""
+    pad = "\n" + indent * (level + 1) if indent else ""
+    end = "\n" + indent * level if indent else ""
+    sep = ", " if rng.random() < 0.2 and not indent else ","
+    if isinstance(value, dict):
+        items = [
+            f'"{k}":{" " if indent else ""}{_serialize(v, rng, indent, level + 1)}'
+            for k, v in value.items()
+        ]
+        return (
+            "{"
+            + (pad + (sep.strip() + pad if indent else sep).join(items) + end if items else "")
+            + "}"
+        )
+    if isinstance(value, list):
+        items = [_serialize(v, rng, indent, level + 1) for v in value]
+        return (
+            "["
+            + (pad + (sep.strip() + pad if indent else sep).join(items) + end if items else "")
+            + "]"
+        )
+    return value  # a leaf: a JSON token, spelled as it should stay
+
+
+KEYS = st.sampled_from(["a", "b", "metrics", "x/y", "é"])
+LEAVES = st.one_of(
+    st.sampled_from(NUMBERS), st.sampled_from(STRINGS), st.just("true"), st.just("null")
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)),
+    max_leaves=25,
+)
+
+
+def _paths(value, path=()):
+    yield path, value
+    children = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, child in children:
+        yield from _paths(child, (*path, key))
+
+
+def _random_edits(document, rng):
+    """Edits on disjoint parts of the document."""
+    edits, claimed = [], []
+    candidates = list(_paths(document))
+    rng.shuffle(candidates)
+    for path, value in candidates[: rng.randint(1, 6)]:
+        if any(path[: len(c)] == c or c[: len(path)] == path for c in claimed):
+            continue
+        choice = rng.random()
+        if isinstance(value, list) and choice < 0.5:
+            edits.append(Insert((*path, rng.randint(0, len(value))), {"new": [1, "é"]}))
+        elif isinstance(value, dict) and choice < 0.5 and value:
+            key = rng.choice(list(value))
+            if rng.random() < 0.5:
+                edits.append(
+                    AddKey((*path, "added"), ["v"], after=key)
+                ) if "added" not in value else None
+            elif "renamed" not in value:
+                edits.append(RenameKey((*path, key), "renamed"))
+        elif path and rng.random() < 0.3:
+            edits.append(Delete(path))
+        else:
+            edits.append(Set(path, "replaced"))
+        claimed.append(path)
+    return edits
+
+
+def _affected(edits):
+    """Where each edit may change text: the value for a Set, else the container."""
+    paths = sorted({e.path if isinstance(e, Set) else e.path[:-1] for e in edits}, key=len)
+    return [p for i, p in enumerate(paths) if not any(p[: len(q)] == q for q in paths[:i])]
+
+
+def _span(text, path):
+    start = len(text) - len(text.lstrip())
+    for part in path:
+        (member,) = [m for m in _members(text, start) if m.key == part]
+        start = member.value_start
+    return start, _value_end(text, start)
+
+
+def _outside(text, paths):
+    spans = sorted(_span(text, p) for p in paths)
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(text[pos:start])
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(KEYS, VALUES, min_size=1, max_size=5),
+    st.sampled_from(["", "  ", "\t"]),
+    st.randoms(use_true_random=False),
+)
+def test_splice_agrees_with_materialize_and_keeps_untouched_bytes(document_leaves, indent, rng):
+    text = _serialize(document_leaves, rng, indent)
+    document = json.loads(text)
+    edits = _random_edits(document, random.Random(rng.random()))
+    new_text = splice(text, edits)
+    assert json.loads(new_text) == materialize(document, edits)
+    affected = _affected(edits)
+    assert _outside(new_text, affected) == _outside(text, affected)
