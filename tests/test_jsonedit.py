@@ -6,6 +6,7 @@ import json
 import random
 
 import pytest
+from helpers import affected_paths, outside
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +17,6 @@ from wbmigrate.jsonedit import (
     Insert,
     RenameKey,
     Set,
-    _members,
-    _value_end,
     materialize,
     pointer,
     splice,
@@ -219,29 +218,6 @@ def _random_edits(document, rng):
     return edits
 
 
-def _affected(edits):
-    """Where each edit may change text: the value for a Set, else the container."""
-    paths = sorted({e.path if isinstance(e, Set) else e.path[:-1] for e in edits}, key=len)
-    return [p for i, p in enumerate(paths) if not any(p[: len(q)] == q for q in paths[:i])]
-
-
-def _span(text, path):
-    start = len(text) - len(text.lstrip())
-    for part in path:
-        (member,) = [m for m in _members(text, start) if m.key == part]
-        start = member.value_start
-    return start, _value_end(text, start)
-
-
-def _outside(text, paths):
-    spans = sorted(_span(text, p) for p in paths)
-    out, pos = [], 0
-    for start, end in spans:
-        out.append(text[pos:start])
-        pos = end
-    return "".join(out) + text[pos:]
-
-
 @settings(max_examples=400, deadline=None)
 @given(
     st.dictionaries(KEYS, VALUES, min_size=1, max_size=5),
@@ -254,5 +230,5 @@ def test_splice_agrees_with_materialize_and_keeps_untouched_bytes(document_leave
     edits = _random_edits(document, random.Random(rng.random()))
     new_text = splice(text, edits)
     assert json.loads(new_text) == materialize(document, edits)
-    affected = _affected(edits)
-    assert _outside(new_text, affected) == _outside(text, affected)
+    affected = affected_paths(edits)
+    assert outside(new_text, affected) == outside(text, affected)

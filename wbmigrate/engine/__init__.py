@@ -1,0 +1,1 @@
+"""The pure rewrite engine: walking W&B specs, per-field rules, the boundary annotation."""

@@ -1,0 +1,91 @@
+"""What a rewrite returns: the new spec, the edits that make it, and what a reviewer must see."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from wbmigrate.jsonedit import Edit
+
+SEPARATOR = " › "
+
+
+def label(title: str, where: tuple[str, ...], field: str) -> str:
+    """`report "Async health" › panel "Staleness" (Run History Line Plot) › metrics[1]`."""
+    return SEPARATOR.join((title, *where, field))
+
+
+class Mode(enum.Enum):
+    DUAL = "dual"  # keep old keys for runs before the boundary, add the new ones beside them
+    REPLACE = "replace"  # swap old keys for new ones
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: Mode = Mode.DUAL
+    project_keys: frozenset[str] = frozenset()  # known metric keys, sharpening regex analysis
+    rewrite_text: bool = False  # also rewrite names in markdown, titles and descriptions
+    annotate: bool = True  # add the migration-boundary note to every view that changes
+
+
+class ChangeAction(enum.Enum):
+    RENAMED = "renamed"  # an old key replaced by its new key
+    ADDED = "added"  # dual mode: the new key added beside the old one
+    REMOVED = "removed"  # a key, map entry or whole panel dropped
+    DISABLED = "disabled"  # an alert on a metric that is gone, switched off
+    ANNOTATED = "annotated"  # the migration-boundary note
+
+
+class NoteKind(enum.Enum):
+    WARNING = "warning"  # a change with a side effect worth knowing
+    REVIEW = "review"  # something wbmigrate would not change safely: a person should look
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change to a spec. `pointer` is the RFC 6901 pointer of the value in the original
+    spec (for an added value: of the value it was added beside)."""
+
+    pointer: str
+    action: ChangeAction
+    old: Any
+    new: Any
+    where: tuple[
+        str, ...
+    ]  # e.g. ('panel grid (block 4)', 'panel "Staleness" (Run History Line Plot)')
+    field: str  # e.g. 'metrics[1]'
+
+    def label(self, title: str) -> str:
+        return label(title, self.where, self.field)
+
+
+@dataclass(frozen=True)
+class Note:
+    """A warning or needs-review item, located like a change."""
+
+    pointer: str
+    kind: NoteKind
+    message: str
+    where: tuple[str, ...]
+    field: str
+
+    def label(self, title: str) -> str:
+        return label(title, self.where, self.field)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """The result of rewriting one spec: nothing in it aliases mutable input."""
+
+    kind: str
+    title: str  # e.g. 'report "Async health"'
+    spec: Any  # the new spec (shares untouched subtrees with the input; treat as read-only)
+    edits: tuple[Edit, ...]
+    changes: tuple[Change, ...]
+    notes: tuple[Note, ...] = field(default=())
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits)

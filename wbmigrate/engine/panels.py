@@ -1,0 +1,314 @@
+"""Panels of every viewType: which config fields hold metric keys, and in what shape.
+
+Reports and workspaces share panels. A panel type wbmigrate does not know is scanned and its
+old names reported, never rewritten. In a known type, fields not listed here are scanned too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from wbmigrate import names
+from wbmigrate.engine.walk import Walk
+from wbmigrate.jsonedit import Path
+
+SERIES_OVERRIDES = ("overrideSeriesTitles", "overrideColors", "overrideMarks", "overrideLineWidths")
+TITLES = ("chartTitle", "xAxisTitle", "yAxisTitle")
+
+
+@dataclass(frozen=True)
+class PanelType:
+    walk: Callable[[Walk, Path, dict[str, Any]], None]
+    series: Callable[[dict[str, Any]], list[str]]  # metric names the panel displays
+    fields: tuple[str, ...] | None  # config keys `walk` handles, the others are scanned
+    # (None: `walk` scans the rest itself)
+
+
+def walk_panel(w: Walk, path: Path, panel: Any) -> None:
+    if not isinstance(panel, dict):
+        return
+    view_type = panel.get("viewType")
+    config = panel.get("config")
+    with w.at(panel_label(panel, int(path[-1]))):
+        kind = PANEL_TYPES.get(view_type) if isinstance(view_type, str) else None
+        if kind is None or not isinstance(config, dict):
+            w.scan(path, panel, f"panel type {view_type!r}")
+            return
+        if _all_gone(w, kind.series(config)):
+            shown = ", ".join(kind.series(config))
+            reasons = {f.reason for n in kind.series(config) if (f := w.fate(n))}
+            w.remove(
+                path,
+                panel,
+                "panel",
+                f"panel deleted: every metric it shows ({shown}) is "
+                f"no longer logged ({'; '.join(sorted(reasons))})",
+            )
+            return
+        kind.walk(w, (*path, "config"), config)
+        if kind.fields is not None:
+            rest = {k: v for k, v in config.items() if k not in kind.fields}
+            w.scan((*path, "config"), rest, f"{view_type} field")
+
+
+def panel_label(panel: dict[str, Any], index: int) -> str:
+    """How the W&B UI titles a panel: its chart title, else the metrics it plots; else its
+    position in the section (1-based)."""
+    config = panel.get("config")
+    config = config if isinstance(config, dict) else {}
+    metrics = _get(config, "metrics", list)
+    title = config.get("chartTitle") or ", ".join(map(str, metrics[:2]))
+    kind = panel.get("viewType", "unknown type")
+    return f'panel "{title}" ({kind})' if title else f"panel {index + 1} ({kind})"
+
+
+def _all_gone(w: Walk, shown: list[str]) -> bool:
+    fates = [w.fate(name) for name in shown]
+    return bool(shown) and all(f is not None and f.new is None for f in fates)
+
+
+def _metrics(values: Any) -> list[str]:
+    found = (names.accessor(v) for v in (values if isinstance(values, list) else [values]))
+    return [a.name for a in found if a is not None]
+
+
+def _get(config: dict[str, Any], key: str, kind: type) -> Any:
+    value = config.get(key)
+    return value if isinstance(value, kind) else kind()
+
+
+# --- line, scalar, bar ------------------------------------------------------------------------
+
+
+def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
+    _common(w, path, config)
+    for key in ("xAxis", "groupBy"):
+        if key in config:
+            w.single((*path, key), config[key], key)
+    w.key_list((*path, "legendFields"), _get(config, "legendFields", list), "legendFields")
+    if "xExpression" in config:
+        w.expression((*path, "xExpression"), config["xExpression"], "xExpression")
+    if config.get("useMetricRegex"):
+        w.regex((*path, "metricRegex"), config.get("metricRegex"), "metricRegex")
+    for key in SERIES_OVERRIDES:
+        w.key_map(
+            (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
+        )
+
+
+def _line_series(config: dict[str, Any]) -> list[str]:
+    if config.get("useMetricRegex") and config.get("metricRegex"):
+        return []  # the regex may match keys that are still logged
+    shown = _metrics(_get(config, "metrics", list))
+    for expression in _get(config, "expressions", list):
+        if isinstance(expression, str):
+            shown += [a.name for a in names.expression_names(expression)]
+    return shown
+
+
+def _common(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    """Fields that line, scalar and bar charts share."""
+    w.expressions((*path, "expressions"), _get(config, "expressions", list), "expressions")
+    if "legendTemplate" in config:
+        w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
+    for key in TITLES:
+        w.text((*path, key), config.get(key), key)
+
+
+def _scalar(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    # A scalar chart shows one number: its metrics list is read as a single key.
+    w.single_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
+    _common(w, path, config)
+
+
+def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
+    _common(w, path, config)
+    if "groupBy" in config:
+        w.single((*path, "groupBy"), config["groupBy"], "groupBy")
+    for key in SERIES_OVERRIDES:
+        w.key_map(
+            (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
+        )
+
+
+_LINE_FIELDS = (
+    "metrics",
+    "expressions",
+    "legendTemplate",
+    *TITLES,
+    "xAxis",
+    "groupBy",
+    "legendFields",
+    "xExpression",
+    "metricRegex",
+    *SERIES_OVERRIDES,
+)
+
+# --- scatter, parallel coordinates, parameter importance, media -------------------------------
+
+
+def _scatter(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    for key in ("xAxis", "yAxis", "zAxis"):
+        if key in config:
+            w.single((*path, key), config[key], key)
+    if "legendTemplate" in config:
+        w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
+    w.text((*path, "chartTitle"), config.get("chartTitle"), "chartTitle")
+
+
+def _scatter_series(config: dict[str, Any]) -> list[str]:
+    axes = [config.get(key) for key in ("xAxis", "yAxis", "zAxis")]
+    return _metrics(
+        [a for a in axes if isinstance(a, str) and not a.startswith(("config:", "run:"))]
+    )
+
+
+def _parallel(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    columns = [c for c in _get(config, "columns", list) if isinstance(c, dict)]
+    if len(columns) == len(_get(config, "columns", list)):
+        w.key_list((*path, "columns"), columns, "columns", inner=("accessor",))
+    w.text((*path, "chartTitle"), config.get("chartTitle"), "chartTitle")
+
+
+def _parallel_series(config: dict[str, Any]) -> list[str]:
+    columns = _get(config, "columns", list)
+    return _metrics([c.get("accessor") for c in columns if isinstance(c, dict)])
+
+
+def _importance(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    if "targetKey" in config:
+        w.single((*path, "targetKey"), config["targetKey"], "targetKey")
+    for key in ("columnsPinned", "columnWidths"):
+        w.key_map((*path, key), _get(config, key, dict), key)
+    w.key_list((*path, "columnOrder"), _get(config, "columnOrder", list), "columnOrder")
+
+
+def _media(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    w.key_list((*path, "mediaKeys"), _get(config, "mediaKeys", list), "mediaKeys")
+
+
+def _markdown(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    w.text((*path, "value"), config.get("value"), "value")
+
+
+# --- custom charts and weave panels -----------------------------------------------------------
+
+
+def _vega(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    query = config.get("userQuery")
+    if isinstance(query, dict):
+        _query_fields(w, (*path, "userQuery", "queryFields"), _get(query, "queryFields", list))
+    for key, value in _get(config, "fieldSettings", dict).items():
+        w.single((*path, "fieldSettings", key), value, f"fieldSettings.{key}")
+    for key, value in _get(config, "stringSettings", dict).items():
+        w.text((*path, "stringSettings", key), value, f"stringSettings.{key}")
+
+
+def _query_fields(w: Walk, path: Path, fields: list[Any]) -> None:
+    """A custom chart's query: `history`/`summary` fields take a `keys` list, tables a key."""
+    for i, query_field in enumerate(fields):
+        if not isinstance(query_field, dict):
+            continue
+        label = f"userQuery {query_field.get('name')}"
+        for j, arg in enumerate(_get(query_field, "args", list)):
+            at = (*path, i, "args", j, "value")
+            if (
+                isinstance(arg, dict)
+                and arg.get("name") == "keys"
+                and isinstance(arg.get("value"), list)
+            ):
+                w.key_list(at, arg["value"], f"{label} keys")
+            elif isinstance(arg, dict) and arg.get("name") == "tableKey":
+                w.single(at, arg.get("value"), f"{label} tableKey")
+        _query_fields(w, (*path, i, "fields"), _get(query_field, "fields", list))
+
+
+def _vega_series(config: dict[str, Any]) -> list[str]:
+    query = config.get("userQuery")
+    keys: list[str] = []
+    stack = list(_get(query, "queryFields", list)) if isinstance(query, dict) else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for arg in _get(item, "args", list):
+                if isinstance(arg, dict) and arg.get("name") == "keys":
+                    keys += _metrics(arg.get("value"))
+            stack += _get(item, "fields", list)
+    return keys
+
+
+def weave_picks(node: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    """String constants that a weave expression `pick`s as a key (a metric or table name)."""
+    stack = [(path, node)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, dict):
+            op = item.get("fromOp")
+            if isinstance(op, dict) and op.get("name") == "pick":
+                key = _get(op, "inputs", dict).get("key")
+                if (
+                    isinstance(key, dict)
+                    and key.get("nodeType") == "const"
+                    and isinstance(key.get("val"), str)
+                ):
+                    yield (*at, "fromOp", "inputs", "key", "val"), key["val"]
+            stack += [((*at, k), v) for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [((*at, i), v) for i, v in enumerate(item)]
+
+
+def walk_weave(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    """Weave panels and report weave blocks: the keys their expressions pick are rewritten;
+    any other string with an old name (a column selection, say) is reported."""
+    picks = sorted(weave_picks(config, path))
+    for at, key in picks:
+        w.single(at, key, "pick key")
+    w.scan(path, config, "weave panel", skip=frozenset(at for at, _ in picks))
+
+
+def _weave_series(config: dict[str, Any]) -> list[str]:
+    return [key for _, key in weave_picks(config, ())]
+
+
+def _nothing(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    """Panel types whose config holds no metric key; the generic scan still looks."""
+
+
+def _none(config: dict[str, Any]) -> list[str]:
+    return []
+
+
+PANEL_TYPES: dict[str, PanelType] = {
+    "Run History Line Plot": PanelType(_line, _line_series, _LINE_FIELDS),
+    "Scalar Chart": PanelType(
+        _scalar,
+        lambda c: _metrics(_get(c, "metrics", list)),
+        ("metrics", "expressions", "legendTemplate", *TITLES),
+    ),
+    "Bar Chart": PanelType(
+        _bar,
+        lambda c: _metrics(_get(c, "metrics", list)),
+        ("metrics", "expressions", "legendTemplate", *TITLES, "groupBy", *SERIES_OVERRIDES),
+    ),
+    "Scatter Plot": PanelType(
+        _scatter, _scatter_series, ("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")
+    ),
+    "Parallel Coordinates Plot": PanelType(_parallel, _parallel_series, ("columns", "chartTitle")),
+    "Parameter Importance": PanelType(
+        _importance,
+        lambda c: _metrics(c.get("targetKey")),
+        ("targetKey", "columnsPinned", "columnWidths", "columnOrder"),
+    ),
+    "Media Browser": PanelType(
+        _media, lambda c: _metrics(_get(c, "mediaKeys", list)), ("mediaKeys",)
+    ),
+    "Markdown Panel": PanelType(_markdown, _none, ("value",)),
+    "Vega2": PanelType(_vega, _vega_series, ("userQuery", "fieldSettings", "stringSettings")),
+    "Weave": PanelType(walk_weave, _weave_series, None),
+    "Run Comparer": PanelType(_nothing, _none, ()),
+    "Code Comparer": PanelType(_nothing, _none, ()),
+}

@@ -1,0 +1,64 @@
+"""Run sets: the run filters, sort, grouping and run-table columns of reports and workspaces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wbmigrate.engine.walk import Walk
+from wbmigrate.jsonedit import Path
+from wbmigrate.names import Accessor
+
+# Sections of a {section, name} key that name a metric. W&B filters on summary values and on
+# key presence (`keys_info`); `run` holds run fields, and a metric only by an SDK quirk.
+METRIC_SECTIONS = ("summary", "keys_info", "run")
+COLUMN_MAPS = ("columnVisible", "columnPinned", "columnWidths")
+
+
+def walk_runset(w: Walk, path: Path, runset: Any) -> None:
+    if not isinstance(runset, dict):
+        return
+    with w.at(f'run set "{runset.get("name", "")}"'):
+        _filters(w, (*path, "filters"), runset.get("filters"), "filters")
+        for i, group in enumerate(_list(runset.get("grouping"))):
+            _key_object(w, (*path, "grouping", i), group, f"grouping[{i}]")
+        sort = runset.get("sort")
+        if isinstance(sort, dict):
+            for i, key in enumerate(_list(sort.get("keys"))):
+                if isinstance(key, dict):
+                    _key_object(
+                        w, (*path, "sort", "keys", i, "key"), key.get("key"), f"sort.keys[{i}]"
+                    )
+            _key_object(w, (*path, "sort", "key"), sort.get("key"), "sort.key")  # legacy form
+        feed = runset.get("runFeed")
+        if isinstance(feed, dict):
+            for name in COLUMN_MAPS:
+                if isinstance(feed.get(name), dict):
+                    w.key_map((*path, "runFeed", name), feed[name], f"runFeed.{name}")
+            w.key_list(
+                (*path, "runFeed", "columnOrder"),
+                _list(feed.get("columnOrder")),
+                "runFeed.columnOrder",
+            )
+
+
+def _filters(w: Walk, path: Path, node: Any, field: str) -> None:
+    """Both filter forms: v2 (`{filterFormat, filters:[...]}`, one level of groups) and the legacy
+    tree (`{op:'OR', filters:[{op:'AND', filters:[...]}]}`). A leaf holds a {section, name} key."""
+    if not isinstance(node, dict):
+        return
+    _key_object(w, (*path, "key"), node.get("key"), field)
+    for i, child in enumerate(_list(node.get("filters"))):
+        _filters(w, (*path, "filters", i), child, f"{field}[{i}]")
+
+
+def _key_object(w: Walk, path: Path, key: Any, field: str) -> None:
+    if isinstance(key, dict) and key.get("section") in METRIC_SECTIONS:
+        w.single((*path, "name"), key.get("name"), field, decode=_plain)
+
+
+def _plain(value: Any) -> Accessor | None:
+    return Accessor("", value) if isinstance(value, str) and value else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,476 @@
+"""One rewrite in progress: the rules for each shape of metric-bearing field.
+
+Kind and panel modules call these primitives with a path into the original spec and the value
+found there; each records edits (for the new spec), changes (for the plan) and notes. The input
+is only read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from wbmigrate import names
+from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
+from wbmigrate.jsonedit import (
+    AddKey,
+    Delete,
+    Edit,
+    Insert,
+    Path,
+    RenameKey,
+    Set,
+    materialize,
+    pointer,
+    splice,
+)
+from wbmigrate.mapping import Action, Migration
+from wbmigrate.regexes import rewrite_regex
+
+Decode = Callable[[Any], names.Accessor | None]
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What becomes of one metric name: shown as `new` from now on, or gone (`new` is None)."""
+
+    old: str
+    new: str | None
+    removed: bool  # no longer logged (when `new` is set, it is the removed key's equivalent)
+    reason: str = ""
+    version: str = ""  # the step that decided it
+
+
+class Walk:
+    def __init__(self, migration: Migration, options: Options) -> None:
+        self.migration = migration
+        self.options = options
+        self.edits: list[Edit] = []
+        self.changes: list[Change] = []
+        self.notes: list[Note] = []
+        self.versions: set[str] = set()  # steps whose renames this spec needed
+        self.where: tuple[str, ...] = ()
+        self._mention = names.mention_pattern(migration.old_names)
+
+    @property
+    def dual(self) -> bool:
+        return self.options.mode is Mode.DUAL
+
+    @contextmanager
+    def at(self, label: str) -> Iterator[None]:
+        """Label what is walked inside: a panel, a run set, a section."""
+        outer = self.where
+        self.where = (*outer, label)
+        try:
+            yield
+        finally:
+            self.where = outer
+
+    def fate(self, name: str) -> Fate | None:
+        resolution = self.migration.resolve(name)
+        if resolution.action is Action.UNTOUCHED:
+            return None
+        version = resolution.versions[-1]
+        if resolution.action is Action.RENAMED:
+            return Fate(name, resolution.new, False, version=version)
+        assert resolution.removal is not None
+        return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
+
+    # --- recording ----------------------------------------------------------------------------
+
+    def change(
+        self,
+        edit: Edit,
+        action: ChangeAction,
+        old: Any,
+        new: Any,
+        field: str,
+        at: Path | None = None,
+        version: str = "",
+    ) -> None:
+        self.edits.append(edit)
+        self.changes.append(
+            Change(
+                pointer(at if at is not None else edit.path), action, old, new, self.where, field
+            )
+        )
+        if version:
+            self.versions.add(version)
+
+    def note(self, path: Path, kind: NoteKind, message: str, field: str) -> None:
+        self.notes.append(Note(pointer(path), kind, message, self.where, field))
+
+    def _gone(self, path: Path, fate: Fate, field: str) -> None:
+        self.note(
+            path,
+            NoteKind.REVIEW,
+            f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})",
+            field,
+        )
+
+    def _equivalent(self, path: Path, fate: Fate, field: str) -> None:
+        if fate.removed and fate.new:
+            self.note(
+                path,
+                NoteKind.INFO,
+                f"{fate.old} is no longer logged; {fate.new} carries "
+                f"the same values ({fate.reason})",
+                field,
+            )
+
+    def _hides_history(self, path: Path, fate: Fate, field: str) -> None:
+        if self.dual:
+            self.note(
+                path,
+                NoteKind.WARNING,
+                f"this field holds one key: it now shows {fate.new}, so runs from before "
+                f"the boundary (which only have {fate.old}) drop out of it",
+                field,
+            )
+
+    # --- one key --------------------------------------------------------------------------------
+
+    def single(self, path: Path, value: Any, field: str, decode: Decode = names.accessor) -> None:
+        """A field that holds one key (an axis, a sort key, a filter): it gets the new key."""
+        found = decode(value)
+        fate = self.fate(found.name) if found else None
+        if found is None or fate is None:
+            return
+        if fate.new is None:
+            self._gone(path, fate, field)
+            return
+        new = found.with_name(fate.new)
+        self.change(Set(path, new), ChangeAction.RENAMED, value, new, field, version=fate.version)
+        self._equivalent(path, fate, field)
+        self._hides_history(path, fate, field)
+
+    # --- lists of keys ----------------------------------------------------------------------------
+
+    def key_list(
+        self,
+        path: Path,
+        items: list[Any],
+        field: str,
+        decode: Decode = names.accessor,
+        inner: Path = (),
+    ) -> None:
+        """A list of keys (series, columns). Dual mode adds each new key right after its old one;
+        replace mode swaps it, or drops the old key when the new one is already listed. Keys that
+        are gone stay in dual mode (old runs have them) and are dropped in replace mode.
+
+        `inner` is where the key sits inside each item (`("accessor",)` for column objects).
+        """
+        present = {_dig(item, inner) for item in items}
+        for i, item in enumerate(items):
+            old = _dig(item, inner)
+            found = decode(old)
+            fate = self.fate(found.name) if found else None
+            if found is None or fate is None:
+                continue
+            label = f"{field}[{i}]"
+            if fate.new is None:
+                if self.dual:
+                    self.note(
+                        (*path, i),
+                        NoteKind.INFO,
+                        f"{fate.old} is no longer logged; kept for runs from before the boundary",
+                        label,
+                    )
+                else:
+                    self.change(
+                        Delete((*path, i)),
+                        ChangeAction.REMOVED,
+                        old,
+                        None,
+                        label,
+                        version=fate.version,
+                    )
+                continue
+            new = found.with_name(fate.new)
+            self._equivalent((*path, i), fate, label)
+            if self.dual and new not in present:
+                self.change(
+                    Insert((*path, i + 1), _put(item, inner, new)),
+                    ChangeAction.ADDED,
+                    old,
+                    new,
+                    label,
+                    at=(*path, i),
+                    version=fate.version,
+                )
+            elif not self.dual and new in present:
+                self.change(
+                    Delete((*path, i)), ChangeAction.REMOVED, old, None, label, version=fate.version
+                )
+            elif not self.dual:
+                self.change(
+                    Set((*path, i, *inner), new),
+                    ChangeAction.RENAMED,
+                    old,
+                    new,
+                    label,
+                    version=fate.version,
+                )
+            present.add(new)
+
+    def single_list(self, path: Path, items: list[Any], field: str) -> None:
+        """A list that the panel reads one key from (a scalar chart's `metrics`)."""
+        for i, item in enumerate(items):
+            self.single((*path, i), item, f"{field}[{i}]")
+
+    # --- maps keyed by keys -------------------------------------------------------------------
+
+    def key_map(
+        self,
+        path: Path,
+        mapping: dict[str, Any],
+        field: str,
+        decode: Decode = names.accessor,
+        dual_adds: bool = True,
+    ) -> None:
+        """A map keyed by metric (run-table columns, panel overrides). Dual mode adds an entry
+        for the new key with the same value, unless `dual_adds` is off (per-run series keys,
+        which only old runs have); replace mode renames the entry. A key that is already there
+        (or that another old key becomes) is not added twice."""
+        taken = set(mapping)
+        for key in mapping:
+            found = decode(key)
+            fate = self.fate(found.name) if found else None
+            if found is None or fate is None:
+                continue
+            label = f"{field}[{json.dumps(key)}]"
+            member = (*path, key)
+            new = found.with_name(fate.new) if fate.new else None
+            if self.dual:
+                if new is not None and dual_adds and new not in taken:
+                    taken.add(new)
+                    value = self.current(member, mapping[key])
+                    self.change(
+                        AddKey((*path, new), value, after=key),
+                        ChangeAction.ADDED,
+                        key,
+                        new,
+                        label,
+                        at=member,
+                        version=fate.version,
+                    )
+            elif new is None or new in taken:
+                self.forget(member)  # edits inside an entry that goes are moot
+                self.change(
+                    Delete(member), ChangeAction.REMOVED, key, None, label, version=fate.version
+                )
+            else:
+                taken.add(new)
+                self.change(
+                    RenameKey(member, new),
+                    ChangeAction.RENAMED,
+                    key,
+                    new,
+                    label,
+                    version=fate.version,
+                )
+
+    def forget(self, path: Path) -> None:
+        """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""
+        depth, inside = len(path), pointer(path) + "/"
+        self.edits = [e for e in self.edits if e.path[:depth] != path or len(e.path) == depth]
+        self.changes = [c for c in self.changes if not c.pointer.startswith(inside)]
+
+    def current(self, path: Path, value: Any) -> Any:
+        """`value` (found at `path`) with the edits recorded so far inside it applied."""
+        depth = len(path)
+        inside = [e for e in self.edits if e.path[:depth] == path and len(e.path) > depth]
+        if not inside:
+            return value
+        return materialize(value, [_rebase(e, depth) for e in inside])
+
+    # --- expressions ------------------------------------------------------------------------------
+
+    def expressions(self, path: Path, items: list[Any], field: str) -> None:
+        """Custom expressions (`${off_policy/mean}*2`): each is a series of its own, so dual mode
+        adds the rewritten expression after the original."""
+        present = set(items)
+        for i, expression in enumerate(items):
+            new = self._rewritten_expression((*path, i), expression, f"{field}[{i}]")
+            if new is None:
+                continue
+            label = f"{field}[{i}]"
+            if self.dual and new not in present:
+                self.change(
+                    Insert((*path, i + 1), new),
+                    ChangeAction.ADDED,
+                    expression,
+                    new,
+                    label,
+                    at=(*path, i),
+                )
+            elif not self.dual:
+                self.change(Set((*path, i), new), ChangeAction.RENAMED, expression, new, label)
+            present.add(new)
+
+    def expression(self, path: Path, value: Any, field: str) -> None:
+        """One expression or template (`xExpression`, `legendTemplate`)."""
+        new = self._rewritten_expression(path, value, field)
+        if new is not None:
+            self.change(Set(path, new), ChangeAction.RENAMED, value, new, field)
+
+    def _rewritten_expression(self, path: Path, expression: Any, field: str) -> str | None:
+        if not isinstance(expression, str):
+            return None
+        fates = [f for a in names.expression_names(expression) if (f := self.fate(a.name))]
+        for fate in fates:
+            if fate.new is None:
+                self._gone(path, fate, field)
+        renamed = {f.old: f.new for f in fates if f.new}
+        if not renamed:
+            return None
+        self.versions.update(f.version for f in fates if f.new)
+        return names.replace_in_expression(expression, renamed.get)
+
+    # --- regexes and free text ----------------------------------------------------------------
+
+    def regex(self, path: Path, pattern: Any, field: str, ignore_case: bool = False) -> None:
+        if not isinstance(pattern, str) or not pattern:
+            return
+        known = self.migration.old_names | self.migration.new_names | self.options.project_keys
+        outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
+        old_matched = sorted(outcome.matched & self.migration.old_names)
+        if outcome.new is not None:
+            self.change(Set(path, outcome.new), ChangeAction.RENAMED, pattern, outcome.new, field)
+            self.versions.update(f.version for k in old_matched if (f := self.fate(k)))
+        elif outcome.review and old_matched:
+            self.note(
+                path,
+                NoteKind.REVIEW,
+                f"regex {pattern!r} matches {', '.join(old_matched)} "
+                f"but was left as it is: {outcome.review}",
+                field,
+            )
+        elif outcome.review:
+            self.note(
+                path,
+                NoteKind.REVIEW,
+                f"regex {pattern!r} could not be checked against the renamed keys: "
+                f"{outcome.review}",
+                field,
+            )
+
+    def _regex_target(self, key: str) -> set[str]:
+        fate = self.fate(key)
+        if fate is None:
+            return {key}
+        kept = {key} if self.dual else set()
+        return kept | {fate.new} if fate.new else kept
+
+    def text(self, path: Path, value: Any, field: str) -> None:
+        """Free text (markdown, titles, descriptions): reported for review, or rewritten when
+        the `rewrite_text` option is on (names that are gone are always only reported)."""
+        if not isinstance(value, str):
+            return
+        found = names.mentions(value, self._mention)
+        if not found:
+            return
+        fates = {name: fate for name in found if (fate := self.fate(name))}
+        renamed = {name: f.new for name, f in fates.items() if f.new}
+        if self.options.rewrite_text and renamed:
+            new = names.replace_mentions(value, self._mention, renamed.get)
+            self.change(Set(path, new), ChangeAction.RENAMED, value, new, field)
+            self.versions.update(fates[name].version for name in renamed)
+            found = [name for name in found if name not in renamed]
+        if found:
+            self.note(
+                path,
+                NoteKind.REVIEW,
+                f"free text mentions {', '.join(found)}; text is "
+                "not rewritten (see --rewrite-text)",
+                field,
+            )
+
+    def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
+        """A structure wbmigrate does not know: report every old name in it, change nothing."""
+        for at, text in _strings(value, path):
+            if at in skip:
+                continue
+            found = names.accessor(text)
+            if found is not None and self.fate(found.name):
+                self.note(
+                    at,
+                    NoteKind.REVIEW,
+                    f"{what} holds {text!r}, which the mapping "
+                    "renames or removes; unknown structures are not rewritten",
+                    _field(at[len(path) :]),
+                )
+            elif names.mentions(text, self._mention):
+                self.note(
+                    at,
+                    NoteKind.REVIEW,
+                    f"{what} mentions "
+                    f"{', '.join(names.mentions(text, self._mention))}; unknown structures "
+                    "are not rewritten",
+                    _field(at[len(path) :]),
+                )
+
+    def embedded(
+        self, path: Path, text: str, walk: Callable[[Walk, Any], None], field: str
+    ) -> None:
+        """A JSON document stored as a string (an alert's `event.filter`): walked on its own,
+        then spliced so its untouched bytes stay. Its changes point into it from `path`."""
+        try:
+            document = json.loads(text)
+        except ValueError:
+            self.note(path, NoteKind.REVIEW, f"{field} is not valid JSON; left as it is", field)
+            return
+        inner = Walk(self.migration, self.options)
+        inner.where = self.where
+        walk(inner, document)
+        prefix = pointer(path)
+        self.changes += [replace(c, pointer=prefix + c.pointer) for c in inner.changes]
+        self.notes += [replace(n, pointer=prefix + n.pointer) for n in inner.notes]
+        self.versions |= inner.versions
+        if inner.edits:
+            self.edits.append(Set(path, splice(text, inner.edits)))
+
+    def remove(self, path: Path, value: Any, field: str, why: str) -> None:
+        """Delete a whole object (a panel); the change keeps all of it so it can be restored."""
+        self.change(Delete(path), ChangeAction.REMOVED, value, None, field)
+        self.note(path, NoteKind.WARNING, why, field)
+
+
+def _dig(item: Any, inner: Path) -> Any:
+    for part in inner:
+        item = item.get(part) if isinstance(item, dict) else None
+    return item
+
+
+def _put(item: Any, inner: Path, value: Any) -> Any:
+    if not inner:
+        return value
+    head, *rest = inner
+    return {**item, head: _put(item[head], tuple(rest), value)}
+
+
+def _rebase(edit: Edit, depth: int) -> Edit:
+    return replace(edit, path=edit.path[depth:])
+
+
+def _strings(value: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    stack = [(path, value)]  # a stack, not recursion: any depth is fine
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, str):
+            yield at, node
+        elif isinstance(node, dict):
+            stack += reversed([((*at, k), v) for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([((*at, i), v) for i, v in enumerate(node)])
+
+
+def _field(path: Path) -> str:
+    """`("config", "metrics", 1)` -> `config.metrics[1]`."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

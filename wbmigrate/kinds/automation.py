@@ -1,0 +1,134 @@
+"""Automations (saved triggers): the metric a run-metric alert watches.
+
+The metric name sits in `event.filter`, a JSON string holding `run_metric_filter` (and, in old
+triggers, `metric_filter`, itself a JSON string). Those strings are edited in place, so the
+double-encoded `run_filter` and every other byte stay as they were. An alert on a metric that
+is gone with no equivalent is disabled, never deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wbmigrate.engine.model import ChangeAction, NoteKind
+from wbmigrate.engine.walk import Fate, Walk
+from wbmigrate.jsonedit import Path, Set
+
+NAME = "automation"
+METRIC_FILTERS = ("threshold_filter", "change_filter", "zscore_filter")
+DISABLED_PREFIX = "[wbmigrate] Disabled: "
+
+
+def matches(spec: Any) -> bool:
+    if not isinstance(spec, dict):
+        return False
+    has_event = "event" in spec or "triggeringCondition" in spec
+    has_action = "action" in spec or "triggeredAction" in spec
+    return spec.get("__typename") == "Trigger" or (has_event and has_action)
+
+
+def walk(w: Walk, trigger: dict[str, Any]) -> None:
+    for key in ("name", "description"):
+        w.text((key,), trigger.get(key), key)
+    action_key = "action" if "action" in trigger else "triggeredAction"
+    action = trigger.get(action_key)
+    if isinstance(action, dict):
+        for key in ("title", "message", "requestPayload"):
+            w.text((action_key, key), action.get(key), f"action.{key}")
+    event_key = "event" if "event" in trigger else "triggeringCondition"
+    event = trigger.get(event_key)
+    if not isinstance(event, dict) or not isinstance(event.get("filter"), str):
+        return
+    gone: list[Fate] = []
+    w.embedded(
+        (event_key, "filter"),
+        event["filter"],
+        lambda inner, doc: _filter(inner, doc, gone),
+        "event.filter",
+    )
+    if gone:
+        _disable(w, trigger, gone)
+
+
+def _filter(w: Walk, document: Any, gone: list[Fate]) -> None:
+    if not isinstance(document, dict):
+        return
+    metric_filter = document.get("run_metric_filter")
+    if isinstance(metric_filter, dict):
+        for kind in METRIC_FILTERS:
+            condition = metric_filter.get(kind)
+            if isinstance(condition, dict):
+                _metric(w, ("run_metric_filter", kind, "name"), condition.get("name"), gone)
+    legacy = document.get("metric_filter")
+    if isinstance(legacy, str):
+        w.embedded(
+            ("metric_filter",),
+            legacy,
+            lambda inner, doc: _metric(inner, ("name",), _get_name(doc), gone),
+            "metric_filter",
+        )
+    elif isinstance(legacy, dict):
+        _metric(w, ("metric_filter", "name"), legacy.get("name"), gone)
+
+
+def _get_name(document: Any) -> Any:
+    return document.get("name") if isinstance(document, dict) else None
+
+
+def _metric(w: Walk, path: Path, name: Any, gone: list[Fate]) -> None:
+    fate = w.fate(name) if isinstance(name, str) else None
+    if fate is None:
+        return
+    if fate.new is None:
+        gone.append(fate)
+        return
+    w.change(
+        Set(path, fate.new), ChangeAction.RENAMED, name, fate.new, "metric", version=fate.version
+    )
+    w.note(
+        path,
+        NoteKind.WARNING,
+        f"the alert now watches {fate.new}; runs that still log "
+        f"{name} (older versions of the trainer) no longer trigger it",
+        "metric",
+    )
+
+
+def _disable(w: Walk, trigger: dict[str, Any], gone: list[Fate]) -> None:
+    names = ", ".join(f.old for f in gone)
+    if trigger.get("enabled") is False:
+        w.note(
+            ("enabled",),
+            NoteKind.INFO,
+            f"already disabled; it watches {names}, which is no longer logged",
+            "enabled",
+        )
+        return
+    step = w.migration.mapping_id + " " + gone[0].version
+    why = f"{DISABLED_PREFIX}{names} is no longer logged ({step}: {gone[0].reason}) "
+    description = trigger.get("description") or ""
+    w.change(
+        Set(("enabled",), False),
+        ChangeAction.DISABLED,
+        trigger.get("enabled"),
+        False,
+        "enabled",
+        version=gone[0].version,
+    )
+    w.change(
+        Set(("description",), why + description),
+        ChangeAction.DISABLED,
+        description,
+        why + description,
+        "description",
+    )
+    w.note(
+        ("enabled",),
+        NoteKind.WARNING,
+        f"alert disabled: {names} is no longer logged and nothing replaces it",
+        "enabled",
+    )
+
+
+def annotate(w: Walk, trigger: dict[str, Any]) -> None:
+    """Alerts carry no boundary note: the change to their description says enough."""

@@ -1,0 +1,124 @@
+"""Reports (view types `runs` and `runs/draft`): blocks, panel grids, weave blocks, settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wbmigrate.engine.annotate import find_marker, is_note, note_text
+from wbmigrate.engine.model import ChangeAction
+from wbmigrate.engine.panels import walk_panel, walk_weave
+from wbmigrate.engine.runsets import walk_runset
+from wbmigrate.engine.walk import Walk
+from wbmigrate.jsonedit import Insert, Path, Set
+
+NAME = "report"
+VIEW_TYPES = ("runs", "runs/draft")
+# Blocks whose `children` are text nodes ({"text": ...}, nested in lists and callouts).
+TEXT_BLOCKS = (
+    "paragraph",
+    "heading",
+    "block-quote",
+    "callout-block",
+    "list",
+    "code-block",
+    "default",
+    "latex",
+)
+
+
+def matches(spec: Any) -> bool:
+    return isinstance(spec, dict) and isinstance(spec.get("blocks"), list)
+
+
+def walk(w: Walk, spec: dict[str, Any]) -> None:
+    settings = spec.get("panelSettings")
+    if isinstance(settings, dict) and "xAxis" in settings:
+        w.single(("panelSettings", "xAxis"), settings["xAxis"], "panelSettings.xAxis")
+    _blocks(w, ("blocks",), spec["blocks"])
+
+
+def _blocks(w: Walk, path: Path, blocks: list[Any]) -> None:
+    for i, block in enumerate(blocks):
+        if isinstance(block, dict):
+            _block(w, (*path, i), block, i)
+
+
+def _block(w: Walk, path: Path, block: dict[str, Any], index: int) -> None:
+    kind = block.get("type")
+    if kind == "panel-grid":
+        with w.at(f"panel grid (block {index})"):
+            _panel_grid(w, (*path, "metadata"), block.get("metadata"))
+    elif kind == "weave-panel":
+        with w.at(f"weave panel (block {index})"):
+            if isinstance(block.get("config"), dict):
+                walk_weave(w, (*path, "config"), block["config"])
+    elif kind == "markdown-block":
+        if not is_note(block.get("content")):
+            w.text((*path, "content"), block.get("content"), f"markdown (block {index})")
+    elif kind in TEXT_BLOCKS:
+        _text_nodes(w, (*path, "children"), block.get("children"), f"{kind} (block {index})")
+    else:
+        w.scan(path, block, f"block type {kind!r}")
+    if isinstance(block.get("collapsedChildren"), list):
+        with w.at(f"{kind} (block {index}), collapsed"):
+            _blocks(w, (*path, "collapsedChildren"), block["collapsedChildren"])
+
+
+def _text_nodes(w: Walk, path: Path, nodes: Any, field: str) -> None:
+    for i, node in enumerate(nodes if isinstance(nodes, list) else []):
+        if isinstance(node, dict):
+            w.text((*path, i, "text"), node.get("text"), field)
+            _text_nodes(w, (*path, i, "children"), node.get("children"), field)
+
+
+def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
+    if not isinstance(metadata, dict):
+        return
+    for i, runset in enumerate(_list(metadata.get("runSets"))):
+        walk_runset(w, (*path, "runSets", i), runset)
+    section = metadata.get("panelBankSectionConfig")
+    if isinstance(section, dict):
+        walk_section(w, (*path, "panelBankSectionConfig"), section)
+    bank = metadata.get("panelBankConfig")
+    if isinstance(bank, dict):
+        for i, section in enumerate(_list(bank.get("sections"))):
+            with w.at(f'section "{section.get("name", i)}"' if isinstance(section, dict) else ""):
+                walk_section(w, (*path, "panelBankConfig", "sections", i), section)
+
+
+def walk_section(w: Walk, path: Path, section: Any) -> None:
+    """A panel section: its panels and its local x axis (shared with workspaces)."""
+    if not isinstance(section, dict):
+        return
+    settings = section.get("localPanelSettings")
+    if isinstance(settings, dict) and "xAxis" in settings:
+        w.single(
+            (*path, "localPanelSettings", "xAxis"), settings["xAxis"], "localPanelSettings.xAxis"
+        )
+    for i, panel in enumerate(_list(section.get("panels"))):
+        walk_panel(w, (*path, "panels", i), panel)
+
+
+def annotate(w: Walk, spec: dict[str, Any]) -> None:
+    """A markdown block at the top of the report, or the existing one brought up to date."""
+    mapping_id, version = w.migration.mapping_id, w.migration.end.version
+    text = note_text(w)
+    for i, block in enumerate(spec["blocks"]):
+        found = find_marker(block.get("content"), mapping_id) if isinstance(block, dict) else None
+        if found == version:
+            return
+        if found is not None:
+            w.change(
+                Set(("blocks", i, "content"), text),
+                ChangeAction.ANNOTATED,
+                block["content"],
+                text,
+                "migration note",
+            )
+            return
+    block = {"type": "markdown-block", "content": text, "children": [{"text": ""}]}
+    w.change(Insert(("blocks", 0), block), ChangeAction.ANNOTATED, None, text, "migration note")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

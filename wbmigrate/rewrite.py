@@ -1,0 +1,73 @@
+"""The pure core: a spec and a migration in, the new spec and its changes out. No I/O.
+
+`rewrite` works on the parsed spec; `rewrite_text` also returns the new JSON text, in which
+everything the migration does not change keeps its exact bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wbmigrate import kinds
+from wbmigrate.engine.model import Options, Rewrite
+from wbmigrate.engine.walk import Walk
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.jsonedit import materialize, splice
+from wbmigrate.mapping import Migration
+
+
+class SpecError(WbmigrateError):
+    """A spec that cannot be read as JSON."""
+
+
+def rewrite(
+    spec: Any,
+    migration: Migration,
+    *,
+    kind: str | None = None,
+    name: str = "",
+    options: Options | None = None,
+) -> Rewrite:
+    """Rewrite one spec (a report or workspace view's parsed `spec`, or a saved trigger)."""
+    options = options or Options()
+    kind = kind or kinds.detect(spec)
+    module = kinds.KINDS[kind]
+    if not module.matches(spec):
+        raise kinds.UnknownKindError(f"not a W&B {kind} spec")
+    w = Walk(migration, options)
+    module.walk(w, spec)
+    if w.changes and options.annotate:
+        module.annotate(w, spec)
+    return Rewrite(
+        kind=kind,
+        title=f'{kind} "{name}"',
+        spec=materialize(spec, w.edits),
+        edits=tuple(w.edits),
+        changes=tuple(w.changes),
+        notes=tuple(w.notes),
+    )
+
+
+def rewrite_text(
+    text: str,
+    migration: Migration,
+    *,
+    kind: str | None = None,
+    name: str = "",
+    options: Options | None = None,
+) -> tuple[Rewrite, str]:
+    """Rewrite a spec given as JSON text; the new text differs only where the spec changed."""
+    result = rewrite(parse_spec(text), migration, kind=kind, name=name, options=options)
+    return result, splice(text, result.edits) if result.edits else text
+
+
+def parse_spec(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(
+            f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise SpecError("JSON nested too deeply to read") from None
