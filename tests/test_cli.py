@@ -24,7 +24,7 @@ def test_help_lists_commands_and_examples(run):
     result = run("--help")
     assert result.exit_code == 0
     assert "mappings  List, show and validate mapping files." in result.stdout
-    assert "Examples:\n    wbmigrate mappings show prime-rl" in result.stdout
+    assert "Examples:\n    wbmigrate plan fixtures/demo-project" in result.stdout
 
 
 @pytest.mark.parametrize(

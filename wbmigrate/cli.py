@@ -6,21 +6,28 @@ Library errors (WbmigrateError) become one-line `Error: ...` messages with exit 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from wbmigrate import __version__
+from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
+from wbmigrate.files import read_sources
 from wbmigrate.mapping import (
+    DEFAULT_MAPPING,
     MappingError,
+    Migration,
     Severity,
     bundled_ids,
     find_mapping,
     load_mapping,
 )
+from wbmigrate.plan import Status, make_plan
 from wbmigrate.report import mapping_table
+from wbmigrate.report import plan as plan_report
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -54,6 +61,7 @@ def _examples(*lines: str) -> str:
     cls=_Group,
     context_settings=CONTEXT,
     epilog=_examples(
+        "wbmigrate plan fixtures/demo-project",
         "wbmigrate mappings show prime-rl",
         "wbmigrate mappings validate my-mapping.yaml",
     ),
@@ -161,6 +169,124 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
         )
     if failed:
         _exit(ExitCode.ERROR)
+
+
+# --- plan ----------------------------------------------------------------------------------------
+
+
+def migration_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every migrating command shares: which mapping, which steps, which mode."""
+    options = [
+        click.option(
+            "--mapping",
+            "mapping_ref",
+            default=DEFAULT_MAPPING,
+            show_default=True,
+            envvar="WBMIGRATE_MAPPING",
+            metavar="ID|PATH",
+            help="A bundled mapping id or a mapping file.",
+        ),
+        click.option(
+            "--from",
+            "start",
+            metavar="VERSION",
+            help="First mapping step to apply (default: the oldest).",
+        ),
+        click.option(
+            "--to", metavar="VERSION", help="Last mapping step to apply (default: the latest)."
+        ),
+        click.option(
+            "--mode",
+            type=click.Choice([m.value for m in Mode]),
+            default="dual",
+            show_default=True,
+            envvar="WBMIGRATE_MODE",
+            help="dual: keep each old key and add the new one beside it, so runs from "
+            "before the rename stay visible; replace: swap old keys for new ones.",
+        ),
+        click.option(
+            "--rewrite-text",
+            is_flag=True,
+            help="Also rewrite whole metric names in markdown, titles and descriptions "
+            "(default: report them for review).",
+        ),
+        click.option(
+            "--no-annotate",
+            is_flag=True,
+            help="Do not add the migration-boundary note to migrated views.",
+        ),
+        click.option(
+            "--project-keys",
+            type=click.File("r", encoding="utf-8"),
+            metavar="FILE",
+            help="Known metric keys of the project, one per line: sharpens the "
+            "analysis of metric regexes.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _migration_setup(
+    mapping_ref: str,
+    start: str | None,
+    to: str | None,
+    mode: str,
+    rewrite_text: bool,
+    no_annotate: bool,
+    project_keys: Any,
+) -> tuple[Migration, Options]:
+    mapping = find_mapping(mapping_ref)
+    _warn(mapping.warnings)
+    keys = frozenset(line.strip() for line in project_keys or () if line.strip())
+    options = Options(
+        mode=Mode(mode), project_keys=keys, rewrite_text=rewrite_text, annotate=not no_annotate
+    )
+    return mapping.migration(start, to), options
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog=_examples(
+        "wbmigrate plan fixtures/demo-project",
+        "wbmigrate plan dashboards/ --mode replace --format markdown > plan.md",
+        "wbmigrate plan report.json --to 2026.08.21 --format json",
+    ),
+)
+@click.argument("target", metavar="TARGET")
+@migration_options
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--verbose", "-v", is_flag=True, help="Also show informational notes.")
+def plan(target: str, format_: str, verbose: bool, **setup: Any) -> None:
+    """Show what migrating TARGET would change, and write nothing.
+
+    TARGET is a folder of spec files (report and workspace view specs and saved triggers as
+    JSON, as kept in git) or one such file. Every affected panel, run set and alert is listed
+    with what changes, what is removed and what needs a person's review.
+
+    Exit code: 0 when every object was planned, 1 when some could not be read, 2 on a usage or
+    mapping error.
+    """
+    migration, options = _migration_setup(**setup)
+    path = Path(target)
+    if not path.exists():
+        raise UserError(f"{target}: no such file or folder")
+    result = make_plan(read_sources(path), migration, options)
+    render = {
+        "text": lambda p: plan_report.to_text(p, verbose),
+        "markdown": lambda p: plan_report.to_markdown(p, verbose),
+        "json": plan_report.to_json,
+    }[format_]
+    click.echo(render(result), nl=False)
+    if result.count(Status.ERROR):
+        _exit(ExitCode.FINDINGS)
 
 
 def _warn(problems: tuple[Any, ...]) -> None:
