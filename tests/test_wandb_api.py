@@ -1,0 +1,208 @@
+"""The GraphQL client over `responses`: auth, pagination, retries, errors, credentials."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+import requests
+import responses
+
+from wbmigrate.wandb_api import (
+    ApiError,
+    AuthError,
+    Client,
+    GraphQLError,
+    NotFoundError,
+    api_key_from,
+    base_url_from,
+    check_transport,
+)
+
+BASE = "https://api.example.test"
+KEY = "sentinel-" + "x" * 40
+
+
+def view_node(i: int) -> dict[str, object]:
+    return {
+        "id": f"V{i}",
+        "name": f"v{i}",
+        "type": "runs",
+        "displayName": f"Report {i}",
+        "description": "",
+        "parentId": None,
+        "spec": '{"blocks":[]}',
+        "updatedAt": "t",
+    }
+
+
+def page(nodes: list[dict[str, object]], more: bool) -> dict[str, object]:
+    return {
+        "data": {
+            "project": {
+                "allViews": {
+                    "edges": [{"node": n, "cursor": n["id"]} for n in nodes],
+                    "pageInfo": {
+                        "endCursor": nodes[-1]["id"] if nodes else None,
+                        "hasNextPage": more,
+                    },
+                }
+            }
+        }
+    }
+
+
+@pytest.fixture
+def client():
+    return Client(BASE, KEY, retries=3, backoff=0)
+
+
+@responses.activate
+def test_basic_auth_and_json_body(client):
+    responses.post(f"{BASE}/graphql", json=page([view_node(1)], False))
+    (view,) = client.views("team", "proj", "runs")
+    request = responses.calls[0].request
+    expected = "Basic " + base64.b64encode(f"api:{KEY}".encode()).decode()
+    assert request.headers["Authorization"] == expected
+    body = json.loads(request.body)
+    assert body["variables"] == {
+        "entity": "team",
+        "project": "proj",
+        "viewType": "runs",
+        "first": 100,
+        "after": None,
+    }
+    assert "allViews" in body["query"]
+    assert (view.id, view.display_name, view.spec, view.entity) == (
+        "V1",
+        "Report 1",
+        '{"blocks":[]}',
+        "team",
+    )
+
+
+@responses.activate
+def test_pagination_follows_cursors(client):
+    responses.post(f"{BASE}/graphql", json=page([view_node(1), view_node(2)], True))
+    responses.post(f"{BASE}/graphql", json=page([view_node(3)], False))
+    assert [v.id for v in client.views("team", "proj", "runs")] == ["V1", "V2", "V3"]
+    assert json.loads(responses.calls[1].request.body)["variables"]["after"] == "V2"
+
+
+@responses.activate
+def test_429_with_retry_after_is_retried(client):
+    responses.post(f"{BASE}/graphql", status=429, headers={"Retry-After": "0"})
+    responses.post(f"{BASE}/graphql", status=503)
+    responses.post(f"{BASE}/graphql", json=page([view_node(1)], False))
+    assert len(list(client.views("team", "proj", "runs"))) == 1
+    assert len(responses.calls) == 3
+
+
+@responses.activate
+def test_retries_run_out(client):
+    for _ in range(4):
+        responses.post(f"{BASE}/graphql", status=500)
+    with pytest.raises(ApiError, match="still failing after retries"):
+        list(client.views("team", "proj", "runs"))
+    assert len(responses.calls) == 4  # the first try and 3 retries
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "message"),
+    [
+        (401, AuthError, "W&B refused the API key for api.example.test \\(HTTP 401\\)"),
+        (403, AuthError, "HTTP 403"),
+        (404, NotFoundError, "not found \\(HTTP 404\\)"),
+        (400, ApiError, "HTTP 400 bad query"),
+    ],
+)
+@responses.activate
+def test_http_errors_are_typed_and_not_retried(client, status, error, message):
+    responses.post(f"{BASE}/graphql", status=status, json={"errors": [{"message": "bad query"}]})
+    with pytest.raises(error, match=message) as caught:
+        list(client.views("team", "proj", "runs"))
+    assert caught.value.status == status
+    assert len(responses.calls) == 1
+    assert KEY not in str(caught.value)
+
+
+@responses.activate
+def test_200_with_graphql_errors(client):
+    responses.post(f"{BASE}/graphql", json={"data": None, "errors": [{"message": "boom"}]})
+    with pytest.raises(GraphQLError, match="W&B answered with an error: boom"):
+        list(client.views("team", "proj", "runs"))
+
+
+@responses.activate
+def test_missing_project(client):
+    responses.post(f"{BASE}/graphql", json={"data": {"project": None}})
+    with pytest.raises(NotFoundError, match="project team/proj not found"):
+        list(client.views("team", "proj", "runs"))
+
+
+@responses.activate
+def test_connection_error_names_no_secret(client):
+    responses.post(f"{BASE}/graphql", body=requests.exceptions.ConnectionError("refused"))
+    with pytest.raises(ApiError, match="cannot reach") as caught:
+        client.triggers("team", "proj")
+    assert KEY not in str(caught.value)
+    assert KEY not in repr(client)
+
+
+@responses.activate
+def test_upsert_copies_every_field(client):
+    from wbmigrate.wandb_api import View
+
+    view = View("V1", "abc123", "runs/draft", "Title", "desc", "{}", "t", "P1", "team", "proj")
+    responses.post(
+        f"{BASE}/graphql",
+        json={
+            "data": {
+                "upsertView": {"view": {**view_node(1), "spec": '{"new":1}'}, "inserted": False}
+            }
+        },
+    )
+    client.upsert_view(view, '{"new":1}')
+    sent = json.loads(responses.calls[0].request.body)["variables"]["input"]
+    assert sent == {
+        "id": "V1",
+        "entityName": "team",
+        "projectName": "proj",
+        "name": "abc123",
+        "type": "runs/draft",
+        "displayName": "Title",
+        "description": "desc",
+        "spec": '{"new":1}',
+        "parentId": "P1",
+    }
+
+
+def test_key_from_environment_wins():
+    assert api_key_from(BASE, {"WANDB_API_KEY": " abc \n"}) == "abc"
+
+
+def test_key_from_netrc_for_the_api_host(tmp_path):
+    (tmp_path / ".netrc").write_text("machine api.example.test\n  login user\n  password k123\n")
+    (tmp_path / ".netrc").chmod(0o600)
+    assert api_key_from(BASE, {"HOME": str(tmp_path)}) == "k123"
+    with pytest.raises(AuthError, match=r"no API key for other\.test"):
+        api_key_from("https://other.test", {"HOME": str(tmp_path)})
+
+
+def test_base_url_default_and_override():
+    assert base_url_from({}) == "https://api.wandb.ai"
+    assert base_url_from({"WANDB_BASE_URL": "http://127.0.0.1:8080/"}) == "http://127.0.0.1:8080"
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:9", "http://localhost:9", "http://[::1]:9", "https://api.wandb.ai"]
+)
+def test_transport_allowed(url):
+    check_transport(url, allow_http=False)
+
+
+def test_plain_http_to_another_host_is_refused():
+    with pytest.raises(ApiError, match="refusing to send the API key over plain http"):
+        check_transport("http://wandb.example.com", allow_http=False)
+    check_transport("http://wandb.example.com", allow_http=True)
