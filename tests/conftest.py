@@ -16,3 +16,31 @@ def run():
         return CliRunner().invoke(cli, list(args), prog_name="wbmigrate", catch_exceptions=False)
 
     return invoke
+
+
+@pytest.fixture
+def wandb_server():
+    """A local W&B-compatible server holding the demo project, plus a draft of one report."""
+    from helpers import FIXTURES
+    from wandb_server import WandbServer, WandbState
+
+    state = WandbState()
+    state.load_demo(FIXTURES / "demo-project")
+    report = state.find("Async health")
+    state.add_view(state.views[report]["spec"], "runs/draft", "Async health", parent_id=report)
+    with WandbServer(state) as server:
+        yield server
+
+
+@pytest.fixture
+def live(wandb_server, tmp_path, monkeypatch):
+    """The environment a user has after `export WANDB_API_KEY=...`: pointed at the test server,
+    with a home folder of its own (no ~/.netrc) and backups written under tmp_path."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("WANDB_API_KEY", wandb_server.api_key)
+    monkeypatch.setenv("WANDB_BASE_URL", wandb_server.url)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("NETRC", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return wandb_server

@@ -16,24 +16,59 @@ from wbmigrate import __version__
 from wbmigrate.cli import cli
 
 README = (REPO / "README.md").read_text()
-BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
+BLOCK = re.compile(r"^```(\w+)( live)?\n(.*?)^```$", re.S | re.M)
+# The README shows live examples against a W&B server at this address; the tests use the
+# local test server, whose port differs.
+README_SERVER = "http://127.0.0.1:8080"
 
 
-def _blocks(language: str) -> list[str]:
-    return [body for lang, body in BLOCK.findall(README) if lang == language]
+def _blocks(language: str, live: bool = False) -> list[str]:
+    return [
+        body
+        for lang, flag, body in BLOCK.findall(README)
+        if lang == language and bool(flag) == live
+    ]
+
+
+def _examples(block: str) -> list[tuple[str, str, int]]:
+    """(command, expected output, exit code) for each `$ ` line; `[exit N]` ends the output of
+    a command that fails; `$ export ...` lines only show what the reader sets up."""
+    examples = []
+    for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+        command, _, output = chunk.partition("\n")
+        if command.startswith("export "):
+            continue
+        code = 0
+        if marker := re.search(r"^\[exit (\d+)\]\n\Z", output, re.M):
+            code, output = int(marker[1]), output[: marker.start()]
+        examples.append((command, output, code))
+    return examples
 
 
 def _console_examples() -> list[tuple[str, str, int]]:
-    """(command, expected output, expected exit code) for every `$ ` line of console blocks."""
-    examples = []
-    for block in _blocks("console"):
-        for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
-            command, _, output = chunk.partition("\n")
-            code = 0
-            if marker := re.search(r"^\[exit (\d+)\]\n\Z", output, re.M):
-                code, output = int(marker[1]), output[: marker.start()]
-            examples.append((command, output, code))
-    return examples
+    return [example for block in _blocks("console") for example in _examples(block)]
+
+
+def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
+    """Run a README command in a shell; stdout and stderr interleaved as on a terminal."""
+    env = {
+        **os.environ,
+        **env,
+        "PYTHONUNBUFFERED": "1",
+        "COLUMNS": "100",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        command,
+        shell=True,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    return result.stdout, result.returncode
 
 
 def _command_paths(group: click.Group, prefix: str = "wbmigrate") -> list[str]:
@@ -49,7 +84,7 @@ def test_readme_opens_with_the_two_commands():
     first = BLOCK.search(README)
     assert first is not None
     assert first[1] == "sh"
-    install, test = first[2].splitlines()
+    install, test = first[3].splitlines()
     assert " && pip install . && wbmigrate " in install
     assert " && pip install '.[test]' && pytest" in test
     assert README.index(first[0]) < README.index("\n## ")  # before any section
@@ -61,17 +96,20 @@ def test_readme_opens_with_the_two_commands():
     ids=lambda value: value if isinstance(value, str) and value.startswith("wbmigrate") else "",
 )
 def test_console_example(command, output, code):
+    assert _run(command, REPO, {}) == (output, code)
+
+
+@pytest.mark.parametrize("block", _blocks("console", live=True), ids=lambda b: b.split("\n")[0])
+def test_live_console_example(block, wandb_server, tmp_path):
+    """Live examples run in order against a fresh test server holding the demo project."""
     env = {
-        **os.environ,
-        "PYTHONUNBUFFERED": "1",
-        "COLUMNS": "100",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "WANDB_API_KEY": wandb_server.api_key,
+        "WANDB_BASE_URL": wandb_server.url,
+        "HOME": str(tmp_path),
     }
-    result = subprocess.run(
-        command, shell=True, cwd=REPO, env=env, capture_output=True, text=True, check=False
-    )
-    assert result.stdout + result.stderr == output
-    assert result.returncode == code
+    for command, output, code in _examples(block):
+        got, got_code = _run(command, tmp_path, env)
+        assert (got.replace(wandb_server.url, README_SERVER), got_code) == (output, code), command
 
 
 def test_python_examples_run():

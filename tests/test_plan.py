@@ -121,7 +121,7 @@ def test_plan_unreadable_objects_exit_1_and_the_rest_is_planned(run, small):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["nowhere"], "Error: nowhere: no such file or folder\n"),
+        (["nowhere"], "Error: nowhere: no such file or folder, and not ENTITY/PROJECT\n"),
         ([str(DEMO), "--to", "1999"], "Error: mapping prime-rl has no version '1999'"),
         (
             [str(DEMO), "--mapping", str(FIXTURES / "mappings/invalid/cycle-self.yaml")],

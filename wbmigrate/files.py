@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.export import FORMAT as EXPORT_FORMAT
 from wbmigrate.plan import Source
 
 SPEC_SUFFIXES = (".json",)
@@ -31,8 +33,29 @@ def read_sources(target: Path) -> Iterator[Source]:
     """One Source per spec file; one that cannot be read carries the reason instead."""
     for path in spec_paths(target):
         try:
-            yield Source(name=path.stem, origin=str(path), text=path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             yield Source(name=path.stem, origin=str(path), error="not UTF-8 text")
         except OSError as exc:
             yield Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))
+        else:
+            yield _source(path, text)
+
+
+def _source(path: Path, text: str) -> Source:
+    """A raw spec file, or a `wbmigrate export` file (metadata around the spec)."""
+    if EXPORT_FORMAT in text[:200]:
+        try:
+            document = json.loads(text)
+        except ValueError:
+            document = None
+        if isinstance(document, dict) and document.get("wbmigrate") == EXPORT_FORMAT:
+            name = document.get("displayName") or document.get("name") or path.stem
+            return Source(
+                name=str(name),
+                origin=str(path),
+                text=text,
+                kind=document.get("kind"),
+                root=("spec",),
+            )
+    return Source(name=path.stem, origin=str(path), text=text)

@@ -31,6 +31,7 @@ class Source:
     text: str = ""
     kind: str | None = None  # None: tell from the spec's shape
     error: str | None = None  # why it could not be read
+    root: tuple[str, ...] = ()  # where the spec sits in the text: ("spec",) in an export file
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,12 @@ def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
         return Planned(source, error=source.error)
     try:
         result, new_text = rewrite_text(
-            source.text, migration, kind=source.kind, name=source.name, options=options
+            source.text,
+            migration,
+            kind=source.kind,
+            name=source.name,
+            options=options,
+            root=source.root,
         )
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))

@@ -7,6 +7,7 @@ everything the migration does not change keeps its exact bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from wbmigrate import kinds
@@ -56,10 +57,18 @@ def rewrite_text(
     kind: str | None = None,
     name: str = "",
     options: Options | None = None,
+    root: tuple[str, ...] = (),
 ) -> tuple[Rewrite, str]:
-    """Rewrite a spec given as JSON text; the new text differs only where the spec changed."""
-    result = rewrite(parse_spec(text), migration, kind=kind, name=name, options=options)
-    return result, splice(text, result.edits) if result.edits else text
+    """Rewrite a spec given as JSON text; the new text differs only where the spec changed.
+
+    `root` is where the spec sits in the document (`("spec",)` in an exported file)."""
+    spec = parse_spec(text)
+    for part in root:
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    result = rewrite(spec, migration, kind=kind, name=name, options=options)
+    if not result.edits:
+        return result, text
+    return result, splice(text, [replace(e, path=(*root, *e.path)) for e in result.edits])
 
 
 def parse_spec(text: str) -> Any:

@@ -1,0 +1,209 @@
+"""What every command shares: the group, error handling, common options, the W&B connection."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+from wbmigrate import __version__
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.exit_codes import ExitCode
+from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity, find_mapping
+from wbmigrate.wandb_api import Client, api_key_from, base_url_from, check_transport
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class UserError(click.ClickException):
+    """Shown as `Error: <line>` for each line of the message, exit code 2."""
+
+    exit_code = ExitCode.ERROR
+
+    def show(self, file: Any = None) -> None:
+        for line in self.format_message().splitlines():
+            click.echo(f"Error: {line}", err=True)
+
+
+class Group(click.Group):
+    """A group that turns library errors into one-line messages, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MappingError as exc:
+            raise UserError("\n".join(str(p) for p in exc.problems)) from None
+        except WbmigrateError as exc:
+            raise UserError(str(exc)) from None
+
+
+def examples(*lines: str) -> str:
+    """An epilog of examples that click prints as written (\b stops its rewrapping)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+@click.group(
+    cls=Group,
+    context_settings=CONTEXT,
+    epilog=examples(
+        "wbmigrate plan fixtures/demo-project",
+        "wbmigrate plan my-team/my-project --out plan.json",
+        "wbmigrate apply my-team/my-project --plan plan.json --yes",
+        "wbmigrate mappings show prime-rl",
+    ),
+)
+@click.version_option(__version__, "-V", "--version", prog_name="wbmigrate")
+def cli() -> None:
+    """Migrate W&B reports, workspaces and alerts when the metrics behind them are renamed.
+
+    A versioned mapping file says which metrics and config keys were renamed or removed; the
+    bundled `prime-rl` mapping covers prime-rl's off_policy/* -> staleness/* renames (PR #4253).
+
+    Live projects are read with WANDB_API_KEY (or the ~/.netrc entry `wandb login` writes) from
+    WANDB_BASE_URL (default https://api.wandb.ai).
+    """
+
+
+def warn(problems: tuple[Any, ...]) -> None:
+    for problem in problems:
+        if problem.severity is Severity.WARNING:
+            click.echo(f"Warning: {problem}", err=True)
+
+
+def exit_with(code: ExitCode) -> NoReturn:
+    raise SystemExit(int(code))
+
+
+def status(message: str) -> None:
+    """Progress and status go to stderr; stdout is for the report."""
+    click.echo(message, err=True)
+
+
+# --- migration options ------------------------------------------------------------------------
+
+_MIGRATION_OPTIONS = [
+    click.option(
+        "--mapping",
+        "mapping_ref",
+        default=DEFAULT_MAPPING,
+        show_default=True,
+        envvar="WBMIGRATE_MAPPING",
+        metavar="ID|PATH",
+        help="A bundled mapping id or a mapping file.",
+    ),
+    click.option(
+        "--from",
+        "start",
+        metavar="VERSION",
+        help="First mapping step to apply (default: the oldest).",
+    ),
+    click.option(
+        "--to", metavar="VERSION", help="Last mapping step to apply (default: the latest)."
+    ),
+    click.option(
+        "--mode",
+        type=click.Choice([m.value for m in Mode]),
+        default="dual",
+        show_default=True,
+        envvar="WBMIGRATE_MODE",
+        help="dual: keep each old key and add the new one beside it, so runs from "
+        "before the rename stay visible; replace: swap old keys for new ones.",
+    ),
+    click.option(
+        "--rewrite-text",
+        is_flag=True,
+        help="Also rewrite whole metric names in markdown, titles and descriptions "
+        "(default: report them for review).",
+    ),
+    click.option(
+        "--no-annotate",
+        is_flag=True,
+        help="Do not add the migration-boundary note to migrated views.",
+    ),
+    click.option(
+        "--project-keys",
+        type=click.File("r", encoding="utf-8"),
+        metavar="FILE",
+        help="Known metric keys of the project, one per line: sharpens the analysis "
+        "of metric regexes.",
+    ),
+]
+
+
+def migration_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every migrating command shares: which mapping, which steps, which mode."""
+    for option in reversed(_MIGRATION_OPTIONS):
+        command = option(command)
+    return command
+
+
+def migration_setup(
+    mapping_ref: str,
+    start: str | None,
+    to: str | None,
+    mode: str,
+    rewrite_text: bool,
+    no_annotate: bool,
+    project_keys: Any,
+) -> tuple[Migration, Options]:
+    mapping = find_mapping(mapping_ref)
+    warn(mapping.warnings)
+    keys = frozenset(line.strip() for line in project_keys or () if line.strip())
+    options = Options(
+        mode=Mode(mode), project_keys=keys, rewrite_text=rewrite_text, annotate=not no_annotate
+    )
+    return mapping.migration(start, to), options
+
+
+# --- connection options -----------------------------------------------------------------------
+
+_CONNECTION_OPTIONS = [
+    click.option(
+        "--allow-http",
+        is_flag=True,
+        help="Send the API key over plain http to a host other than this machine.",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(1, 600),
+        default=60,
+        show_default=True,
+        metavar="SECONDS",
+        help="Give up on one request after this long.",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(0, 20),
+        default=8,
+        show_default=True,
+        help="Retries of one request on 429, 5xx and connection errors.",
+    ),
+]
+
+
+def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_CONNECTION_OPTIONS):
+        command = option(command)
+    return command
+
+
+def connect(allow_http: bool, timeout: float, retries: int) -> Client:
+    env = os.environ
+    base_url = base_url_from(env)
+    check_transport(base_url, allow_http)
+    return Client(base_url, api_key_from(base_url, env), timeout=timeout, retries=retries)
+
+
+def confirm_or_refuse(question: str, yes: bool) -> None:
+    """Go on with --yes, or after a yes at a terminal; refuse (exit 2) without a terminal."""
+    if yes:
+        return
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UserError("refusing to write without --yes (no terminal to ask); nothing written")
+    if not click.confirm(question, default=False, err=True):
+        status("Cancelled; nothing written.")
+        exit_with(ExitCode.FINDINGS)

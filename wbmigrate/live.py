@@ -1,0 +1,186 @@
+"""A live W&B project as objects wbmigrate can plan and write: views and automations.
+
+Each object keeps what it was fetched as (the spec string exactly as received, the trigger as
+returned) and a fingerprint, so a write can refuse an object that changed in the meantime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.kinds import VIEW_TYPES
+from wbmigrate.plan import Source
+from wbmigrate.wandb_api import Client, View
+
+TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
+REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
+
+
+def parse_target(target: str) -> tuple[str, str] | None:
+    """`ENTITY/PROJECT` or `wandb://ENTITY/PROJECT`, else None."""
+    match = TARGET.match(target)
+    return (match["entity"], match["project"]) if match else None
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    updated_at: str | None
+    sha256: str
+
+
+@dataclass(frozen=True)
+class LiveObject:
+    """A view (report, draft, workspace) or a project automation, as fetched."""
+
+    kind: str  # report | workspace | automation
+    id: str
+    title: str  # the display name (views) or trigger name
+    text: str  # the view's spec string as received, or the trigger as JSON
+    updated_at: str | None
+    entity: str
+    project: str
+    view: View | None = None
+    trigger: dict[str, Any] | None = None
+
+    @property
+    def is_draft(self) -> bool:
+        return self.view is not None and self.view.type == DRAFT
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(self.updated_at, hashlib.sha256(self.text.encode()).hexdigest())
+
+    def source(self) -> Source:
+        name = f"{self.title} (draft)" if self.is_draft else self.title
+        return Source(name=name, origin=self.id, text=self.text, kind=self.kind)
+
+    @classmethod
+    def of_view(cls, view: View) -> LiveObject:
+        return cls(
+            VIEW_TYPES[view.type],
+            view.id,
+            view.display_name or view.name,
+            view.spec,
+            view.updated_at,
+            view.entity,
+            view.project,
+            view=view,
+        )
+
+    @classmethod
+    def of_trigger(cls, trigger: dict[str, Any], entity: str, project: str) -> LiveObject:
+        return cls(
+            "automation",
+            trigger["id"],
+            trigger.get("name") or "",
+            canonical(trigger),
+            trigger.get("updatedAt"),
+            entity,
+            project,
+            trigger=trigger,
+        )
+
+
+def canonical(trigger: dict[str, Any]) -> str:
+    """A trigger as stable JSON text (the API gives objects, not one spec string)."""
+    return json.dumps(trigger, ensure_ascii=False, sort_keys=True)
+
+
+def fetch_project(
+    client: Client, entity: str, project: str, *, drafts: bool = True
+) -> Iterator[LiveObject]:
+    """Published reports, their drafts, saved workspaces, then the project's automations."""
+    types = [REPORT, DRAFT, WORKSPACE] if drafts else [REPORT, WORKSPACE]
+    for view_type in types:
+        for view in client.views(entity, project, view_type):
+            yield LiveObject.of_view(view)
+    for trigger in client.triggers(entity, project):
+        if (trigger.get("scope") or {}).get("__typename") == "Project":
+            yield LiveObject.of_trigger(trigger, entity, project)
+
+
+def reread(client: Client, obj: LiveObject) -> LiveObject | None:
+    """The object as it is now, or None when it no longer exists."""
+    if obj.view is not None:
+        view = client.view(obj.id, obj.entity, obj.project)
+        return LiveObject.of_view(view) if view else None
+    for trigger in client.triggers(obj.entity, obj.project):
+        if trigger.get("id") == obj.id:
+            return LiveObject.of_trigger(trigger, obj.entity, obj.project)
+    return None
+
+
+def write(client: Client, obj: LiveObject, new_text: str) -> None:
+    """Save a view's new spec, or a trigger's new fields; everything else as fetched."""
+    if obj.view is not None:
+        client.upsert_view(obj.view, new_text)
+    else:
+        client.update_trigger(trigger_input(json.loads(new_text)))
+
+
+def stored_as_sent(obj: LiveObject, now: LiveObject | None, sent: str) -> bool:
+    """Whether what W&B stores now is what was sent (a trigger: the fields wbmigrate writes)."""
+    if now is None:
+        return False
+    if obj.view is not None:
+        return now.text == sent
+    assert now.trigger is not None
+    return trigger_input(now.trigger) == trigger_input(json.loads(sent))
+
+
+SCOPE_TYPES = {
+    "Project": "PROJECT",
+    "ArtifactPortfolio": "ARTIFACT_COLLECTION",
+    "ArtifactSequence": "ARTIFACT_COLLECTION",
+}
+
+
+class UnsupportedTrigger(WbmigrateError):
+    """A trigger wbmigrate cannot write back whole (an action type it does not know)."""
+
+
+def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
+    """`UpdateFilterTriggerInput` for a trigger: a full replacement, every field copied."""
+    scope, event, action = trigger["scope"], trigger["event"], trigger["action"]
+    fields: dict[str, Any] = {
+        "id": trigger["id"],
+        "name": trigger["name"],
+        "description": trigger.get("description"),
+        "enabled": trigger["enabled"],
+        "scopeType": SCOPE_TYPES[scope["__typename"]],
+        "scopeID": scope["id"],
+        "triggeringEventType": event["eventType"],
+        "eventFilter": event["filter"],
+    }
+    kind = action.get("__typename")
+    integration = (action.get("integration") or {}).get("id")
+    if kind == "NotificationTriggeredAction":
+        fields["triggeredActionType"] = "NOTIFICATION"
+        fields["triggeredActionConfig"] = {
+            "notificationActionInput": {
+                "integrationID": integration,
+                "title": action.get("title"),
+                "message": action.get("message"),
+                "severity": action.get("severity"),
+            }
+        }
+    elif kind == "GenericWebhookTriggeredAction":
+        fields["triggeredActionType"] = "GENERIC_WEBHOOK"
+        fields["triggeredActionConfig"] = {
+            "genericWebhookActionInput": {
+                "integrationID": integration,
+                "requestPayload": action.get("requestPayload"),
+            }
+        }
+    else:
+        raise UnsupportedTrigger(
+            f"automation {trigger['name']!r}: its action ({kind}) cannot be "
+            "written back safely; change it in the W&B UI"
+        )
+    return fields
