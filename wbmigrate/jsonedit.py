@@ -250,6 +250,21 @@ def splice(text: str, edits: Iterable[Edit]) -> str:
     return text[:start] + _render(text, start, end, tree, _Style.of(text)) + text[end:]
 
 
+def locate(text: str, path: Path, key: bool = False) -> tuple[int, int]:
+    """The offsets (start, end) of the value at `path` in `text`, or of its key."""
+    start = _WS.match(text).end()  # type: ignore[union-attr]
+    member = None
+    for part in path:
+        found = [m for m in _members(text, start) if m.key == part]
+        if not found:
+            raise KeyError(pointer(path))
+        member = found[0]
+        start = member.value_start
+    if key and member is not None:
+        return member.start, member.key_end
+    return start, _value_end(text, start)
+
+
 def _value_end(text: str, start: int) -> int:
     try:
         return int(_SCAN(text, start)[1])

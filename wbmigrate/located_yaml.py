@@ -36,6 +36,8 @@ class Located:
     key_lines: dict[Path, int] = field(default_factory=dict)
     value_lines: dict[Path, int] = field(default_factory=dict)
     problems: list[YamlProblem] = field(default_factory=list)
+    nodes: dict[Path, yaml.Node] = field(default_factory=dict)  # for surgical edits
+    key_nodes: dict[Path, yaml.Node] = field(default_factory=dict)
 
     def line(self, path: Path) -> int:
         """The line of the key at `path`, else of its value, else of the nearest parent."""
@@ -63,6 +65,7 @@ def load_located(text: str) -> Located:
 
 def _convert(node: yaml.Node, path: Path, located: Located) -> Any:
     located.value_lines[path] = node.start_mark.line + 1
+    located.nodes[path] = node
     if isinstance(node, yaml.MappingNode):
         return _convert_mapping(node, path, located)
     if isinstance(node, yaml.SequenceNode):
@@ -80,6 +83,7 @@ def _convert_mapping(node: yaml.MappingNode, path: Path, located: Located) -> di
             located.problems.append(YamlProblem(child, line, f"duplicate key {key!r}"))
             continue
         located.key_lines[child] = line
+        located.key_nodes[child] = key_node
         result[key] = _convert(value_node, child, located)
     return result
 

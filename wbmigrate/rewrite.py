@@ -47,6 +47,7 @@ def rewrite(
         edits=tuple(w.edits),
         changes=tuple(w.changes),
         notes=tuple(w.notes),
+        change_edits=tuple(w.change_edits),
     )
 
 

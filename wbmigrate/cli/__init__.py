@@ -5,7 +5,7 @@ Library errors (WbmigrateError) become one-line `Error: ...` messages with exit 
 
 from __future__ import annotations
 
-from wbmigrate.cli import mappings, migrate  # noqa: F401  (they register their commands)
+from wbmigrate.cli import check, mappings, migrate  # noqa: F401  (they register commands)
 from wbmigrate.cli.base import cli
 
 __all__ = ["cli", "main"]

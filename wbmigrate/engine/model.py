@@ -52,10 +52,9 @@ class Change:
     action: ChangeAction
     old: Any
     new: Any
-    where: tuple[
-        str, ...
-    ]  # e.g. ('panel grid (block 4)', 'panel "Staleness" (Run History Line Plot)')
+    where: tuple[str, ...]  # e.g. ('panel grid (block 4)', 'panel "Staleness" (Line Plot)')
     field: str  # e.g. 'metrics[1]'
+    path: tuple[str | int, ...] = ()  # the value in the spec (an embedded string: the string)
 
     def label(self, title: str) -> str:
         return label(title, self.where, self.field)
@@ -70,6 +69,7 @@ class Note:
     message: str
     where: tuple[str, ...]
     field: str
+    path: tuple[str | int, ...] = ()
 
     def label(self, title: str) -> str:
         return label(title, self.where, self.field)
@@ -85,6 +85,7 @@ class Rewrite:
     edits: tuple[Edit, ...]
     changes: tuple[Change, ...]
     notes: tuple[Note, ...] = field(default=())
+    change_edits: tuple[Edit, ...] = field(default=())  # the edit that makes each change
 
     @property
     def changed(self) -> bool:

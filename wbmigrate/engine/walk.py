@@ -50,6 +50,7 @@ class Walk:
         self.options = options
         self.edits: list[Edit] = []
         self.changes: list[Change] = []
+        self.change_edits: list[Edit] = []  # the edit that makes each change
         self.notes: list[Note] = []
         self.versions: set[str] = set()  # steps whose renames this spec needed
         self.where: tuple[str, ...] = ()
@@ -92,16 +93,14 @@ class Walk:
         version: str = "",
     ) -> None:
         self.edits.append(edit)
-        self.changes.append(
-            Change(
-                pointer(at if at is not None else edit.path), action, old, new, self.where, field
-            )
-        )
+        where = at if at is not None else edit.path
+        self.changes.append(Change(pointer(where), action, old, new, self.where, field, where))
+        self.change_edits.append(edit)
         if version:
             self.versions.add(version)
 
     def note(self, path: Path, kind: NoteKind, message: str, field: str) -> None:
-        self.notes.append(Note(pointer(path), kind, message, self.where, field))
+        self.notes.append(Note(pointer(path), kind, message, self.where, field, path))
 
     def _gone(self, path: Path, fate: Fate, field: str) -> None:
         self.note(
@@ -277,7 +276,13 @@ class Walk:
         """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""
         depth, inside = len(path), pointer(path) + "/"
         self.edits = [e for e in self.edits if e.path[:depth] != path or len(e.path) == depth]
-        self.changes = [c for c in self.changes if not c.pointer.startswith(inside)]
+        kept = [
+            (c, e)
+            for c, e in zip(self.changes, self.change_edits, strict=True)
+            if not c.pointer.startswith(inside)
+        ]
+        self.changes = [c for c, _ in kept]
+        self.change_edits = [e for _, e in kept]
 
     def current(self, path: Path, value: Any) -> Any:
         """`value` (found at `path`) with the edits recorded so far inside it applied."""
@@ -427,11 +432,15 @@ class Walk:
         inner.where = self.where
         walk(inner, document)
         prefix = pointer(path)
-        self.changes += [replace(c, pointer=prefix + c.pointer) for c in inner.changes]
-        self.notes += [replace(n, pointer=prefix + n.pointer) for n in inner.notes]
+        self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
         if inner.edits:
-            self.edits.append(Set(path, splice(text, inner.edits)))
+            outer = Set(path, splice(text, inner.edits))
+            self.edits.append(outer)
+            self.changes += [
+                replace(c, pointer=prefix + c.pointer, path=path) for c in inner.changes
+            ]
+            self.change_edits += [outer] * len(inner.changes)
 
     def remove(self, path: Path, value: Any, field: str, why: str) -> None:
         """Delete a whole object (a panel); the change keeps all of it so it can be restored."""

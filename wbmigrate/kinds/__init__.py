@@ -35,7 +35,7 @@ def detect(spec: Any) -> str:
         if kind.matches(spec):
             return name
     found = (
-        f"an object with keys {', '.join(list(spec)[:6])}"
+        f"an object with keys {', '.join(map(str, list(spec)[:6]))}"
         if isinstance(spec, dict)
         else (f"a JSON {type(spec).__name__}")
     )

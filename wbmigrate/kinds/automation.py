@@ -28,8 +28,8 @@ def matches(spec: Any) -> bool:
 
 
 def walk(w: Walk, trigger: dict[str, Any]) -> None:
-    for key in ("name", "description"):
-        w.text((key,), trigger.get(key), key)
+    w.text(("name",), trigger.get("name"), "name")
+    w.text(("description",), _own_text(trigger.get("description")), "description")
     action_key = "action" if "action" in trigger else "triggeredAction"
     action = trigger.get(action_key)
     if isinstance(action, dict):
@@ -48,6 +48,13 @@ def walk(w: Walk, trigger: dict[str, Any]) -> None:
     )
     if gone:
         _disable(w, trigger, gone)
+
+
+def _own_text(description: Any) -> Any:
+    """A description without the line wbmigrate put first when it disabled the alert."""
+    if isinstance(description, str) and description.startswith(DISABLED_PREFIX):
+        return description.partition("\n")[2]
+    return description
 
 
 def _filter(w: Walk, document: Any, gone: list[Fate]) -> None:
@@ -105,7 +112,7 @@ def _disable(w: Walk, trigger: dict[str, Any], gone: list[Fate]) -> None:
         )
         return
     step = w.migration.mapping_id + " " + gone[0].version
-    why = f"{DISABLED_PREFIX}{names} is no longer logged ({step}: {gone[0].reason}) "
+    why = f"{DISABLED_PREFIX}{names} is no longer logged ({step}: {gone[0].reason})\n"
     description = trigger.get("description") or ""
     w.change(
         Set(("enabled",), False),

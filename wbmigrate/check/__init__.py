@@ -1,0 +1,1 @@
+"""`wbmigrate check`: old metric names and config keys in dashboards and configs kept as code."""

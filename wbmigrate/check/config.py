@@ -1,0 +1,121 @@
+"""`[tool.wbmigrate]` in pyproject.toml: the defaults a repository sets for `check`.
+
+    [tool.wbmigrate]
+    mapping = "prime-rl"          # or a path, relative to the pyproject.toml
+    mode = "dual"                 # or "replace"
+    to = "2026.10.25"
+    exclude = ["vendor/", "*.generated.json"]
+    ignore = ["needs-review"]
+    per-file-ignores = { "dashboards/archive/*" = ["removed-metric"] }
+
+Command-line options win over the file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wbmigrate.check.model import Rule
+from wbmigrate.errors import WbmigrateError
+
+KEYS = {"mapping", "mode", "from", "to", "exclude", "ignore", "per-file-ignores"}
+
+
+class ConfigError(WbmigrateError):
+    """A `[tool.wbmigrate]` table wbmigrate cannot use."""
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    path: Path | None = None  # the pyproject.toml it came from
+    mapping: str | None = None
+    mode: str | None = None
+    start: str | None = None
+    to: str | None = None
+    exclude: tuple[str, ...] = ()
+    ignore: frozenset[Rule] = frozenset()
+    per_file_ignores: dict[str, frozenset[Rule]] = field(default_factory=dict)
+
+
+def find_config(start: Path) -> CheckConfig:
+    """The first pyproject.toml with a [tool.wbmigrate] table, from `start` up to the
+    repository root; an empty config when there is none."""
+    folder = start.resolve()
+    for parent in [folder, *folder.parents]:
+        candidate = parent / "pyproject.toml"
+        if candidate.is_file():
+            table = _table(candidate)
+            if table is not None:
+                return parse_config(table, candidate)
+        if (parent / ".git").exists():
+            break
+    return CheckConfig()
+
+
+def _table(path: Path) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc})") from None
+    table = data.get("tool", {}).get("wbmigrate")
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.wbmigrate] must be a table")
+    return table
+
+
+def parse_config(table: dict[str, Any], path: Path) -> CheckConfig:
+    unknown = sorted(set(table) - KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key {unknown[0]!r} in [tool.wbmigrate] "
+            f"(known: {', '.join(sorted(KEYS))})"
+        )
+    mapping = _string(table, "mapping", path)
+    if mapping and (path.parent / mapping).is_file():
+        mapping = str(path.parent / mapping)
+    mode = _string(table, "mode", path)
+    if mode not in (None, "dual", "replace"):
+        raise ConfigError(f"{path}: [tool.wbmigrate] mode must be 'dual' or 'replace'")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{path}: [tool.wbmigrate] per-file-ignores must be a table")
+    return CheckConfig(
+        path=path,
+        mapping=mapping,
+        mode=mode,
+        start=_string(table, "from", path),
+        to=_string(table, "to", path),
+        exclude=tuple(_strings(table, "exclude", path)),
+        ignore=_rules(_strings(table, "ignore", path), path),
+        per_file_ignores={
+            glob: _rules(_list_of_strings(rules, path), path) for glob, rules in per_file.items()
+        },
+    )
+
+
+def _string(table: dict[str, Any], key: str, path: Path) -> str | None:
+    value = table.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{path}: [tool.wbmigrate] {key} must be a string")
+    return value
+
+
+def _strings(table: dict[str, Any], key: str, path: Path) -> list[str]:
+    return _list_of_strings(table.get(key, []), path, key)
+
+
+def _list_of_strings(value: Any, path: Path, key: str = "per-file-ignores") -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.wbmigrate] {key} must be a list of strings")
+    return value
+
+
+def _rules(names: list[str], path: Path) -> frozenset[Rule]:
+    known = {rule.value: rule for rule in Rule}
+    for name in names:
+        if name not in known:
+            raise ConfigError(f"{path}: unknown rule {name!r} (rules: {', '.join(known)})")
+    return frozenset(known[name] for name in names)

@@ -1,0 +1,201 @@
+"""Check files: choose what to look for in each, skip those that cannot hold an old name,
+apply inline suppressions and configured ignores, and work out the fixed text."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from wbmigrate.check.config import CheckConfig
+from wbmigrate.check.discover import find_files, is_binary
+from wbmigrate.check.documents import Checked, check_json, check_yaml
+from wbmigrate.check.flags import check_flags
+from wbmigrate.check.model import FileReport, Finding, Lines, Rule, apply_fixes
+from wbmigrate.check.python_code import check_python
+from wbmigrate.check.targets import Targets
+from wbmigrate.check.toml_config import check_toml
+
+Handler = Callable[[str, str, Targets], Checked]
+SHELLS = re.compile(r"#!.*\b(?:ba|z|k|da)?sh\b")
+SUFFIXES: dict[str, list[Handler]] = {
+    ".json": [check_json],
+    ".yaml": [check_yaml, check_flags],
+    ".yml": [check_yaml, check_flags],
+    ".py": [check_python],
+    ".pyi": [check_python],
+    ".toml": [check_toml],
+    ".md": [lambda label, text, targets: check_flags(label, text, targets, markdown=True)],
+    ".markdown": [lambda label, text, targets: check_flags(label, text, targets, markdown=True)],
+    ".sh": [check_flags],
+    ".bash": [check_flags],
+    ".zsh": [check_flags],
+}
+NAMES = {"Makefile", "makefile", "Dockerfile", "justfile", "Justfile"}
+# `# wbmigrate: ignore[rule, rule] reason` (or an HTML comment in Markdown)
+SUPPRESSION = re.compile(r"(?:#|<!--)\s*wbmigrate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
+
+
+@dataclass(frozen=True)
+class Ignores:
+    rules: frozenset[Rule] = frozenset()
+    per_file: tuple[tuple[str, frozenset[Rule]], ...] = ()
+    base: Path | None = None  # per-file globs are relative to this folder
+
+    @classmethod
+    def of(cls, config: CheckConfig, extra: Iterable[Rule] = ()) -> Ignores:
+        return cls(
+            config.ignore | frozenset(extra),
+            tuple(config.per_file_ignores.items()),
+            config.path.parent if config.path else None,
+        )
+
+    def covers(self, path: Path, rule: Rule) -> bool:
+        if rule in self.rules:
+            return True
+        relative = _relative(path, self.base)
+        return any(
+            rule in rules and fnmatch.fnmatch(relative, glob) for glob, rules in self.per_file
+        )
+
+
+def _relative(path: Path, base: Path | None) -> str:
+    try:
+        return path.resolve().relative_to((base or Path.cwd()).resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def handlers_for(path: Path, head: str) -> list[Handler]:
+    if path.suffix in SUFFIXES:
+        return SUFFIXES[path.suffix]
+    if path.name in NAMES or SHELLS.match(head):
+        return [check_flags]
+    return []
+
+
+def check_file(path: Path, targets: Targets, ignores: Ignores) -> FileReport | None:
+    """One file's report, or None for a file `check` does not read (binary, unknown type)."""
+    label = path.as_posix()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _error(label, f"cannot read it: {exc.strerror or exc}")
+    if is_binary(data):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _error(label, "not UTF-8 text") if handlers_for(path, "") else None
+    handlers = handlers_for(path, text[:200])
+    if not handlers:
+        return None
+    spec_like = path.suffix in (".json", ".yaml", ".yml")
+    if not targets.may_contain(text, spec_like=spec_like):
+        return FileReport(label, text=text)
+    findings = [f for handler in handlers for f in handler(label, text, targets).findings]
+    findings.sort(key=lambda f: (f.line, f.column))
+    kept, suppressed = _suppress(text, findings, path, ignores)
+    fixed = (
+        _fixed(label, text, path, handlers, targets, ignores)
+        if any(f.fixable for f in kept)
+        else None
+    )
+    return FileReport(label, tuple(kept), text, fixed, suppressed)
+
+
+def _fixed(
+    label: str, text: str, path: Path, handlers: list[Handler], targets: Targets, ignores: Ignores
+) -> str | None:
+    """The text with every kept fix made, one handler after the other (each reads what the
+    previous one wrote, so their fixes never collide)."""
+    current = text
+    for handler in handlers:
+        checked = handler(label, current, targets)
+        kept, _ = _suppress(current, checked.findings, path, ignores)
+        fixable = [f for f in kept if f.fixable]
+        if not fixable:
+            continue
+        new = checked.fix_text(fixable) if checked.fix_text else apply_fixes(current, fixable)
+        current = new if new is not None else current
+    return current if current != text else None
+
+
+def _error(label: str, message: str) -> FileReport:
+    return FileReport(label, (Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, message),))
+
+
+def _suppress(
+    text: str, findings: list[Finding], path: Path, ignores: Ignores
+) -> tuple[list[Finding], int]:
+    """Drop ignored findings and those a same-line comment suppresses with a reason."""
+    comments = _suppressions(text)
+    kept, suppressed = [], 0
+    for finding in findings:
+        if ignores.covers(path, finding.rule):
+            suppressed += 1
+            continue
+        rules, reason = comments.get(finding.line, (set(), ""))
+        if finding.rule.value in rules or "*" in rules:
+            if reason:
+                suppressed += 1
+                continue
+            finding = Finding(
+                finding.path,
+                finding.line,
+                finding.column,
+                finding.end_line,
+                finding.end_column,
+                finding.rule,
+                finding.message + " (the suppression on this line needs a reason)",
+                finding.fix,
+            )
+        kept.append(finding)
+    return kept, suppressed
+
+
+def _suppressions(text: str) -> dict[int, tuple[set[str], str]]:
+    found: dict[int, tuple[set[str], str]] = {}
+    if "wbmigrate:" not in text:
+        return found
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = SUPPRESSION.search(line)
+        if match:
+            rules = {r.strip() for r in match["rules"].split(",") if r.strip()}
+            found[number] = (rules, match["reason"].replace("-->", "").strip())
+    return found
+
+
+def check_paths(
+    paths: Iterable[Path],
+    targets: Targets,
+    config: CheckConfig,
+    extra_ignores: Iterable[Rule] = (),
+    exclude: Iterable[str] = (),
+) -> list[FileReport]:
+    ignores = Ignores.of(config, extra_ignores)
+    excluded = [*config.exclude, *exclude]
+    reports = []
+    for path in find_files(paths, excluded):
+        report = check_file(path, targets, ignores)
+        if report is not None:
+            reports.append(report)
+    return reports
+
+
+def write_fixes(reports: list[FileReport]) -> int:
+    """Write every fixed file in place; the number of files written."""
+    written = 0
+    for report in reports:
+        if report.fixed is not None and report.fixed != report.text:
+            path = Path(report.path)
+            mode = path.stat().st_mode
+            temporary = path.with_name(f".{path.name}.wbmigrate-tmp")
+            temporary.write_bytes(report.fixed.encode("utf-8"))
+            os.chmod(temporary, mode)
+            os.replace(temporary, path)
+            written += 1
+    return written

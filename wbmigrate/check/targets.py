@@ -1,0 +1,87 @@
+"""What `check` looks for, derived once from the migration: names, keys, flags, and the cheap
+substrings ("anchors") without which a file cannot hold any of them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.mapping import Action, Migration
+
+# Spec fields whose regexes can match old keys without spelling them out.
+REGEX_FIELDS = ("metricRegex", "searchQuery", "searchHistory")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One whole name to find and what it becomes (None: it is gone)."""
+
+    old: str
+    new: str | None
+    removed: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Targets:
+    migration: Migration
+    options: Options
+
+    @property
+    def dual(self) -> bool:
+        return self.options.mode is Mode.DUAL
+
+    def metric(self, name: str) -> Target | None:
+        resolution = self.migration.resolve(name)
+        if resolution.action is Action.UNTOUCHED:
+            return None
+        if resolution.action is Action.RENAMED:
+            return Target(name, resolution.new, False)
+        reason = resolution.removal.reason if resolution.removal else ""
+        return Target(name, resolution.equivalent, True, reason)
+
+    @cached_property
+    def config_keys(self) -> dict[str, str]:
+        """Dotted config keys (TOML, JSON and YAML configs): old -> new."""
+        return {old: new for rename in self.migration.config for old, new in rename.toml.items()}
+
+    @cached_property
+    def flags(self) -> dict[str, str]:
+        """Command-line flags: old -> new."""
+        return {old: new for rename in self.migration.config for old, new in rename.cli.items()}
+
+    @cached_property
+    def flag_pattern(self) -> re.Pattern[str] | None:
+        """A whole flag: `--max-off-policy-steps` but not `--max-off-policy-steps-hint`."""
+        if not self.flags:
+            return None
+        alternatives = "|".join(map(re.escape, sorted(self.flags, key=len, reverse=True)))
+        return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w.-])")
+
+    @cached_property
+    def anchors(self) -> tuple[str, ...]:
+        """Substrings every old name, key or flag contains at least one of: a file without any
+        of them cannot need a change (but for regex fields, see REGEX_FIELDS)."""
+        names = [*self.migration.old_names, *self.config_keys, *self.flags]
+        return cover(names)
+
+    def may_contain(self, text: str, spec_like: bool = False) -> bool:
+        anchors = self.anchors + (REGEX_FIELDS if spec_like else ())
+        return any(anchor in text for anchor in anchors)
+
+
+def cover(names: list[str]) -> tuple[str, ...]:
+    """A small set of substrings such that every name contains one (greedy set cover over the
+    names' parts), so a file is skipped after one fast `in` test per anchor."""
+    parts = {part for name in names for part in re.split(r"[/.]", name.strip("-")) if part}
+    left, chosen = set(names), []
+    while left:
+        best = max(sorted(parts), key=lambda p: (sum(p in n for n in left), len(p)))
+        if not any(best in n for n in left):
+            chosen += sorted(left)  # names without a shared part are their own anchors
+            break
+        chosen.append(best)
+        left = {n for n in left if best not in n}
+    return tuple(chosen)

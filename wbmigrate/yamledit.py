@@ -1,0 +1,213 @@
+"""The JSON edits of `jsonedit`, applied to YAML text as replacements at the nodes' marks.
+
+Comments, quoting, indentation and key order stay; a new scalar keeps the style of the one it
+replaces, new collections are written in flow style (valid YAML, one line). An edit this module
+cannot place safely makes the whole file unfixable (None), never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import yaml
+
+from wbmigrate.jsonedit import AddKey, Edit, EditConflict, Insert, RenameKey, Set, materialize
+from wbmigrate.located_yaml import Located
+
+Replacement = tuple[int, int, str]  # start, end, new text
+_PLAIN = re.compile(r"[A-Za-z_$][\w./:$-]*\Z")
+_SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
+
+
+class CannotEdit(Exception):
+    """An edit this module does not place safely."""
+
+
+def replacements(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
+    """Replacements that make `edits`, or None when they cannot be placed safely. Every
+    answer is checked: the edited text must parse to exactly the edited data."""
+    try:
+        found = [_replacement(text, located, edit) for edit in edits]
+    except (CannotEdit, KeyError):
+        return None
+    return found if faithful(text, located.data, edits, found) else None
+
+
+def apply(text: str, found: list[Replacement]) -> str | None:
+    """`text` with the replacements made; None if two of them overlap."""
+    out, pos = [], 0
+    for start, end, new in sorted(set(found)):
+        if start < pos:
+            return None
+        out += [text[pos:start], new]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def faithful(text: str, data: Any, edits: list[Edit], found: list[Replacement]) -> bool:
+    """Whether the replacements make exactly the edits (YAML has corners no rule foresees)."""
+    edited = apply(text, found)
+    if edited is None:
+        return False
+    try:
+        return bool(yaml.safe_load(edited) == materialize(data, edits))
+    except (yaml.YAMLError, EditConflict):
+        return False
+
+
+def render(value: Any, like: yaml.Node | None = None) -> str:
+    """`value` as YAML: a string in the style of the scalar it replaces, else flow/JSON."""
+    if isinstance(value, str):
+        style = like.style if isinstance(like, yaml.ScalarNode) else None
+        if style == "'" and "'" not in value and "\n" not in value:
+            return f"'{value}'"
+        if style is None and _PLAIN.match(value) and value.lower() not in _SPECIAL:
+            return value
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False)  # JSON is valid flow YAML
+
+
+def _replacement(text: str, located: Located, edit: Edit) -> Replacement:
+    if isinstance(edit, Set):
+        node = located.nodes[edit.path]
+        if not isinstance(node, yaml.ScalarNode) or node.style in ("|", ">"):
+            raise CannotEdit(edit.path)
+        return node.start_mark.index, node.end_mark.index, render(edit.value, node)
+    if isinstance(edit, RenameKey):
+        key = located.key_nodes[edit.path]
+        return key.start_mark.index, key.end_mark.index, render(edit.new_key, key)
+    parent = located.nodes[edit.path[:-1]]
+    if isinstance(edit, Insert):
+        return _insert(text, parent, int(edit.path[-1]), edit.value)
+    if isinstance(edit, AddKey):
+        return _add_key(text, located, edit)
+    return _delete(text, located, edit)
+
+
+def _insert(text: str, sequence: yaml.Node, index: int, value: Any) -> Replacement:
+    if not isinstance(sequence, yaml.SequenceNode):
+        raise CannotEdit("not a sequence")
+    items = sequence.value
+    if sequence.flow_style:
+        if not items:
+            start, end = sequence.start_mark.index, sequence.end_mark.index
+            return start, end, f"[{render(value)}]"
+        if index == 0:
+            at = items[0].start_mark.index
+            return at, at, f"{render(value)}, "
+        at = items[index - 1].end_mark.index
+        return at, at, f", {render(value, items[index - 1])}"
+    if not items:
+        raise CannotEdit("insert into an empty block sequence")
+    if index == 0:
+        dash = text.rfind("-", 0, items[0].start_mark.index)
+        margin = " " * _column(text, dash)
+        if text[text.rfind("\n", 0, dash) + 1 : dash].strip():  # `- - a`: after the outer dash
+            return dash, dash, f"- {_item(value, items[0], margin)}\n{margin}"
+        line_start = dash - len(margin)
+        return line_start, line_start, f"{margin}- {_item(value, items[0], margin)}\n"
+    previous = items[index - 1]
+    dash = text.rfind("-", 0, previous.start_mark.index)
+    margin = " " * _column(text, dash)
+    at = _line_end(text, _content_end(text, previous))
+    return at, at, f"\n{margin}- {_item(value, previous, margin)}"
+
+
+def _column(text: str, offset: int) -> int:
+    return offset - (text.rfind("\n", 0, offset) + 1)
+
+
+def _item(value: Any, like: yaml.Node, margin: str) -> str:
+    """A new block-sequence item: a mapping in block style like its neighbours, else a value."""
+    if not isinstance(value, dict) or not value:
+        return render(value, like)
+    block = yaml.dump(
+        value,
+        Dumper=_BlockDumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=10_000,
+    )
+    lines = block.rstrip("\n").split("\n")
+    return "\n".join([lines[0], *(line and margin + "  " + line for line in lines[1:])])
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Safe YAML with multi-line strings as literal blocks, as a person would write them."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_BlockDumper.add_representer(str, _represent_str)
+
+
+def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
+    mapping = located.nodes[edit.path[:-1]]
+    if not isinstance(mapping, yaml.MappingNode) or edit.after is None:
+        raise CannotEdit("not a mapping")
+    key = located.key_nodes[(*edit.path[:-1], edit.after)]
+    value = located.nodes[(*edit.path[:-1], edit.after)]
+    new_key = render(str(edit.path[-1]), key)
+    if mapping.flow_style:
+        at = value.end_mark.index
+        return at, at, f", {new_key}: {render(edit.value, value)}"
+    indent = key.start_mark.column
+    at = _line_end(text, _content_end(text, value))
+    return at, at, "\n" + " " * indent + f"{new_key}: {render(edit.value, value)}"
+
+
+def _delete(text: str, located: Located, edit: Edit) -> Replacement:
+    parent = located.nodes[edit.path[:-1]]
+    node = located.nodes[edit.path]
+    if not isinstance(parent, yaml.CollectionNode) or parent.flow_style:
+        raise CannotEdit("delete from a flow collection")
+    if len(parent.value) == 1:  # the collection becomes empty: write it as [] or {}
+        return _emptied(text, parent)
+    if isinstance(parent, yaml.SequenceNode):
+        start = text.rfind("-", 0, node.start_mark.index)
+        following = [i for i in parent.value if i.start_mark.index > node.start_mark.index]
+    else:
+        start = located.key_nodes[edit.path].start_mark.index
+        following = [key for key, _ in parent.value if key.start_mark.index > start]
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip() and following:  # `- k: a` (or `- - a`): keep the dash
+        after = following[0].start_mark.index
+        return (
+            start,
+            text.rfind("-", 0, after) if isinstance(parent, yaml.SequenceNode) else (after),
+            "",
+        )
+    return line_start, _line_end(text, _content_end(text, node)) + 1, ""
+
+
+def _emptied(text: str, collection: yaml.Node) -> Replacement:
+    """Replace a collection that loses its last member with `[]` or `{}`, on the line of its
+    key (a block collection may start on the next line, where a flow one would not belong)."""
+    empty = "[]" if isinstance(collection, yaml.SequenceNode) else "{}"
+    start = collection.start_mark.index
+    back = start
+    while back > 0 and text[back - 1] in " \t\r\n":
+        back -= 1
+    if back > 0 and text[back - 1] in ":-":
+        return back, _content_end(text, collection), f" {empty}"
+    return start, _content_end(text, collection), empty
+
+
+def _content_end(text: str, node: yaml.Node) -> int:
+    """Where a node's own text ends (block collections end at the next line's start)."""
+    end = node.end_mark.index
+    while end > node.start_mark.index and text[end - 1] in " \t\r\n":
+        end -= 1
+    return end
+
+
+def _line_end(text: str, offset: int) -> int:
+    """The end of the line holding `offset` (after any trailing comment)."""
+    newline = text.find("\n", offset)
+    return len(text) if newline < 0 else newline
