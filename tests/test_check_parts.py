@@ -11,14 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
+from wbmigrate.check.documents import minimal
 from wbmigrate.check.flags import check_flags
 from wbmigrate.check.model import apply_fixes
 from wbmigrate.check.python_code import check_python
-from wbmigrate.check.targets import Targets, cover
+from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml, keys
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.jsonedit import AddKey, Delete, Insert, RenameKey, Set, materialize
 from wbmigrate.located_yaml import load_located
+from wbmigrate.names import cover
 from wbmigrate.yamledit import apply, replacements
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())
@@ -238,3 +240,26 @@ def test_anchors_cover_every_name_with_few_substrings():
     assert cover(["a/loss", "b/loss", "c/acc"]) == ("loss", "acc")
     for name in [*TARGETS.migration.old_names, *TARGETS.flags, *TARGETS.config_keys]:
         assert any(anchor in name for anchor in TARGETS.anchors)
+
+
+# --- the one replacement a fix makes ----------------------------------------------------------
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text("ab,[]", max_size=30),
+    st.text("ab,[]", max_size=30),
+    st.text("ab,[]", max_size=30),
+    st.text("ab,[]", max_size=8),
+    st.tuples(st.integers(0, 80), st.integers(0, 80)),
+)
+def test_minimal_replacement_is_exact_and_smallest(head, tail, middle, other, hint):
+    text, new = head + middle + tail, head + other + tail
+    (found,) = minimal(text, new, (min(hint), max(hint)))  # any hint: right, wrong or outside
+    assert text[: found.start] + found.text + text[found.end :] == new
+    # nothing more could be kept: the replaced parts differ at both ends
+    kept_head, kept_tail = found.start, len(text) - found.end
+    assert kept_head + kept_tail <= min(len(text), len(new))
+    if kept_head < min(len(text), len(new)) - kept_tail:
+        assert text[kept_head] != new[kept_head]
+        assert text[found.end - 1] != new[len(new) - kept_tail - 1]

@@ -14,7 +14,8 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 Path = tuple[str | int, ...]
@@ -195,13 +196,59 @@ _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defin
 _SCANSTRING: Any = getattr(json.decoder, "scanstring")  # noqa: B009  (not in typeshed)
 
 
-@dataclass(frozen=True)
 class _Member:
-    key: str | int
-    start: int  # where the member starts: its key for an object member, its value otherwise
-    key_end: int  # end of the key string (== start for array elements)
-    value_start: int
-    end: int  # end of the value
+    """One member's offsets in the text. Many are made for each path located, so a slotted
+    class, not a dataclass."""
+
+    __slots__ = ("_end", "key", "key_end", "start", "text", "value_start")
+
+    def __init__(self, text: str, key: str | int, start: int, key_end: int, value_start: int):
+        self.text = text
+        self.key = key
+        self.start = start  # its key for an object member, its value otherwise
+        self.key_end = key_end  # end of the key string (== start for array elements)
+        self.value_start = value_start
+        self._end = -1
+
+    @property
+    def end(self) -> int:
+        """End of the value, found when first asked: finding it parses the value, which a
+        path passing through the member does not need."""
+        if self._end < 0:
+            self._end = _value_end(self.text, self.value_start)
+        return self._end
+
+
+class _Scan:
+    """A container's members, read only as far as asked."""
+
+    def __init__(self, text: str, start: int) -> None:
+        self._next = _members(text, start)
+        self.found: list[_Member] = []
+        self._by_key: dict[str | int, _Member] = {}
+        self.done = False
+
+    def member(self, key: str | int) -> _Member | None:
+        found = self._by_key.get(key)
+        while found is None and not self.done:
+            latest = self._advance()
+            if latest is not None and latest.key == key:
+                found = latest
+        return found
+
+    def all(self) -> list[_Member]:
+        while not self.done:
+            self._advance()
+        return self.found
+
+    def _advance(self) -> _Member | None:
+        member = next(self._next, None)
+        if member is None:
+            self.done = True
+        else:
+            self.found.append(member)
+            self._by_key.setdefault(member.key, member)  # the first of duplicate keys
+        return member
 
 
 @dataclass(frozen=True)
@@ -242,27 +289,86 @@ class _Style:
 
 def splice(text: str, edits: Iterable[Edit]) -> str:
     """`text` with the edits applied; every byte outside the edited values is kept."""
-    tree = _tree(edits)
-    if not (tree.children or tree.structural or tree.renames or tree.value is not _UNSET):
-        return text
-    start = _WS.match(text).end()  # type: ignore[union-attr]
-    end = _value_end(text, start)
-    return text[:start] + _render(text, start, end, tree, _Style.of(text)) + text[end:]
+    return JsonText(text).splice(edits)
 
 
 def locate(text: str, path: Path, key: bool = False) -> tuple[int, int]:
     """The offsets (start, end) of the value at `path` in `text`, or of its key."""
-    start = _WS.match(text).end()  # type: ignore[union-attr]
-    member = None
-    for part in path:
-        found = [m for m in _members(text, start) if m.key == part]
-        if not found:
-            raise KeyError(pointer(path))
-        member = found[0]
-        start = member.value_start
-    if key and member is not None:
-        return member.start, member.key_end
-    return start, _value_end(text, start)
+    return JsonText(text).locate(path, key)
+
+
+class JsonText:
+    """A JSON text and the spans of its members, found as needed and kept: checking a file
+    locates and splices many times in the same text, and each scan of a span parses it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._scans: dict[int, _Scan] = {}
+        self._root: tuple[int, int] | None = None
+
+    def splice(self, edits: Iterable[Edit]) -> str:
+        """The text with the edits applied; every byte outside the edited values is kept."""
+        tree = _tree(edits)
+        if not (tree.children or tree.structural or tree.renames or tree.value is not _UNSET):
+            return self.text
+        start, end = self.root
+        rendered = _render(self, start, end, tree, self.style)
+        return self.text[:start] + rendered + self.text[end:]
+
+    def splice_within(self, edits: list[Edit]) -> tuple[int, int, str]:
+        """The span of the innermost value that holds every edit, and its new text: one fix
+        among many, without rebuilding the whole document for each."""
+        around = container_of(edits)
+        start, end = self.locate(around)
+        tree = _tree(replace(e, path=e.path[len(around) :]) for e in edits)
+        return start, end, _render(self, start, end, tree, self.style)
+
+    @cached_property
+    def style(self) -> _Style:
+        return _Style.of(self.text)
+
+    def locate(self, path: Path, key: bool = False) -> tuple[int, int]:
+        """The offsets (start, end) of the value at `path`, or of its key."""
+        start, end = self.root
+        member = None
+        for part in path:
+            member = self._scan(start).member(part)
+            if member is None:
+                raise KeyError(pointer(path))
+            start = member.value_start
+        if member is None:
+            return start, end
+        return (member.start, member.key_end) if key else (start, member.end)
+
+    @property
+    def root(self) -> tuple[int, int]:
+        if self._root is None:
+            start = _WS.match(self.text).end()  # type: ignore[union-attr]
+            self._root = start, _value_end(self.text, start)
+        return self._root
+
+    def members(self, start: int) -> list[_Member]:
+        """The members of the object or array that starts at `start`, with their spans."""
+        return self._scan(start).all()
+
+    def _scan(self, start: int) -> _Scan:
+        scan = self._scans.get(start)
+        if scan is None:
+            scan = self._scans[start] = _Scan(self.text, start)
+        return scan
+
+
+def container_of(edits: Iterable[Edit]) -> Path:
+    """The path of the innermost value every edit lies in (a member's container, for edits
+    that add, remove or rename members)."""
+    paths = [e.path if isinstance(e, Set) else e.path[:-1] for e in edits]
+    common = paths[0] if paths else ()
+    for path in paths[1:]:
+        same = 0
+        while same < min(len(common), len(path)) and common[same] == path[same]:
+            same += 1
+        common = common[:same]
+    return common
 
 
 def _value_end(text: str, start: int) -> int:
@@ -277,14 +383,15 @@ def _line_indent(text: str, offset: int) -> str:
     return _WS.match(text, line_start).group().replace("\n", "")  # type: ignore[union-attr]
 
 
-def _render(text: str, start: int, end: int, node: _Node, style: _Style) -> str:
+def _render(doc: JsonText, start: int, end: int, node: _Node, style: _Style) -> str:
+    text = doc.text
     if node.value is not _UNSET:
         return style.dumps(node.value, _line_indent(text, start))
     if not (node.children or node.structural or node.renames):
         return text[start:end]
-    members = list(_members(text, start))
+    members = doc.members(start)
     rendered = {
-        m.key: _render_member(text, m, node, style)
+        m.key: _render_member(doc, m, node, style)
         for m in members
         if m.key in node.children or m.key in node.renames
     }
@@ -298,10 +405,11 @@ def _render(text: str, start: int, end: int, node: _Node, style: _Style) -> str:
     return _rebuild(text, start, end, members, rendered, node, style)
 
 
-def _render_member(text: str, member: _Member, node: _Node, style: _Style) -> str:
+def _render_member(doc: JsonText, member: _Member, node: _Node, style: _Style) -> str:
+    text = doc.text
     child = node.children.get(member.key)
     value = (
-        _render(text, member.value_start, member.end, child, style)
+        _render(doc, member.value_start, member.end, child, style)
         if child
         else text[member.value_start : member.end]
     )
@@ -312,24 +420,23 @@ def _render_member(text: str, member: _Member, node: _Node, style: _Style) -> st
 
 
 def _members(text: str, start: int) -> Iterator[_Member]:
-    """The members of the object or array that starts at `start`, with their spans."""
     is_object = text[start] == "{"
     pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
     index = 0
+    space = _WS.match
     while text[pos] not in "]}":
         member_start = pos
         key: str | int = index
         key_end = pos
         if is_object:
             key, key_end = _SCANSTRING(text, pos + 1)
-            pos = _WS.match(text, key_end).end() + 1  # type: ignore[union-attr]  # past ':'
-            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-        end = _value_end(text, pos)
-        yield _Member(key, member_start, key_end, pos, end)
+            pos = space(text, space(text, key_end).end() + 1).end()  # type: ignore[union-attr]
+        member = _Member(text, key, member_start, key_end, pos)
+        yield member
         index += 1
-        pos = _WS.match(text, end).end()  # type: ignore[union-attr]
+        pos = space(text, member.end).end()  # type: ignore[union-attr]
         if text[pos] == ",":
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
 
 
 def _rebuild(

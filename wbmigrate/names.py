@@ -7,6 +7,7 @@ part of a longer one, so `eval/off_policy/mean` and `off_policy/mean_smoothed` n
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,7 +30,12 @@ class Accessor:
 
 def accessor(value: object) -> Accessor | None:
     """The metric inside `value`, or None when it names no metric (a config key, a run field)."""
-    if not isinstance(value, str) or not value or value.startswith(_NOT_METRIC):
+    return _accessor(value) if isinstance(value, str) else None
+
+
+@functools.lru_cache(maxsize=8192)  # specs repeat the same few hundred keys many times
+def _accessor(value: str) -> Accessor | None:
+    if not value or value.startswith(_NOT_METRIC):
         return None
     for prefix in METRIC_PREFIXES:
         if value.startswith(prefix):
@@ -92,3 +98,18 @@ def replace_in_expression(expression: str, new_name: Callable[[str], str | None]
         return "${" + found.with_name(replacement) + "}" if found and replacement else match.group()
 
     return _TOKEN.sub(swap, expression)
+
+
+def cover(names: list[str]) -> tuple[str, ...]:
+    """A small set of substrings such that every name contains one (greedy set cover over the
+    names' parts): text without any of them cannot hold any of the names."""
+    parts = {part for name in names for part in re.split(r"[/.]", name.strip("-")) if part}
+    left, chosen = set(names), []
+    while left:
+        best = max(sorted(parts), key=lambda p: (sum(p in n for n in left), len(p)))
+        if not any(best in n for n in left):
+            chosen += sorted(left)  # names without a shared part are their own anchors
+            break
+        chosen.append(best)
+        left = {n for n in left if best not in n}
+    return tuple(chosen)

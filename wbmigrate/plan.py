@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from wbmigrate.engine.model import ChangeAction, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
-from wbmigrate.rewrite import rewrite_text
+from wbmigrate.rewrite import rewrite, spec_at
 
 
 class Status(enum.Enum):
@@ -38,7 +38,6 @@ class Source:
 class Planned:
     source: Source
     result: Rewrite | None = None
-    new_text: str | None = None
     error: str | None = None
 
     @property
@@ -74,17 +73,11 @@ def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
     if source.error is not None:
         return Planned(source, error=source.error)
     try:
-        result, new_text = rewrite_text(
-            source.text,
-            migration,
-            kind=source.kind,
-            name=source.name,
-            options=options,
-            root=source.root,
-        )
+        spec = spec_at(source.text, source.root)
+        result = rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))
-    return Planned(source, result, new_text)
+    return Planned(source, result)
 
 
 def make_plan(sources: Iterable[Source], migration: Migration, options: Options) -> Plan:

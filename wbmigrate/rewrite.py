@@ -14,7 +14,7 @@ from wbmigrate import kinds
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.engine.walk import Walk
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.jsonedit import materialize, splice
+from wbmigrate.jsonedit import splice
 from wbmigrate.mapping import Migration
 
 
@@ -43,7 +43,7 @@ def rewrite(
     return Rewrite(
         kind=kind,
         title=f'{kind} "{name}"',
-        spec=materialize(spec, w.edits),
+        original=spec,
         edits=tuple(w.edits),
         changes=tuple(w.changes),
         notes=tuple(w.notes),
@@ -63,13 +63,18 @@ def rewrite_text(
     """Rewrite a spec given as JSON text; the new text differs only where the spec changed.
 
     `root` is where the spec sits in the document (`("spec",)` in an exported file)."""
-    spec = parse_spec(text)
-    for part in root:
-        spec = spec.get(part) if isinstance(spec, dict) else None
-    result = rewrite(spec, migration, kind=kind, name=name, options=options)
+    result = rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
     if not result.edits:
         return result, text
     return result, splice(text, [replace(e, path=(*root, *e.path)) for e in result.edits])
+
+
+def spec_at(text: str, root: tuple[str, ...] = ()) -> Any:
+    """The spec at `root` in a JSON document."""
+    spec = parse_spec(text)
+    for part in root:
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    return spec
 
 
 def parse_spec(text: str) -> Any:

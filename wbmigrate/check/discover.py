@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
@@ -36,20 +37,24 @@ def find_files(paths: Iterable[Path], exclude: Iterable[str] = ()) -> Iterator[P
 
 def _walk(root: Path, excluded: GitIgnoreSpec) -> Iterator[Path]:
     ignores = _ignores_above(root)
+    project = Path.cwd().resolve()
     for folder, dirs, files in os.walk(root, followlinks=False):
         here = Path(folder)
+        real = here.resolve()  # once per folder: resolving is a system call per part
         spec = here / ".gitignore"
         if spec.is_file():
-            ignores = [*ignores, (here, _read_spec(spec))]
+            ignores = [*ignores, (real, _read_spec(spec))]
+
         dirs[:] = sorted(
             d
             for d in dirs
             if d not in SKIPPED_FOLDERS
-            and not _ignored(here / d, ignores, excluded, root, is_dir=True)
+            and not _ignored(_Where(here / d, real / d, root, project), ignores, excluded, "/")
         )
         for name in sorted(files):
             path = here / name
-            if not path.is_symlink() and not _ignored(path, ignores, excluded, root):
+            where = _Where(path, real / name, root, project)
+            if not path.is_symlink() and not _ignored(where, ignores, excluded, ""):
                 yield path
 
 
@@ -73,34 +78,35 @@ def _read_spec(path: Path) -> GitIgnoreSpec:
     return GitIgnoreSpec.from_lines(lines)
 
 
+@dataclass(frozen=True)
+class _Where:
+    path: Path  # as walked
+    real: Path  # in its real folder
+    root: Path  # the folder being walked
+    project: Path  # the current folder, resolved
+
+
 def _ignored(
-    path: Path,
-    ignores: list[tuple[Path, GitIgnoreSpec]],
-    excluded: GitIgnoreSpec,
-    root: Path,
-    is_dir: bool = False,
+    where: _Where, ignores: list[tuple[Path, GitIgnoreSpec]], excluded: GitIgnoreSpec, suffix: str
 ) -> bool:
-    suffix = "/" if is_dir else ""
-    if excluded.match_file(_from_project(path, root) + suffix):
+    """Whether a configured exclude or a `.gitignore` (`base`, resolved, and its patterns)
+    ignores the path; `suffix` is "/" for a folder."""
+    if excluded.patterns and excluded.match_file(_from_project(where) + suffix):
         return True
-    resolved = path.resolve() if is_dir else path.parent.resolve() / path.name
     for base, spec in ignores:
-        try:
-            inside = resolved.relative_to(base.resolve()).as_posix() + suffix
-        except ValueError:
-            continue
-        if spec.match_file(inside):
-            return True
+        if where.real.is_relative_to(base):
+            inside = where.real.relative_to(base).as_posix() + suffix
+            if spec.match_file(inside):
+                return True
     return False
 
 
-def _from_project(path: Path, root: Path) -> str:
+def _from_project(where: _Where) -> str:
     """The path as excludes see it: relative to the current folder (the project) when inside
     it, else to the folder being walked."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.relative_to(root).as_posix()
+    if where.real.is_relative_to(where.project):
+        return where.real.relative_to(where.project).as_posix()
+    return where.path.relative_to(where.root).as_posix()
 
 
 def is_binary(data: bytes) -> bool:

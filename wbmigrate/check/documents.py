@@ -17,7 +17,7 @@ from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.export import FORMAT as EXPORT_FORMAT
-from wbmigrate.jsonedit import Edit, Path, RenameKey, locate, splice
+from wbmigrate.jsonedit import Edit, JsonText, Path, RenameKey, container_of
 from wbmigrate.located_yaml import load_located
 from wbmigrate.mapping import Action
 from wbmigrate.names import accessor
@@ -112,16 +112,30 @@ def change_message(change: Change, result: Rewrite) -> str:
     return f"{text} [{where}]"
 
 
-def minimal(text: str, new: str) -> tuple[Replacement, ...]:
-    """The one replacement that turns `text` into `new` (common head and tail kept)."""
-    head = 0
+def minimal(text: str, new: str, hint: tuple[int, int] = (0, 0)) -> tuple[Replacement, ...]:
+    """The one replacement that turns `text` into `new` (common head and tail kept).
+
+    `hint` is the span of `text` the change lies in, when known; it narrows the search."""
+    start, end = hint
     limit = min(len(text), len(new))
-    while head < limit and text[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and text[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    same = start if start <= limit and text[:start] == new[:start] else 0
+    head = _longest(lambda n: text[same:n] == new[same:n], same, limit)
+    after = min(len(text) - end, limit - head)
+    known = after if after > 0 and text[len(text) - after :] == new[len(new) - after :] else 0
+    tail = _longest(lambda n: text[len(text) - n :] == new[len(new) - n :], known, limit - head)
     return (Replacement(head, len(text) - tail, new[head : len(new) - tail]),)
+
+
+def _longest(agrees: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest n in [low, high] for which `agrees(n)`, given that it holds up to some n and
+    no further: a binary search of C-speed slice comparisons, not a loop over characters."""
+    while low < high:
+        middle = (low + high + 1) // 2
+        if agrees(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @dataclass
@@ -161,6 +175,7 @@ class _Document:
     span: Callable[[Path], tuple[int, int]]  # where the value at a path is
     key_span: Callable[[Path], tuple[int, int]]  # where the key of the member at a path is
     edit: Callable[[list[Edit]], str | None]  # the text with edits made (None: not safely)
+    fix: Callable[[list[Edit]], tuple[Replacement, ...]]  # one finding's fix (empty: none)
 
 
 def check_json(label: str, text: str, targets: Targets) -> Checked:
@@ -171,15 +186,20 @@ def check_json(label: str, text: str, targets: Targets) -> Checked:
     except RecursionError:
         return parse_error(label, text, 0, "JSON nested too deeply to read")
 
+    indexed = JsonText(text)
+
     def span(path: Path, key: bool = False) -> tuple[int, int]:
         try:
-            return locate(text, path, key=key)
+            return indexed.locate(path, key=key)
         except (KeyError, ValueError, IndexError):
             return 0, 0
 
-    document = _Document(
-        data, span, lambda path: span(path, key=True), lambda edits: splice(text, edits)
-    )
+    def fix(edits: list[Edit]) -> tuple[Replacement, ...]:
+        start, end, new = indexed.splice_within(edits)
+        (found,) = minimal(text[start:end], new)
+        return (Replacement(start + found.start, start + found.end, found.text),)
+
+    document = _Document(data, span, lambda path: span(path, key=True), indexed.splice, fix)
     return _check_document(label, text, targets, document)
 
 
@@ -206,7 +226,11 @@ def check_yaml(label: str, text: str, targets: Targets) -> Checked:
         found = replacements(text, located, edits)
         return apply(text, found) if found is not None else None
 
-    document = _Document(located.data, span, lambda path: span(path, key=True), edit)
+    def fix(edits: list[Edit]) -> tuple[Replacement, ...]:
+        new = edit(edits)
+        return minimal(text, new, span(container_of(edits))) if new is not None else ()
+
+    document = _Document(located.data, span, lambda path: span(path, key=True), edit, fix)
     return _check_document(label, text, targets, document)
 
 
@@ -220,10 +244,6 @@ def _check_document(label: str, text: str, targets: Targets, document: _Document
     def add(finding: Finding, edits: Sequence[Edit]) -> None:
         checked.findings.append(finding)
         edits_of[finding] = list(edits)
-
-    def fix(edits: Sequence[Edit]) -> tuple[Replacement, ...]:
-        new = document.edit(list(edits))
-        return minimal(text, new) if new is not None else ()
 
     spec = spec_of(document.data)
     if spec is not None:
@@ -244,7 +264,7 @@ def _check_document(label: str, text: str, targets: Targets, document: _Document
                     end,
                     change_rule(group.change, targets),
                     change_message(group.change, result),
-                    fix(edits),
+                    document.fix(edits),
                 ),
                 edits,
             )
@@ -256,7 +276,7 @@ def _check_document(label: str, text: str, targets: Targets, document: _Document
                     lines.finding(label, start, end, Rule.NEEDS_REVIEW, f"{note.message} ({where})")
                 )
     for path, new_leaf in config_keys(document.data, targets, spec[0] if spec else None):
-        rename = [RenameKey(path, new_leaf)]
+        rename: list[Edit] = [RenameKey(path, new_leaf)]
         start, end = document.key_span(path)
         add(
             lines.finding(
@@ -265,7 +285,7 @@ def _check_document(label: str, text: str, targets: Targets, document: _Document
                 end,
                 Rule.RENAMED_CONFIG_KEY,
                 config_message(path, new_leaf),
-                fix(rename),
+                document.fix(rename),
             ),
             rename,
         )

@@ -73,25 +73,28 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
         return Checked([lines.finding(label, 0, 0, Rule.PARSE_ERROR, f"not valid Python: {exc}")])
     lines = Lines(text)
     source = _Source(label, text, lines, targets, lines.starts)
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    leaves = targets.config_leaves
     findings: list[Finding] = []
-    for node in ast.walk(tree):
+    for node, parent in _nodes(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if not isinstance(parents.get(node), ast.JoinedStr):
-                findings += _literal(source, node, parents.get(node))
-        elif isinstance(node, ast.keyword) and node.arg in _config_leaves(targets):
+            if not isinstance(parent, ast.JoinedStr):
+                findings += _literal(source, node, parent)
+        elif isinstance(node, ast.keyword) and node.arg in leaves:
             findings += _identifier(source, node, node.arg)
-        elif isinstance(node, ast.Attribute) and node.attr in _config_leaves(targets):
+        elif isinstance(node, ast.Attribute) and node.attr in leaves:
             findings += _identifier(source, node, node.attr)
         elif isinstance(node, ast.JoinedStr | ast.BinOp | ast.Call):
-            findings += _computed(source, node, parents.get(node))
+            findings += _computed(source, node, parent)
     return Checked(sorted(findings, key=lambda f: (f.line, f.column)))
 
 
-def _config_leaves(targets: Targets) -> dict[str, str]:
-    return {
-        old.rpartition(".")[2]: new.rpartition(".")[2] for old, new in targets.config_keys.items()
-    }
+def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
+    """Every node with its parent, in one pass (a stack: any depth is fine)."""
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    while stack:
+        node, parent = stack.pop()
+        yield node, parent
+        stack += [(child, node) for child in ast.iter_child_nodes(node)]
 
 
 # --- string literals --------------------------------------------------------------------------
@@ -106,8 +109,8 @@ def _literal(source: _Source, node: ast.Constant, parent: ast.AST | None) -> Ite
     target = targets.metric(found.name) if found else None
     if found is not None and target is not None:
         yield from _metric_literal(source, node, parent, found, raw, start)
-    elif value in targets.config_keys or value in _config_leaves(targets):
-        new = targets.config_keys.get(value) or _config_leaves(targets)[value]
+    elif value in targets.config_keys or value in targets.config_leaves:
+        new = targets.config_keys.get(value) or targets.config_leaves[value]
         yield source.finding(
             start,
             end,
@@ -223,7 +226,7 @@ def _embedded_names(
 
 
 def _identifier(source: _Source, node: ast.keyword | ast.Attribute, name: str) -> Iterator[Finding]:
-    new = _config_leaves(source.targets)[name]
+    new = source.targets.config_leaves[name]
     if isinstance(node, ast.keyword):
         start = source.offset(node.lineno, node.col_offset)
     else:

@@ -56,6 +56,8 @@ class Ignores:
     def covers(self, path: Path, rule: Rule) -> bool:
         if rule in self.rules:
             return True
+        if not self.per_file:
+            return False
         relative = _relative(path, self.base)
         return any(
             rule in rules and fnmatch.fnmatch(relative, glob) for glob, rules in self.per_file
@@ -77,8 +79,11 @@ def handlers_for(path: Path, head: str) -> list[Handler]:
     return []
 
 
-def check_file(path: Path, targets: Targets, ignores: Ignores) -> FileReport | None:
-    """One file's report, or None for a file `check` does not read (binary, unknown type)."""
+def check_file(
+    path: Path, targets: Targets, ignores: Ignores, fixes: bool = False
+) -> FileReport | None:
+    """One file's report, or None for a file `check` does not read (binary, unknown type).
+    With `fixes`, the report carries the text with every kept fix made."""
     label = path.as_posix()
     try:
         data = path.read_bytes()
@@ -101,7 +106,7 @@ def check_file(path: Path, targets: Targets, ignores: Ignores) -> FileReport | N
     kept, suppressed = _suppress(text, findings, path, ignores)
     fixed = (
         _fixed(label, text, path, handlers, targets, ignores)
-        if any(f.fixable for f in kept)
+        if fixes and any(f.fixable for f in kept)
         else None
     )
     return FileReport(label, tuple(kept), text, fixed, suppressed)
@@ -175,12 +180,13 @@ def check_paths(
     config: CheckConfig,
     extra_ignores: Iterable[Rule] = (),
     exclude: Iterable[str] = (),
+    fixes: bool = False,
 ) -> list[FileReport]:
     ignores = Ignores.of(config, extra_ignores)
     excluded = [*config.exclude, *exclude]
     reports = []
     for path in find_files(paths, excluded):
-        report = check_file(path, targets, ignores)
+        report = check_file(path, targets, ignores, fixes)
         if report is not None:
             reports.append(report)
     return reports

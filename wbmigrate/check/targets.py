@@ -9,6 +9,7 @@ from functools import cached_property
 
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Action, Migration
+from wbmigrate.names import cover
 
 # Spec fields whose regexes can match old keys without spelling them out.
 REGEX_FIELDS = ("metricRegex", "searchQuery", "searchHistory")
@@ -48,6 +49,13 @@ class Targets:
         return {old: new for rename in self.migration.config for old, new in rename.toml.items()}
 
     @cached_property
+    def config_leaves(self) -> dict[str, str]:
+        """The last part of each dotted config key (a keyword argument, an attribute)."""
+        return {
+            old.rpartition(".")[2]: new.rpartition(".")[2] for old, new in self.config_keys.items()
+        }
+
+    @cached_property
     def flags(self) -> dict[str, str]:
         """Command-line flags: old -> new."""
         return {old: new for rename in self.migration.config for old, new in rename.cli.items()}
@@ -65,23 +73,8 @@ class Targets:
         """Substrings every old name, key or flag contains at least one of: a file without any
         of them cannot need a change (but for regex fields, see REGEX_FIELDS)."""
         names = [*self.migration.old_names, *self.config_keys, *self.flags]
-        return cover(names)
+        return cover(sorted(names))
 
     def may_contain(self, text: str, spec_like: bool = False) -> bool:
         anchors = self.anchors + (REGEX_FIELDS if spec_like else ())
         return any(anchor in text for anchor in anchors)
-
-
-def cover(names: list[str]) -> tuple[str, ...]:
-    """A small set of substrings such that every name contains one (greedy set cover over the
-    names' parts), so a file is skipped after one fast `in` test per anchor."""
-    parts = {part for name in names for part in re.split(r"[/.]", name.strip("-")) if part}
-    left, chosen = set(names), []
-    while left:
-        best = max(sorted(parts), key=lambda p: (sum(p in n for n in left), len(p)))
-        if not any(best in n for n in left):
-            chosen += sorted(left)  # names without a shared part are their own anchors
-            break
-        chosen.append(best)
-        left = {n for n in left if best not in n}
-    return tuple(chosen)

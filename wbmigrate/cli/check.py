@@ -90,7 +90,12 @@ def check(
     migration, options = migration_setup(**setup)
     targets = Targets(migration, options)
     reports = check_paths(
-        [Path(p) for p in paths], targets, config, [Rule(r) for r in ignored], exclude
+        [Path(p) for p in paths],
+        targets,
+        config,
+        [Rule(r) for r in ignored],
+        exclude,
+        fixes=fix or diff,
     )
     if diff:
         _print_diff(reports)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from wbmigrate.jsonedit import Edit
+from wbmigrate.jsonedit import Edit, materialize
 
 SEPARATOR = " › "
 
@@ -81,11 +82,17 @@ class Rewrite:
 
     kind: str
     title: str  # e.g. 'report "Async health"'
-    spec: Any  # the new spec (shares untouched subtrees with the input; treat as read-only)
+    original: Any = field(repr=False)  # the spec rewritten (read-only)
     edits: tuple[Edit, ...]
     changes: tuple[Change, ...]
     notes: tuple[Note, ...] = field(default=())
     change_edits: tuple[Edit, ...] = field(default=())  # the edit that makes each change
+
+    @cached_property
+    def spec(self) -> Any:
+        """The new spec, built on first use: a plan only needs the changes. It shares untouched
+        subtrees with `original`; treat it as read-only."""
+        return materialize(self.original, self.edits)
 
     @property
     def changed(self) -> bool:

@@ -31,14 +31,18 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
         return
     view_type = panel.get("viewType")
     config = panel.get("config")
+    regex = isinstance(config, dict) and config.get("useMetricRegex")
+    if not regex and not w.may_hold(panel):
+        return
     with w.at(panel_label(panel, int(path[-1]))):
         kind = PANEL_TYPES.get(view_type) if isinstance(view_type, str) else None
         if kind is None or not isinstance(config, dict):
             w.scan(path, panel, f"panel type {view_type!r}")
             return
-        if _all_gone(w, kind.series(config)):
-            shown = ", ".join(kind.series(config))
-            reasons = {f.reason for n in kind.series(config) if (f := w.fate(n))}
+        series = kind.series(config)
+        if _all_gone(w, series):
+            shown = ", ".join(series)
+            reasons = {f.reason for n in series if (f := w.fate(n))}
             w.remove(
                 path,
                 panel,
@@ -256,9 +260,9 @@ def weave_picks(node: Any, path: Path) -> Iterator[tuple[Path, str]]:
                     and isinstance(key.get("val"), str)
                 ):
                     yield (*at, "fromOp", "inputs", "key", "val"), key["val"]
-            stack += [((*at, k), v) for k, v in item.items()]
+            stack += [((*at, k), v) for k, v in item.items() if isinstance(v, (dict, list))]
         elif isinstance(item, list):
-            stack += [((*at, i), v) for i, v in enumerate(item)]
+            stack += [((*at, i), v) for i, v in enumerate(item) if isinstance(v, (dict, list))]
 
 
 def walk_weave(w: Walk, path: Path, config: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ COLUMN_MAPS = ("columnVisible", "columnPinned", "columnWidths")
 
 
 def walk_runset(w: Walk, path: Path, runset: Any) -> None:
-    if not isinstance(runset, dict):
+    if not isinstance(runset, dict) or not w.may_hold(runset):
         return
     with w.at(f'run set "{runset.get("name", "")}"'):
         _filters(w, (*path, "filters"), runset.get("filters"), "filters")

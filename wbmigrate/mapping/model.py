@@ -10,11 +10,13 @@ import datetime as dt
 import enum
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.names import cover
 
 
 class Severity(enum.Enum):
@@ -126,6 +128,15 @@ class Migration:
     @property
     def old_names(self) -> frozenset[str]:
         return frozenset(self.metrics)
+
+    @cached_property
+    def anchors(self) -> tuple[str, ...]:
+        """Substrings of which every old name holds one: text without any cannot need a change."""
+        return cover(sorted(self.metrics))
+
+    @cached_property
+    def anchor_bytes(self) -> tuple[bytes, ...]:
+        return tuple(anchor.encode() for anchor in self.anchors)
 
     @property
     def new_names(self) -> frozenset[str]:
