@@ -72,7 +72,7 @@ def _text_nodes(w: Walk, path: Path, nodes: Any, field: str) -> None:
 
 
 def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
-    if not isinstance(metadata, dict) or not w.may_hold(metadata, regexes=True):
+    if not isinstance(metadata, dict):
         return
     for i, runset in enumerate(_list(metadata.get("runSets"))):
         walk_runset(w, (*path, "runSets", i), runset)
