@@ -148,8 +148,11 @@ def test_backups_are_private_complete_and_written_first(run, live, tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
     assert manifest["mode"] == "dual"
-    assert {o["status"] for o in manifest["objects"]} == {"written"}
-    for entry in manifest["objects"]:
+    journal = [json.loads(line) for line in (folder / "journal.jsonl").read_text().splitlines()]
+    backed_up = [e for e in journal if e["event"] == "backed-up"]
+    assert len(backed_up) == 10
+    assert {e["id"] for e in journal if e["event"] == "written"} == {e["id"] for e in backed_up}
+    for entry in backed_up:
         stored = json.loads((folder / entry["file"]).read_text())
         if entry["kind"] != "automation":
             assert stored["view"]["spec"] == before[entry["id"]]
@@ -185,6 +188,20 @@ def test_rollback_refuses_objects_edited_after_the_migration(run, live):
     assert "Tokens (edited)" in live.state.views[report]["spec"]
     assert run("rollback", "backups", "--yes", "--force").exit_code == 0
     assert "Tokens (edited)" not in live.state.views[report]["spec"]
+
+
+def test_a_run_killed_after_writing_is_still_rolled_back(run, live, tmp_path):
+    """The digest of what is sent is journaled before the write: a run that died before
+    confirming its writes (and a last line cut short) still leaves a complete undo."""
+    before = snapshot(live)
+    assert run("apply", TARGET, "--yes", "--backup-dir", "backups").exit_code == 0
+    journal = tmp_path / "backups" / "journal.jsonl"
+    lines = [line for line in journal.read_text().splitlines() if '"written"' not in line]
+    journal.write_text("\n".join(lines) + '\n{"event": "backed-up", "fi')
+    result = run("rollback", "backups", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 10 restored." in result.stdout
+    assert snapshot(live)[0] == before[0]
 
 
 def test_edit_between_plan_and_apply_is_refused_for_that_object_only(run, live):

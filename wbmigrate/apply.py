@@ -89,11 +89,11 @@ def apply_one(
             return Outcome(obj, Status.UNCHANGED)
         if expected.changes is not None and signature(result.changes) != expected.changes:
             return Outcome(obj, Status.SKIPPED, "the changes differ from the saved plan")
-        backup.save(now)
+        backup.save(now, new_text)
         write(client, now, new_text)
         if not stored_as_sent(now, reread(client, now), new_text):
             return Outcome(obj, Status.FAILED, "W&B does not store what was sent; see the backup")
-        backup.written(now, new_text)
+        backup.written(now)
         return Outcome(obj, Status.APPLIED, changes=len(result.changes))
     except (WbmigrateError, OSError) as exc:
         return Outcome(obj, Status.FAILED, _one_line(exc))
@@ -102,7 +102,7 @@ def apply_one(
 def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
     """Put one object back to its backed-up original."""
     original = item.original
-    if item.written_sha256 is None:
+    if item.sent_sha256 is None:
         return Outcome(original, Status.UNCHANGED, "was not written by that run")
     try:
         now = reread(client, original)
@@ -110,7 +110,7 @@ def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
             return Outcome(original, Status.FAILED, "no longer exists")
         if digest(now) == digest(original):
             return Outcome(original, Status.UNCHANGED, "already as it was")
-        if digest(now) != item.written_sha256 and not force:
+        if digest(now) != item.sent_sha256 and not force:
             return Outcome(
                 original,
                 Status.SKIPPED,

@@ -1,8 +1,10 @@
 """Backups of one apply run: the original of every object, saved before it is written.
 
-A folder (mode 0700) holds one file per object (mode 0600) and `manifest.json`, which says
-what was migrated how, and for each object whether it was written and what was sent, so that
-`rollback` can restore the exact originals and refuse objects edited since.
+A folder (mode 0700) holds one file per object (mode 0600), `manifest.json` (what was migrated
+how) and `journal.jsonl`, a line per event appended as the run goes: an object backed up (with
+the digest of what is about to be sent) and an object written. `rollback` restores the exact
+originals and refuses objects edited since. Because the digest is on disk before the write,
+a run killed between the write and its "written" line is still rolled back correctly.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.live import LiveObject, trigger_input
 from wbmigrate.wandb_api import View
 
-FORMAT = "wbmigrate-backup/1"
+FORMAT = "wbmigrate-backup/2"
+FORMATS = ("wbmigrate-backup/1", FORMAT)  # /1 kept its object list in the manifest
 MANIFEST = "manifest.json"
+JOURNAL = "journal.jsonl"
 
 
 class BackupError(WbmigrateError):
@@ -65,48 +69,49 @@ def write_private(path: Path, data: Any) -> None:
 
 
 class Backup:
-    """The backup folder of one apply run, written as the run goes."""
+    """The backup folder of one apply run, written as the run goes. Each event costs one
+    appended line, so a run of thousands of objects stays linear."""
 
     def __init__(self, folder: Path, info: dict[str, Any]) -> None:
         private_folder(folder)
         self.folder = folder
         self._lock = threading.Lock()
-        self._manifest: dict[str, Any] = {
+        manifest = {
             "format": FORMAT,
             "wbmigrate": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **info,
-            "objects": [],
         }
-        self._save_manifest()
+        write_private(folder / MANIFEST, manifest)
+        fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.close(fd)
 
-    def save(self, obj: LiveObject) -> None:
-        """Back up the object as fetched. Called before anything is sent to W&B."""
+    def save(self, obj: LiveObject, sending: str) -> None:
+        """Back up the object as fetched, and what is about to be sent in its place. Called
+        before anything is sent to W&B."""
         name = f"{obj.kind}-{safe_name(obj.id)}.json"
         write_private(self.folder / name, _original(obj))
-        with self._lock:
-            self._manifest["objects"].append(
-                {
-                    "file": name,
-                    "kind": obj.kind,
-                    "id": obj.id,
-                    "title": obj.title,
-                    "status": "backed-up",
-                }
-            )
-            self._save_manifest()
+        self._log(
+            {
+                "event": "backed-up",
+                "file": name,
+                "kind": obj.kind,
+                "id": obj.id,
+                "title": obj.title,
+                "sending_sha256": digest(obj, sending),
+            }
+        )
 
-    def written(self, obj: LiveObject, sent: str) -> None:
-        """Record that the new state was written and verified."""
-        with self._lock:
-            for entry in self._manifest["objects"]:
-                if entry["id"] == obj.id:
-                    entry["status"] = "written"
-                    entry["written_sha256"] = digest(obj, sent)
-            self._save_manifest()
+    def written(self, obj: LiveObject) -> None:
+        """Record that the new state was written and read back."""
+        self._log({"event": "written", "id": obj.id})
 
-    def _save_manifest(self) -> None:
-        write_private(self.folder / MANIFEST, self._manifest)
+    def _log(self, event: dict[str, Any]) -> None:
+        line = json.dumps(event, ensure_ascii=False) + "\n"
+        with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
+            out.write(line)
+            out.flush()
+            os.fsync(out.fileno())
 
 
 def _original(obj: LiveObject) -> dict[str, Any]:
@@ -125,10 +130,12 @@ def _original(obj: LiveObject) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Restorable:
-    """One backed-up object: the original, and the digest of what the run wrote (if it did)."""
+    """One backed-up object: the original, the digest of what the run sent in its place
+    (None: the run did not get as far as sending), and whether the write was confirmed."""
 
     original: LiveObject
-    written_sha256: str | None
+    sent_sha256: str | None
+    confirmed: bool = False
 
 
 def load_backup(folder: Path) -> tuple[dict[str, Any], list[Restorable]]:
@@ -137,20 +144,47 @@ def load_backup(folder: Path) -> tuple[dict[str, Any], list[Restorable]]:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BackupError(f"{folder}: not a wbmigrate backup folder ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
     objects = []
-    for entry in manifest.get("objects", []):
+    for entry in _entries(folder, manifest):
         path = folder / safe_name(entry["file"])
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise BackupError(f"{path}: cannot read the backup ({exc})") from None
-        objects.append(Restorable(_live(stored), entry.get("written_sha256")))
+        objects.append(Restorable(_live(stored), entry["sent"], entry["status"] == "written"))
     # Objects were backed up as concurrent writes finished; restore them in a stable order.
     order = {"report": 0, "workspace": 1, "automation": 2}
     objects.sort(key=lambda r: (order[r.original.kind], r.original.is_draft, r.original.title))
     return manifest, objects
+
+
+def _entries(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each backed-up object: its file, what was sent, and whether the write was confirmed."""
+    if "objects" in manifest:  # format /1
+        return [{**e, "sent": e.get("written_sha256")} for e in manifest["objects"]]
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BackupError(f"{folder}: cannot read {JOURNAL} ({exc})") from None
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            if number == len(lines):
+                break  # a line cut short by a crash: the write it announces never started
+            raise BackupError(f"{folder / JOURNAL}:{number}: not a journal line") from None
+        if event.get("event") == "backed-up":
+            entries[event["id"]] = {
+                "file": event["file"],
+                "sent": event["sending_sha256"],
+                "status": "backed-up",
+            }
+        elif event.get("event") == "written" and event.get("id") in entries:
+            entries[event["id"]]["status"] = "written"
+    return list(entries.values())
 
 
 def _live(stored: dict[str, Any]) -> LiveObject:
