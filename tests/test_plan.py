@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
+import threading
+import time
 
 import pytest
 from helpers import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
+from wbmigrate.live import _read_ahead
+from wbmigrate.report.plan import JsonDocument
 
 DEMO = FIXTURES / "demo-project"
 
@@ -134,3 +141,63 @@ def test_plan_user_errors_exit_2(run, args, message):
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith(message)
     assert len(result.stderr.splitlines()) == 1
+
+
+# --- streaming --------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=3),
+    st.lists(JSON_VALUES, max_size=4),
+    st.dictionaries(st.text(max_size=5), JSON_VALUES, max_size=3),
+)
+def test_a_streamed_json_document_is_what_json_dumps_writes(head, items, tail):
+    head.pop("objects", None)
+    tail = {k: v for k, v in tail.items() if k not in head and k != "objects"}
+    chunks: list[str] = []
+    document = JsonDocument(chunks.append, head, "objects")
+    for item in items:
+        document.add(item)
+    document.close(tail)
+    whole = {**head, "objects": items, **tail}
+    assert "".join(chunks) == json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_reading_ahead_hands_on_items_and_errors_in_order():
+    stop = threading.Event()
+
+    def items():
+        yield from range(5)
+        raise ValueError("page 2 failed")
+
+    stream = _read_ahead(items(), 2, stop)
+    assert [next(stream) for _ in range(5)] == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="page 2 failed"):
+        next(stream)
+
+
+def test_a_reader_ahead_ends_when_the_consumer_stops():
+    stop = threading.Event()
+    produced = []
+
+    def items():
+        for n in itertools.count():
+            produced.append(n)
+            yield n
+
+    stream = _read_ahead(items(), 3, stop)
+    assert next(stream) == 0
+    stop.set()
+    time.sleep(0.3)
+    settled = len(produced)
+    time.sleep(0.3)
+    assert len(produced) == settled <= 5  # bounded by the queue, then stopped

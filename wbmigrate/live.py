@@ -9,14 +9,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from queue import Full, Queue
+from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.plan import Source
-from wbmigrate.wandb_api import Client, View
+from wbmigrate.wandb_api import PAGE_SIZE, Client, View
+
+T = TypeVar("T")
 
 TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
 REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
@@ -93,16 +97,72 @@ def canonical(trigger: dict[str, Any]) -> str:
 
 
 def fetch_project(
-    client: Client, entity: str, project: str, *, drafts: bool = True
+    client: Client, entity: str, project: str, *, drafts: bool = True, ahead: int = 2
 ) -> Iterator[LiveObject]:
-    """Published reports, their drafts, saved workspaces, then the project's automations."""
+    """Published reports, their drafts, saved workspaces, then the project's automations.
+
+    Each listing is read by a thread of its own, at most `ahead` pages ahead of the consumer:
+    the listings' requests overlap one another and the planning, and memory stays bounded."""
     types = [REPORT, DRAFT, WORKSPACE] if drafts else [REPORT, WORKSPACE]
-    for view_type in types:
-        for view in client.views(entity, project, view_type):
-            yield LiveObject.of_view(view)
+    listings = [_views(client, entity, project, t) for t in types]
+    listings.append(_triggers(client, entity, project))
+    stop = threading.Event()
+    streams = [_read_ahead(listing, ahead * PAGE_SIZE, stop) for listing in listings]
+    try:
+        for stream in streams:
+            yield from stream
+    finally:
+        stop.set()  # the consumer stopped early: let the readers end
+
+
+def _views(client: Client, entity: str, project: str, view_type: str) -> Iterator[LiveObject]:
+    return map(LiveObject.of_view, client.views(entity, project, view_type))
+
+
+def _triggers(client: Client, entity: str, project: str) -> Iterator[LiveObject]:
     for trigger in client.triggers(entity, project):
         if (trigger.get("scope") or {}).get("__typename") == "Project":
             yield LiveObject.of_trigger(trigger, entity, project)
+
+
+_END = object()
+
+
+def _read_ahead(items: Iterator[T], size: int, stop: threading.Event) -> Iterator[T]:
+    """`items`, produced from now on by a thread of its own, at most `size` ahead of the
+    consumer, until `stop` is set. An error in the thread is raised to the consumer."""
+    queue: Queue[tuple[Any, BaseException | None]] = Queue(maxsize=size)
+
+    def put(entry: tuple[Any, BaseException | None]) -> bool:
+        while not stop.is_set():  # the consumer may have gone: never block for ever
+            try:
+                queue.put(entry, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((_END, None))
+        except BaseException as exc:  # handed to the consumer, which raises it
+            put((_END, exc))
+
+    threading.Thread(target=produce, daemon=True).start()
+
+    def consume() -> Iterator[T]:
+        while True:
+            item, error = queue.get()
+            if error is not None:
+                raise error
+            if item is _END:
+                return
+            yield item
+
+    return consume()
 
 
 def reread(client: Client, obj: LiveObject) -> LiveObject | None:

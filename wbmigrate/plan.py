@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from wbmigrate.engine.model import ChangeAction, NoteKind, Options, Rewrite
@@ -51,22 +51,40 @@ class Planned:
         return self.result.title if self.result else f'"{self.source.name}"'
 
 
+@dataclass
+class Tally:
+    """The counts a plan's summary gives, kept as planned objects stream past."""
+
+    statuses: Counter[Status] = field(default_factory=Counter)
+    actions: Counter[ChangeAction] = field(default_factory=Counter)
+    notes: Counter[NoteKind] = field(default_factory=Counter)
+
+    def add(self, planned: Planned) -> Planned:
+        self.statuses[planned.status] += 1
+        if planned.result is not None:
+            self.actions.update(c.action for c in planned.result.changes)
+            self.notes.update(n.kind for n in planned.result.notes)
+        return planned
+
+    @property
+    def total(self) -> int:
+        return sum(self.statuses.values())
+
+
 @dataclass(frozen=True)
 class Plan:
+    """A whole plan in memory (what `apply` works from; `plan` streams instead)."""
+
     migration: Migration
     options: Options
     objects: tuple[Planned, ...] = field(default=())
 
-    def count(self, status: Status) -> int:
-        return sum(1 for o in self.objects if o.status is status)
-
     @property
-    def actions(self) -> Counter[ChangeAction]:
-        return Counter(c.action for o in self.objects if o.result for c in o.result.changes)
-
-    @property
-    def notes(self) -> Counter[NoteKind]:
-        return Counter(n.kind for o in self.objects if o.result for n in o.result.notes)
+    def tally(self) -> Tally:
+        tally = Tally()
+        for planned in self.objects:
+            tally.add(planned)
+        return tally
 
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
@@ -80,5 +98,12 @@ def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
     return Planned(source, result)
 
 
+def plan_each(
+    sources: Iterable[Source], migration: Migration, options: Options
+) -> Iterator[Planned]:
+    """Plan objects one at a time, as they come: nothing is kept, so memory stays flat."""
+    return (plan_one(source, migration, options) for source in sources)
+
+
 def make_plan(sources: Iterable[Source], migration: Migration, options: Options) -> Plan:
-    return Plan(migration, options, tuple(plan_one(s, migration, options) for s in sources))
+    return Plan(migration, options, tuple(plan_each(sources, migration, options)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,8 @@ from wbmigrate.engine.model import Change, Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live import Fingerprint, LiveObject
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import Plan
-from wbmigrate.report.plan import as_dict
+from wbmigrate.plan import Planned, Tally
+from wbmigrate.report.plan import JsonDocument, mapping_entry, object_entry, summary_entry
 
 FORMAT = "wbmigrate-plan/1"
 
@@ -43,31 +44,52 @@ def signature(changes: tuple[Change, ...]) -> list[list[Any]]:
     return [[c.pointer, c.action.value, c.old, c.new] for c in changes]
 
 
-def save_plan(
-    path: Path, plan: Plan, objects: dict[str, LiveObject], target: str, drafts: bool
-) -> None:
-    data = as_dict(plan)
-    for entry in data["objects"]:
-        obj = objects[entry["origin"]]
-        entry["id"] = obj.id
-        entry["fingerprint"] = {"updatedAt": obj.updated_at, "sha256": obj.fingerprint.sha256}
-    data.update(
-        {
-            "format": FORMAT,
-            "wbmigrate": __version__,
-            "target": target,
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "migration_sha256": migration_digest(plan.migration),
-            "drafts": drafts,
-            "options": {
-                "mode": plan.options.mode.value,
-                "rewrite_text": plan.options.rewrite_text,
-                "annotate": plan.options.annotate,
-                "project_keys": sorted(plan.options.project_keys),
-            },
-        }
-    )
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+class PlanFile:
+    """A saved plan, written object by object as they are planned, to a temporary file that
+    takes the plan's name only when complete (an interrupted run leaves no half plan)."""
+
+    def __init__(
+        self, path: Path, migration: Migration, options: Options, target: str, drafts: bool
+    ) -> None:
+        self.path, self.migration, self.options = path, migration, options
+        self.target, self.drafts = target, drafts
+        self.tally = Tally()
+        self._partial = path.with_name(f".{path.name}.partial")
+        self._file = self._partial.open("w", encoding="utf-8")
+        self._document = JsonDocument(
+            self._file.write, mapping_entry(migration, options), "objects"
+        )
+
+    def add(self, planned: Planned, obj: LiveObject) -> None:
+        self.tally.add(planned)
+        fingerprint = {"updatedAt": obj.updated_at, "sha256": obj.fingerprint.sha256}
+        self._document.add({**object_entry(planned), "id": obj.id, "fingerprint": fingerprint})
+
+    def close(self) -> None:
+        options = self.options
+        self._document.close(
+            {
+                "summary": summary_entry(self.tally),
+                "format": FORMAT,
+                "wbmigrate": __version__,
+                "target": self.target,
+                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "migration_sha256": migration_digest(self.migration),
+                "drafts": self.drafts,
+                "options": {
+                    "mode": options.mode.value,
+                    "rewrite_text": options.rewrite_text,
+                    "annotate": options.annotate,
+                    "project_keys": sorted(options.project_keys),
+                },
+            }
+        )
+        self._file.close()
+        os.replace(self._partial, self.path)
+
+    def discard(self) -> None:
+        self._file.close()
+        self._partial.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,8 @@ from wbmigrate.export import export_objects
 from wbmigrate.files import read_sources
 from wbmigrate.live import LiveObject, fetch_project, parse_target
 from wbmigrate.mapping import find_mapping
-from wbmigrate.plan import Plan, Status, make_plan
-from wbmigrate.planfile import check_plan, load_plan, save_plan
+from wbmigrate.plan import Plan, Planned, Status, Tally, make_plan, plan_each, plan_one
+from wbmigrate.planfile import PlanFile, check_plan, load_plan
 from wbmigrate.report import outcomes as outcome_report
 from wbmigrate.report import plan as plan_report
 from wbmigrate.wandb_api import Client
@@ -52,19 +53,37 @@ DRAFTS = click.option(
 
 
 def _fetch(client: Client, entity: str, project: str, drafts: bool) -> list[LiveObject]:
-    status(f"Reading {entity}/{project} from {client.base_url} ...")
-    objects = list(fetch_project(client, entity, project, drafts=drafts))
-    count = {k: sum(o.kind == k for o in objects) for k in ("report", "workspace", "automation")}
-    found_drafts = sum(o.is_draft for o in objects)
-    status(
-        f"Found {_n(count['report'], 'report')} ({_n(found_drafts, 'draft')}), "
-        f"{_n(count['workspace'], 'saved workspace')}, {_n(count['automation'], 'automation')}."
-    )
-    if not drafts:
-        status(
-            "Warning: drafts are skipped; publishing a stale draft undoes its report's migration."
-        )
+    found = _Found(entity, project, client, drafts)
+    objects = [found.add(o) for o in fetch_project(client, entity, project, drafts=drafts)]
+    found.done()
     return objects
+
+
+class _Found:
+    """What a project held, told on stderr once it has all been read."""
+
+    def __init__(self, entity: str, project: str, client: Client, drafts: bool) -> None:
+        self.drafts = drafts
+        self.count = {"report": 0, "workspace": 0, "automation": 0, "draft": 0}
+        status(f"Reading {entity}/{project} from {client.base_url} ...")
+
+    def add(self, obj: LiveObject) -> LiveObject:
+        self.count[obj.kind] += 1
+        self.count["draft"] += obj.is_draft
+        return obj
+
+    def done(self) -> None:
+        count = self.count
+        status(
+            f"Found {_n(count['report'], 'report')} ({_n(count['draft'], 'draft')}), "
+            f"{_n(count['workspace'], 'saved workspace')}, "
+            f"{_n(count['automation'], 'automation')}."
+        )
+        if not self.drafts:
+            status(
+                "Warning: drafts are skipped; "
+                "publishing a stale draft undoes its report's migration."
+            )
 
 
 def _n(count: int, word: str) -> str:
@@ -126,33 +145,55 @@ def plan(
     not be read, 2 on a usage, mapping, auth or connection error.
     """
     migration, options = migration_setup(**setup)
+    chunks: Callable[[Iterable[Planned]], Iterator[str]] = {
+        "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
+        "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
+        "json": lambda objs: plan_report.json_chunks(migration, options, objs),
+    }[format_]
+    tally = Tally()
     path = Path(target)
     if path.exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
-        result = make_plan(read_sources(path), migration, options)
+        _print(chunks(map(tally.add, plan_each(read_sources(path), migration, options))))
     else:
         entity, project = _live_target(target, files_too=True)
         client = connect(allow_http, timeout, retries)
-        objects = _fetch(client, entity, project, drafts == "migrate")
-        result = make_plan([o.source() for o in objects], migration, options)
-        if out:
-            save_plan(
-                Path(out),
-                result,
-                {o.id: o for o in objects},
-                f"{entity}/{project}",
-                drafts == "migrate",
-            )
+        found = _Found(entity, project, client, drafts == "migrate")
+        saved = (
+            PlanFile(Path(out), migration, options, f"{entity}/{project}", drafts == "migrate")
+            if out
+            else None
+        )
+
+        def planned() -> Iterator[Planned]:
+            """Each object planned as it arrives, written to the plan file, then let go."""
+            for obj in fetch_project(client, entity, project, drafts=drafts == "migrate"):
+                result = tally.add(plan_one(found.add(obj).source(), migration, options))
+                if saved is not None:
+                    saved.add(result, obj)
+                yield result
+
+        try:
+            _print(chunks(planned()))
+        except BaseException:
+            if saved is not None:
+                saved.discard()
+            raise
+        found.done()
+        if saved is not None:
+            saved.close()
             status(f"Plan saved to {out}.")
-    render = {
-        "text": lambda p: plan_report.to_text(p, verbose),
-        "markdown": lambda p: plan_report.to_markdown(p, verbose),
-        "json": plan_report.to_json,
-    }[format_]
-    click.echo(render(result), nl=False)
-    if result.count(Status.ERROR):
+    if tally.statuses[Status.ERROR]:
         exit_with(ExitCode.FINDINGS)
+
+
+def _print(chunks: Iterator[str]) -> None:
+    """Stream a report to stdout, from its first object on: an error reading the target (an
+    unknown project, a refused key) then comes before any output."""
+    pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
+    for piece in itertools.chain(pieces, chunks):
+        click.echo(piece, nl=False)
 
 
 # --- apply ------------------------------------------------------------------------------------
@@ -229,7 +270,7 @@ def apply(
     if not todo:
         click.echo(f"Nothing to migrate in {entity}/{project}.")
         return
-    status(plan_report.summary(planned))
+    status(plan_report.summary(planned.tally))
     confirm_or_refuse(f"Write {len(todo)} objects in {entity}/{project}?", yes)
     folder = Path(backup_dir) if backup_dir else _default_backup_dir(entity, project)
     backup = Backup(
@@ -342,8 +383,8 @@ def rollback(
             f"the backup is from {manifest.get('base_url')}, but WANDB_BASE_URL is "
             f"{client.base_url}"
         )
-    written = sum(item.written_sha256 is not None for item in items)
-    confirm_or_refuse(f"Restore {written} objects in {manifest.get('target')}?", yes)
+    sent = sum(item.sent_sha256 is not None for item in items)
+    confirm_or_refuse(f"Restore {sent} objects in {manifest.get('target')}?", yes)
     with _progress(len(items), "Restoring") as tick:
         results = run_all(items, lambda item: restore_one(client, item, force), jobs, tick)
     click.echo(outcome_report.to_text(results, f"Rolled back {manifest.get('target')}"))

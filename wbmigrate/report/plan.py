@@ -6,11 +6,12 @@ Text for the terminal, Markdown for a pull-request comment, JSON for scripts.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind
-from wbmigrate.plan import Plan, Planned, Status
+from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import Plan, Planned, Status, Tally
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -63,51 +64,61 @@ def _brief(value: Any, width: int = 72) -> str:
 
 
 # --- text -------------------------------------------------------------------------------------
+# Each renderer streams: an object is written as soon as it is planned, then forgotten.
+
+
+def text_chunks(
+    migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
+) -> Iterator[str]:
+    tally = Tally()
+    yield _lines([header(migration, options), LEGEND, ""])
+    for planned in map(tally.add, objects):
+        if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
+            continue
+        yield _lines(_text_object(planned, verbose))
+    yield _lines([summary(tally)])
 
 
 def to_text(plan: Plan, verbose: bool = False) -> str:
-    out: list[str] = [header(plan), LEGEND, ""]
-    for planned in plan.objects:
-        if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
-            continue
-        out.append(f"{planned.title}  ({planned.source.origin})")
-        if planned.error is not None:
-            out += [f"  error: {planned.error}", ""]
-            continue
-        kind = planned.result.kind if planned.result else ""
-        for where, changes, notes in _groups(planned, verbose):
-            out.append("  " + (SEPARATOR.join(where) or f"(the {kind} itself)"))
-            width = max((len(c.field) for c in changes), default=0)
-            for change in changes:
-                out.append(
-                    f"    {SYMBOLS[change.action]} {change.field:<{width}}  {describe(change)}"
-                )
-            out += [f"    {NOTE_SYMBOLS[n.kind]} {n.field}: {n.message}" for n in notes]
-        out.append("")
-    out.append(summary(plan))
-    return "\n".join(out) + "\n"
+    return "".join(text_chunks(plan.migration, plan.options, plan.objects, verbose))
 
 
-def header(plan: Plan) -> str:
-    migration = plan.migration
+def _text_object(planned: Planned, verbose: bool) -> list[str]:
+    out = [f"{planned.title}  ({planned.source.origin})"]
+    if planned.error is not None:
+        return [*out, f"  error: {planned.error}", ""]
+    kind = planned.result.kind if planned.result else ""
+    for where, changes, notes in _groups(planned, verbose):
+        out.append("  " + (SEPARATOR.join(where) or f"(the {kind} itself)"))
+        width = max((len(c.field) for c in changes), default=0)
+        for change in changes:
+            out.append(f"    {SYMBOLS[change.action]} {change.field:<{width}}  {describe(change)}")
+        out += [f"    {NOTE_SYMBOLS[n.kind]} {n.field}: {n.message}" for n in notes]
+    return [*out, ""]
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def header(migration: Migration, options: Options) -> str:
     return (
         f"Plan: {migration.mapping_id} {migration.start.version} .. "
-        f"{migration.end.version}, {plan.options.mode.value} mode"
+        f"{migration.end.version}, {options.mode.value} mode"
     )
 
 
-def summary(plan: Plan) -> str:
-    total = len(plan.objects)
-    changing = plan.count(Status.CHANGES)
+def summary(tally: Tally) -> str:
+    statuses = tally.statuses
     parts = [
-        f"{_plural(total, 'object')}: {changing} to change, "
-        f"{plan.count(Status.UNCHANGED)} unchanged, {plan.count(Status.ERROR)} unreadable."
+        f"{_plural(tally.total, 'object')}: {statuses[Status.CHANGES]} to change, "
+        f"{statuses[Status.UNCHANGED]} unchanged, {statuses[Status.ERROR]} unreadable."
     ]
-    actions = plan.actions
+    actions = tally.actions
     if actions:
         counted = ", ".join(f"{actions[a]} {a.value}" for a in ChangeAction if actions[a])
         parts.append(f"{sum(actions.values())} changes ({counted}).")
-    notes = plan.notes
+    notes = tally.notes
     parts.append(
         f"{_plural(notes[NoteKind.WARNING], 'warning')}, {notes[NoteKind.REVIEW]} "
         f"need{'s' if notes[NoteKind.REVIEW] == 1 else ''} review."
@@ -118,31 +129,43 @@ def summary(plan: Plan) -> str:
 # --- markdown ---------------------------------------------------------------------------------
 
 
+def markdown_chunks(
+    migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
+) -> Iterator[str]:
+    """The summary comes first, so the objects' sections are kept (as text) until the end."""
+    tally = Tally()
+    sections = [
+        _lines(_markdown_object(planned, verbose))
+        for planned in map(tally.add, objects)
+        if not (planned.status is Status.UNCHANGED and not _shown_notes(planned, verbose))
+    ]
+    title = f"## wbmigrate {header(migration, options).lower()}"
+    yield _lines([title, "", summary(tally).removeprefix("Summary: "), ""])
+    yield from sections
+
+
 def to_markdown(plan: Plan, verbose: bool = False) -> str:
-    out = [f"## wbmigrate {header(plan).lower()}", "", summary(plan).removeprefix("Summary: "), ""]
-    for planned in plan.objects:
-        if planned.status is Status.UNCHANGED and not _shown_notes(planned, verbose):
-            continue
-        out += [f"### {_md(planned.title)}", "", f"`{planned.source.origin}`", ""]
-        if planned.error is not None:
-            out += [f"**Error:** {_md(planned.error)}", ""]
-            continue
-        rows = (
-            [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []
-        )
-        if rows:
-            out += ["| Where | Field | Change |", "|---|---|---|"]
-            out += [
-                f"| {_md(where) or '—'} | `{c.field}` | {c.action.value}: {_md(describe(c))} |"
-                for where, c in rows
-            ]
-            out.append("")
-        notes = _shown_notes(planned, verbose)
-        if notes:
-            out += [f"<details><summary>{_plural(len(notes), 'note')}</summary>", ""]
-            out += [f"- **{n.kind.value}** {_md(n.label(''))}: {_md(n.message)}" for n in notes]
-            out += ["", "</details>", ""]
-    return "\n".join(out) + "\n"
+    return "".join(markdown_chunks(plan.migration, plan.options, plan.objects, verbose))
+
+
+def _markdown_object(planned: Planned, verbose: bool) -> list[str]:
+    out = [f"### {_md(planned.title)}", "", f"`{planned.source.origin}`", ""]
+    if planned.error is not None:
+        return [*out, f"**Error:** {_md(planned.error)}", ""]
+    rows = [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []
+    if rows:
+        out += ["| Where | Field | Change |", "|---|---|---|"]
+        out += [
+            f"| {_md(where) or '—'} | `{c.field}` | {c.action.value}: {_md(describe(c))} |"
+            for where, c in rows
+        ]
+        out.append("")
+    notes = _shown_notes(planned, verbose)
+    if notes:
+        out += [f"<details><summary>{_plural(len(notes), 'note')}</summary>", ""]
+        out += [f"- **{n.kind.value}** {_md(n.label(''))}: {_md(n.message)}" for n in notes]
+        out += ["", "</details>", ""]
+    return out
 
 
 def _plural(count: int, word: str) -> str:
@@ -156,30 +179,45 @@ def _md(text: str) -> str:
 # --- json -------------------------------------------------------------------------------------
 
 
+def json_chunks(
+    migration: Migration, options: Options, objects: Iterable[Planned]
+) -> Iterator[str]:
+    tally = Tally()
+    chunks: list[str] = []
+    document = JsonDocument(chunks.append, mapping_entry(migration, options), "objects")
+    for planned in map(tally.add, objects):
+        document.add(object_entry(planned))
+        yield from chunks
+        chunks.clear()
+    document.close({"summary": summary_entry(tally)})
+    yield from chunks
+
+
 def to_json(plan: Plan) -> str:
-    return json.dumps(as_dict(plan), indent=2, ensure_ascii=False) + "\n"
+    return "".join(json_chunks(plan.migration, plan.options, plan.objects))
 
 
-def as_dict(plan: Plan) -> dict[str, Any]:
-    migration = plan.migration
+def mapping_entry(migration: Migration, options: Options) -> dict[str, Any]:
     return {
         "mapping": {
             "id": migration.mapping_id,
             "from": migration.start.version,
             "to": migration.end.version,
         },
-        "mode": plan.options.mode.value,
-        "objects": [_object(p) for p in plan.objects],
-        "summary": {
-            "objects": len(plan.objects),
-            **{status.value: plan.count(status) for status in Status},
-            "actions": {a.value: plan.actions[a] for a in ChangeAction},
-            "notes": {k.value: plan.notes[k] for k in NoteKind},
-        },
+        "mode": options.mode.value,
     }
 
 
-def _object(planned: Planned) -> dict[str, Any]:
+def summary_entry(tally: Tally) -> dict[str, Any]:
+    return {
+        "objects": tally.total,
+        **{status.value: tally.statuses[status] for status in Status},
+        "actions": {a.value: tally.actions[a] for a in ChangeAction},
+        "notes": {k.value: tally.notes[k] for k in NoteKind},
+    }
+
+
+def object_entry(planned: Planned) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": planned.source.name,
         "origin": planned.source.origin,
@@ -213,3 +251,27 @@ def _object(planned: Planned) -> dict[str, Any]:
             for n in planned.result.notes
         ]
     return entry
+
+
+class JsonDocument:
+    """`{**head, key: [*items], **tail}` written exactly as `json.dumps(..., indent=2)` would
+    write it, one item at a time, so a long list is never held in memory."""
+
+    def __init__(self, write: Callable[[str], object], head: dict[str, Any], key: str) -> None:
+        self._write = write
+        self._count = 0
+        members = [f"\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in head.items()]
+        write("{" + "".join(m + "," for m in members) + f"\n  {_dumps(key, 0)}: [")
+
+    def add(self, item: Any) -> None:
+        self._write(("," if self._count else "") + "\n    " + _dumps(item, 2))
+        self._count += 1
+
+    def close(self, tail: dict[str, Any]) -> None:
+        members = "".join(f",\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in tail.items())
+        self._write(("\n  ]" if self._count else "]") + members + "\n}\n")
+
+
+def _dumps(value: Any, depth: int) -> str:
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return text.replace("\n", "\n" + "  " * depth)  # a newline inside a string is escaped
