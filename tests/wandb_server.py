@@ -258,6 +258,7 @@ class WandbServer:
         self.state = state
         self.api_key = api_key
         self.requests: list[Request] = []
+        self.timings: list[tuple[str, str | None, float]] = []  # operation, viewType, seconds
         self.faults: list[Fault] = []  # consumed one per /graphql request
         self.latency = 0.0
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
@@ -456,19 +457,33 @@ class WandbServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm on, the body waits
+            # for the client's delayed ACK, 40 ms a response (as no real server does).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
             def do_GET(self) -> None:
-                self._send(404, {"error": "not found"})
+                if self.path == "/_stats":  # for benchmarks: each request's time in the server
+                    with server._lock:
+                        self._send(200, {"timings": server.timings})
+                else:
+                    self._send(404, {"error": "not found"})
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.path.rstrip("/") != "/graphql":
                     self._send(404, {"error": "not found"})
                     return
+                started = time.perf_counter()
+                self.recorded: Request | None = None
                 server._serve(self, body.decode())
+                served = time.perf_counter() - started - server.latency  # beyond the latency
+                if self.recorded is not None:
+                    operation, variables = self.recorded.operation, self.recorded.variables
+                    with server._lock:
+                        server.timings.append((operation, variables.get("viewType"), served))
 
             def _send(
                 self, status: int, payload: Any, headers: dict[str, str] | None = None
@@ -495,10 +510,9 @@ class WandbServer:
         operation = request.get("operationName") or (match.group(1) if match else "")
         expected = "Basic " + _b64(f"api:{self.api_key}")
         authorized = handler.headers.get("Authorization") == expected
+        handler.recorded = Request(operation, variables, authorized, dict(handler.headers), body)
         with self._lock:
-            self.requests.append(
-                Request(operation, variables, authorized, dict(handler.headers), body)
-            )
+            self.requests.append(handler.recorded)
             fault = next((f for f in self.faults if f.operation in (None, operation)), None)
             if fault is not None:
                 self.faults.remove(fault)
@@ -525,3 +539,29 @@ class WandbServer:
         if result.errors:
             payload["errors"] = [{"message": e.message} for e in result.errors]
         handler._send(200, payload)
+
+
+def serve(state_file: Path, latency: float) -> None:
+    """Run a server holding the views and triggers of a JSON file until stopped (benchmarks).
+    Prints its URL and API key on the first line of stdout."""
+    data = json.loads(state_file.read_text())
+    state = WandbState(data.get("entity", "team"), data.get("project", "async-rl"))
+    for view in data.get("views", []):
+        state.add_view(view["spec"], view.get("type", "runs"), view.get("displayName", "Report"))
+    for trigger in data.get("triggers", []):
+        state.add_trigger(trigger)
+    server = WandbServer(state)
+    server.latency = latency
+    server._thread.start()
+    print(f"{server.url} {server.api_key}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve(Path(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)

@@ -1,0 +1,1 @@
+"""Ratio benchmarks: wbmigrate side by side with the floor of the work it cannot avoid."""

@@ -1,0 +1,71 @@
+"""check: a 5,000-file tree (one file in ten with old names) against reading every file and
+parsing every JSON file."""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from pathlib import Path
+
+from benchmarks.data import report
+from benchmarks.measure import Result, alternate, at_most
+from wbmigrate import find_mapping
+from wbmigrate.check.config import CheckConfig
+from wbmigrate.check.run import check_paths
+from wbmigrate.check.targets import Targets
+from wbmigrate.engine.model import Options
+from wbmigrate.report.check import to_text
+
+PYTHON = (
+    '"""Training helpers."""\nimport wandb\n\n'
+    'def log(run, value):\n    run.log({{"{key}": value}})\n'
+)
+TOML = "[orchestrator]\nbatch_size = 512\n{key} = 8\n"
+SHELL = "#!/usr/bin/env bash\nuv run rl @ rl.toml {flag} 8\n"
+
+
+def make_tree(root: Path, files: int, seed: int = 3) -> None:
+    """JSON specs (half the files, 2-40 KB), Python, TOML, shell and Markdown; 10% hold old
+    names."""
+    rng = random.Random(seed)
+    for i in range(files):
+        folder = root / f"team{i % 20}" / f"part{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        old = rng.random() < 0.1
+        kind = rng.choice(["json", "json", "json", "json", "json", "py", "py", "toml", "sh", "md"])
+        if kind == "json":
+            spec = report(rng, rng.randint(2_000, 40_000), old_share=0.1 if old else 0.0)
+            (folder / f"report{i}.json").write_text(json.dumps(spec, indent=2))
+        elif kind == "py":
+            key = "off_policy/mean" if old else "train/loss"
+            (folder / f"helpers{i}.py").write_text(PYTHON.format(key=key) * rng.randint(5, 40))
+        elif kind == "toml":
+            key = "max_off_policy_steps" if old else "max_steps"
+            (folder / f"config{i}.toml").write_text(TOML.format(key=key))
+        elif kind == "sh":
+            flag = "--orchestrator.max-off-policy-steps" if old else "--orchestrator.batch-size"
+            (folder / f"run{i}.sh").write_text(SHELL.format(flag=flag))
+        else:
+            (folder / f"notes{i}.md").write_text("# Notes\n\nNothing to see.\n" * 20)
+
+
+def run(smoke: bool = False) -> list[Result]:
+    files = 200 if smoke else 5_000
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        make_tree(root, files)
+        targets = Targets(find_mapping("prime-rl").migration(), Options())
+
+        def ours() -> None:
+            to_text(check_paths([root], targets, CheckConfig()))
+
+        def floor() -> None:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    text = path.read_text()
+                    if path.suffix == ".json":
+                        json.loads(text)
+
+        mine, theirs, ratio = alternate(ours, floor, 3 if smoke else 5)
+    return [at_most(f"check: {files} files (10% with old names)", mine, theirs, ratio, 1.5)]
