@@ -260,6 +260,7 @@ class WandbServer:
         self.requests: list[Request] = []
         self.timings: list[tuple[str, str | None, float]] = []  # operation, viewType, seconds
         self.faults: list[Fault] = []  # consumed one per /graphql request
+        self.chaos: Callable[[str], Fault | None] | None = None  # a fault, or not, per request
         self.latency = 0.0
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
         self.schema = self._schema()
@@ -516,6 +517,8 @@ class WandbServer:
             fault = next((f for f in self.faults if f.operation in (None, operation)), None)
             if fault is not None:
                 self.faults.remove(fault)
+            elif self.chaos is not None:
+                fault = self.chaos(operation)
         time.sleep(self.latency + (fault.delay if fault else 0))
         if fault and fault.die:
             threading.Thread(target=self.stop, daemon=True).start()

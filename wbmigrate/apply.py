@@ -16,6 +16,7 @@ from typing import Any
 from wbmigrate.backup import Backup, Restorable, digest
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.guard import check_write
 from wbmigrate.live import Fingerprint, LiveObject, reread, stored_as_sent, write
 from wbmigrate.mapping import Migration
 from wbmigrate.planfile import signature
@@ -89,6 +90,7 @@ def apply_one(
             return Outcome(obj, Status.UNCHANGED)
         if expected.changes is not None and signature(result.changes) != expected.changes:
             return Outcome(obj, Status.SKIPPED, "the changes differ from the saved plan")
+        check_write(result.original, list(result.edits), new_text)
         backup.save(now, new_text)
         write(client, now, new_text)
         if not stored_as_sent(now, reread(client, now), new_text):

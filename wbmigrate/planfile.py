@@ -97,6 +97,8 @@ class SavedObject:
     id: str
     fingerprint: Fingerprint
     changes: list[list[Any]]
+    kind: str = ""
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,8 @@ def load_plan(path: Path) -> SavedPlan:
                 o["id"],
                 Fingerprint(o["fingerprint"]["updatedAt"], o["fingerprint"]["sha256"]),
                 [[c["pointer"], c["action"], c["old"], c["new"]] for c in o.get("changes", [])],
+                o.get("kind") or "",
+                o.get("name") or "",
             )
             for o in data["objects"]
             if o.get("status") == "changes"

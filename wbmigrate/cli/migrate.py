@@ -267,7 +267,11 @@ def apply(
     objects = _fetch(client, entity, project, drafts == "migrate")
     planned = make_plan([o.source() for o in objects], migration, options)
     todo = _work(objects, planned, saved)
+    gone = _gone(objects, saved, entity, project)
     if not todo:
+        if gone:
+            click.echo(outcome_report.to_text(gone, f"Applied to {entity}/{project}"))
+            _exit_for(gone)
         click.echo(f"Nothing to migrate in {entity}/{project}.")
         return
     status(plan_report.summary(planned.tally))
@@ -288,9 +292,26 @@ def apply(
             jobs,
             tick,
         )
+    results = gone + results
     click.echo(outcome_report.to_text(results, f"Applied to {entity}/{project}"))
     click.echo(f"Backups: {folder}  (undo: wbmigrate rollback {folder} --yes)")
     _exit_for(results)
+
+
+def _gone(objects: list[LiveObject], saved: Any, entity: str, project: str) -> list[Outcome]:
+    """Objects of the saved plan that the project no longer holds: failed, and said so."""
+    if saved is None:
+        return []
+    there = {o.id for o in objects}
+    return [
+        Outcome(
+            LiveObject(entry.kind, entry.id, entry.name, "", None, entity, project),
+            Done.FAILED,
+            "no longer exists",
+        )
+        for entry in saved.objects.values()
+        if entry.id not in there
+    ]
 
 
 def _work(

@@ -1,0 +1,108 @@
+"""The data-loss guard: what a write would lose that the plan does not explain.
+
+Before an object is written, the spec about to be sent is counted (panels, series, run-set
+filters, an alert's conditions) and compared with the spec as read. A count may only fall by
+what the rewrite deletes on purpose (a panel whose metrics are all gone, an old key dropped in
+replace mode); any other decrease is a bug, and the object is not written. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.jsonedit import Delete, Edit, EditConflict, materialize
+
+WHAT = ("panels", "series", "filters", "conditions")
+METRIC_FILTERS = ("threshold_filter", "change_filter", "zscore_filter")
+
+
+class DataLossError(WbmigrateError):
+    """A write that would lose more than the plan removes."""
+
+
+def census(value: Any) -> Counter[str]:
+    """Panels (objects with a `viewType`), series (entries of a `metrics` list), run-set filters
+    (objects with a `key` and an `op`) and, in an alert, its conditions."""
+    counts: Counter[str] = Counter()
+    stack: list[tuple[Any, str | int | None]] = [(value, None)]
+    while stack:  # a stack, not recursion: any depth is fine
+        node, key = stack.pop()
+        if isinstance(node, dict):
+            counts["panels"] += "viewType" in node
+            counts["filters"] += "key" in node and "op" in node
+            if isinstance(node.get("filter"), str) and "eventType" in node:
+                counts["conditions"] += _conditions(node["filter"])
+            stack += [(v, k) for k, v in node.items()]
+        elif isinstance(node, list):
+            counts["series"] += len(node) if key == "metrics" else 0
+            stack += [(v, None) for v in node]
+    return +counts  # without zero counts
+
+
+def _conditions(event_filter: str) -> int:
+    """The conditions of an alert's `event.filter` (a JSON string holding JSON strings)."""
+    document = _json(event_filter)
+    if not isinstance(document, dict):
+        return 0
+    metric = document.get("run_metric_filter")
+    found = sum(1 for f in METRIC_FILTERS if isinstance(metric, dict) and metric.get(f))
+    found += bool(document.get("metric_filter"))
+    runs = _json(document.get("run_filter"))
+    if isinstance(runs, dict):
+        found += sum(len(v) if isinstance(v, list) else 1 for v in runs.values())
+    return found
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def removed(original: Any, edits: Iterable[Edit]) -> Counter[str]:
+    """What the rewrite deletes on purpose: the census of every deleted subtree (an entry of
+    a `metrics` list is one series)."""
+    counts: Counter[str] = Counter()
+    for edit in edits:
+        if isinstance(edit, Delete):
+            value = original
+            for part in edit.path:
+                value = value[part]
+            counts += census(value)
+            if len(edit.path) > 1 and edit.path[-2] == "metrics" and isinstance(edit.path[-1], int):
+                counts["series"] += 1
+    return counts
+
+
+def check_loss(before: Any, after: Any, edits: Iterable[Edit]) -> None:
+    """Raise DataLossError if `after` has fewer of anything than `before`, less what the edits
+    delete on purpose."""
+    was, now, planned = census(before), census(after), removed(before, edits)
+    lost = [
+        f"{was[what] - planned[what] - now[what]} {what}"
+        for what in WHAT
+        if now[what] < was[what] - planned[what]
+    ]
+    if lost:
+        raise DataLossError(
+            f"data-loss guard: the new spec would lose {', '.join(lost)} that the plan does "
+            "not remove; not written"
+        )
+
+
+def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
+    """Refuse to write `new_text` unless it is exactly the planned spec (the edits made to
+    `original`) and loses nothing the plan does not remove."""
+    try:
+        sent = json.loads(new_text)
+        planned = materialize(original, edits)
+    except (ValueError, EditConflict) as exc:
+        raise DataLossError(f"data-loss guard: the new spec cannot be checked ({exc})") from None
+    if sent != planned:
+        raise DataLossError("data-loss guard: the new text is not the planned spec; not written")
+    check_loss(original, sent, edits)
