@@ -9,6 +9,7 @@ from pathlib import Path
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.export import FORMAT as EXPORT_FORMAT
 from wbmigrate.plan import Source
+from wbmigrate.rewrite import too_big
 
 SPEC_SUFFIXES = (".json",)
 
@@ -33,6 +34,10 @@ def read_sources(target: Path) -> Iterator[Source]:
     """One Source per spec file; one that cannot be read carries the reason instead."""
     for path in spec_paths(target):
         try:
+            refused = too_big(path.stat().st_size)
+            if refused:
+                yield Source(name=path.stem, origin=str(path), error=f"not read: {refused}")
+                continue
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             yield Source(name=path.stem, origin=str(path), error="not UTF-8 text")

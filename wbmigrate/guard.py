@@ -101,7 +101,7 @@ def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
     try:
         sent = json.loads(new_text)
         planned = materialize(original, edits)
-    except (ValueError, EditConflict) as exc:
+    except (ValueError, EditConflict, RecursionError) as exc:
         raise DataLossError(f"data-loss guard: the new spec cannot be checked ({exc})") from None
     if sent != planned:
         raise DataLossError("data-loss guard: the new text is not the planned spec; not written")

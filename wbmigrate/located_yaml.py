@@ -17,6 +17,11 @@ Path = tuple[str | int, ...]
 
 # Builds scalars (strings, numbers, dates) with the safe loader's own rules.
 _SCALARS = yaml.constructor.SafeConstructor()
+# YAML's own types: never an object to build (`!!python/...` tags share the prefix)
+_STANDARD_TAGS = tuple(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
 
 
 @dataclass(frozen=True)
@@ -55,15 +60,23 @@ def _prefixes(path: Path) -> Iterator[Path]:
 
 
 def load_located(text: str) -> Located:
-    """Parse one YAML document safely; raise yaml.YAMLError on a syntax error."""
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    located = Located(data=None)
-    if node is not None:
-        located.data = _convert(node, (), located)
+    """Parse one YAML document safely; raise yaml.YAMLError on a syntax error, a tag that is
+    not one of YAML's own (`!!python/...`), or nesting too deep to read."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        located = Located(data=None)
+        if node is not None:
+            located.data = _convert(node, (), located)
+    except RecursionError:
+        raise yaml.YAMLError("YAML nested too deeply to read") from None
     return located
 
 
 def _convert(node: yaml.Node, path: Path, located: Located) -> Any:
+    if node.tag not in _STANDARD_TAGS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"the tag {node.tag} is not allowed here", node.start_mark
+        )
     located.value_lines[path] = node.start_mark.line + 1
     located.nodes[path] = node
     if isinstance(node, yaml.MappingNode):

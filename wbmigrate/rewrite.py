@@ -17,9 +17,22 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.jsonedit import splice
 from wbmigrate.mapping import Migration
 
+# Larger specs are refused, not read: a spec this big is a mistake (data pasted into a
+# report), and reading it would cost seconds and gigabytes for one object.
+MAX_SPEC_BYTES = 32 * 1024 * 1024
+
 
 class SpecError(WbmigrateError):
     """A spec that cannot be read as JSON."""
+
+
+def too_big(size: int) -> str | None:
+    """Why a spec of `size` bytes is refused, or None."""
+    if size <= MAX_SPEC_BYTES:
+        return None
+    return (
+        f"{size / 1024 / 1024:.1f} MB, over the {MAX_SPEC_BYTES // 1024 // 1024} MB wbmigrate reads"
+    )
 
 
 def rewrite(
@@ -37,9 +50,12 @@ def rewrite(
     if not module.matches(spec):
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
     w = Walk(migration, options)
-    module.walk(w, spec)
-    if w.changes and options.annotate:
-        module.annotate(w, spec)
+    try:
+        module.walk(w, spec)
+        if w.changes and options.annotate:
+            module.annotate(w, spec)
+    except RecursionError:
+        raise SpecError("spec nested too deeply to rewrite") from None
     return Rewrite(
         kind=kind,
         title=f'{kind} "{name}"',
@@ -66,7 +82,10 @@ def rewrite_text(
     result = rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
     if not result.edits:
         return result, text
-    return result, splice(text, [replace(e, path=(*root, *e.path)) for e in result.edits])
+    try:
+        return result, splice(text, [replace(e, path=(*root, *e.path)) for e in result.edits])
+    except RecursionError:
+        raise SpecError("spec nested too deeply to rewrite") from None
 
 
 def spec_at(text: str, root: tuple[str, ...] = ()) -> Any:
@@ -78,6 +97,9 @@ def spec_at(text: str, root: tuple[str, ...] = ()) -> Any:
 
 
 def parse_spec(text: str) -> Any:
+    refused = too_big(len(text))
+    if refused:
+        raise SpecError(f"spec is {refused}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

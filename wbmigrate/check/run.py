@@ -18,6 +18,7 @@ from wbmigrate.check.model import FileReport, Finding, Lines, Rule, apply_fixes
 from wbmigrate.check.python_code import check_python
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml
+from wbmigrate.rewrite import too_big
 
 Handler = Callable[[str, str, Targets], Checked]
 SHELLS = re.compile(r"#!.*\b(?:ba|z|k|da)?sh\b")
@@ -86,6 +87,9 @@ def check_file(
     With `fixes`, the report carries the text with every kept fix made."""
     label = path.as_posix()
     try:
+        refused = too_big(path.stat().st_size)
+        if refused and handlers_for(path, ""):
+            return _error(label, f"not read: {refused}")
         data = path.read_bytes()
     except OSError as exc:
         return _error(label, f"cannot read it: {exc.strerror or exc}")
@@ -101,14 +105,17 @@ def check_file(
     spec_like = path.suffix in (".json", ".yaml", ".yml")
     if not targets.may_contain(text, spec_like=spec_like):
         return FileReport(label, text=text)
-    findings = [f for handler in handlers for f in handler(label, text, targets).findings]
-    findings.sort(key=lambda f: (f.line, f.column))
-    kept, suppressed = _suppress(text, findings, path, ignores)
-    fixed = (
-        _fixed(label, text, path, handlers, targets, ignores)
-        if fixes and any(f.fixable for f in kept)
-        else None
-    )
+    try:
+        findings = [f for handler in handlers for f in handler(label, text, targets).findings]
+        findings.sort(key=lambda f: (f.line, f.column))
+        kept, suppressed = _suppress(text, findings, path, ignores)
+        fixed = (
+            _fixed(label, text, path, handlers, targets, ignores)
+            if fixes and any(f.fixable for f in kept)
+            else None
+        )
+    except RecursionError:
+        return _error(label, "nested too deeply to read")
     return FileReport(label, tuple(kept), text, fixed, suppressed)
 
 

@@ -267,7 +267,7 @@ def apply(
     objects = _fetch(client, entity, project, drafts == "migrate")
     planned = make_plan([o.source() for o in objects], migration, options)
     todo = _work(objects, planned, saved)
-    gone = _gone(objects, saved, entity, project)
+    gone = _gone(objects, saved, entity, project) + _unreadable(objects, planned)
     if not todo:
         if gone:
             click.echo(outcome_report.to_text(gone, f"Applied to {entity}/{project}"))
@@ -311,6 +311,16 @@ def _gone(objects: list[LiveObject], saved: Any, entity: str, project: str) -> l
         )
         for entry in saved.objects.values()
         if entry.id not in there
+    ]
+
+
+def _unreadable(objects: list[LiveObject], planned: Plan) -> list[Outcome]:
+    """Objects that cannot be read (a spec that is not JSON, of no known shape): never
+    written, and said so."""
+    return [
+        Outcome(obj, Done.SKIPPED, f"not read: {p.error}")
+        for obj, p in zip(objects, planned.objects, strict=True)
+        if p.status is Status.ERROR
     ]
 
 
