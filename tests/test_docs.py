@@ -136,3 +136,23 @@ def test_changelog_mentions_this_version():
 
 def test_ci_script_is_executable():
     assert os.access(REPO / ".ci/run", os.X_OK)
+
+
+def test_every_test_the_guarantees_cite_exists():
+    """Each `file.py::name` (and each `::name` after it, in the same cell) of the Guarantees
+    section names a test that exists, and every file named exists."""
+    section = README.split("## Guarantees", 1)[1].split("\n## ", 1)[0]
+    cited = 0
+    for cell in re.findall(r"\|([^|\n]*)\|\n", section):
+        current = None
+        for match in re.finditer(r"`(test_\w+\.py)?(?:::(\w+))?`", cell):
+            file, name = match.groups()
+            current = file or current
+            assert current, cell
+            source = (REPO / "tests" / current).read_text()
+            if name:
+                assert re.search(rf"^def {name}\(", source, re.M), f"{current}::{name}"
+                cited += 1
+    for path in re.findall(r"`(fixtures/[\w/.-]+)`", section):
+        assert (REPO / path).exists(), path
+    assert cited >= 20

@@ -160,6 +160,22 @@ def test_backups_are_private_complete_and_written_first(run, live, tmp_path):
     assert all(seen for seen in seen_backups)
 
 
+def test_backup_file_names_stay_inside_the_folder(tmp_path):
+    from wbmigrate.backup import Backup
+    from wbmigrate.live import LiveObject
+
+    backup = Backup(tmp_path / "backups", {})
+    trigger = json.loads((FIXTURES / "demo-project/automations/staleness-high.json").read_text())
+    hostile = LiveObject.of_trigger({**trigger, "id": "../../outside"}, "team", "async-rl")
+    backup.save(hostile, hostile.text)
+    assert [p.name for p in tmp_path.iterdir()] == ["backups"]
+    assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == [
+        "automation-_.._outside.json",  # one name, no separator
+        "journal.jsonl",
+        "manifest.json",
+    ]
+
+
 def test_rollback_restores_exact_originals(run, live):
     before = snapshot(live)
     assert run("apply", TARGET, "--yes", "--backup-dir", "backups").exit_code == 0
@@ -303,15 +319,24 @@ def test_api_key_never_appears_anywhere(run, wandb_server, tmp_path, monkeypatch
     monkeypatch.setenv("WANDB_BASE_URL", wandb_server.url)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    from wandb_server import Fault
+
+    wandb_server.faults.append(Fault(status=500, operation="WbmigrateUpsertView"))
     outputs = [
         run("plan", TARGET, "-v", "--out", "plan.json", "--format", "json"),
         run("plan", TARGET, "-v"),
-        run("apply", TARGET, "--yes", "--backup-dir", "backups"),
+        run("plan", TARGET, "-v", "--format", "markdown"),
+        run("apply", TARGET, "--yes", "--retries", "0", "--backup-dir", "backups"),  # one fails
+        run("apply", TARGET, "--yes", "--backup-dir", "backups2"),
         run("export", TARGET, "exported"),
         run("rollback", "backups", "--yes"),
     ]
+    outputs += [run("check", "exported", "--format", f) for f in ("text", "json", "sarif")]
     wandb_server.api_key = "another" + "k" * 40  # now the server refuses the key
     outputs.append(run("plan", TARGET))
+    assert outputs[-1].exit_code == 2
+    wandb_server.stop()  # and now it is gone
+    outputs.append(run("apply", TARGET, "--yes", "--retries", "0"))
     assert outputs[-1].exit_code == 2
     for result in outputs:
         assert sentinel not in result.stdout + result.stderr

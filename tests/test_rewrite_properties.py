@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Mode, Options
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.rewrite import rewrite, rewrite_text
 
 MIGRATION = find_mapping("prime-rl").migration()
@@ -241,3 +242,64 @@ def test_decoys_never_change_and_replace_leaves_no_old_key_in_metric_fields(spec
             if panel["viewType"] in ("Run History Line Plot", "Bar Chart", "Media Browser"):
                 assert not set(panel["config"].get("metrics", [])) & set(OLD)
                 assert not set(panel["config"].get("mediaKeys", [])) & set(OLD)
+
+
+# Arbitrary JSON in the places specs keep things: the walker may refuse a spec (an error the
+# user sees as one line) but never crashes.
+VOCABULARY = st.sampled_from(
+    [
+        "blocks",
+        "type",
+        "panel-grid",
+        "metadata",
+        "panelBankSectionConfig",
+        "panels",
+        "viewType",
+        "config",
+        "metrics",
+        "xAxis",
+        "runSets",
+        "filters",
+        "key",
+        "op",
+        "section",
+        "name",
+        "children",
+        "collapsedChildren",
+        "event",
+        "filter",
+        "run_metric_filter",
+        "userQuery",
+        "queryFields",
+        "args",
+        "fields",
+        "fromOp",
+        "inputs",
+        "val",
+        "columns",
+        "accessor",
+        "off_policy/mean",
+        "summary:off_policy/max",
+        "Run History Line Plot",
+        "Vega2",
+        "Weave",
+    ]
+)
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | VOCABULARY,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(VOCABULARY, inner, max_size=5),
+    max_leaves=40,
+)
+
+
+@FAST
+@given(ANY_JSON, st.sampled_from(["report", "workspace", "automation", None]), MODES)
+def test_the_walker_never_crashes(value, kind, mode):
+    for spec in (value, {"blocks": value}, {"section": value}, {"event": value, "action": {}}):
+        try:
+            result, new_text = rewrite_text(
+                json.dumps(spec), MIGRATION, kind=kind, options=Options(mode=mode)
+            )
+        except WbmigrateError:
+            continue
+        assert json.loads(new_text) == result.spec
