@@ -15,9 +15,9 @@ from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.jsonedit import Delete, Edit, EditConflict, materialize
+from wbmigrate.kinds.automation import METRIC_FILTERS
 
 WHAT = ("panels", "series", "filters", "conditions")
-METRIC_FILTERS = ("threshold_filter", "change_filter", "zscore_filter")
 
 
 class DataLossError(WbmigrateError):

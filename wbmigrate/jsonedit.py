@@ -292,11 +292,6 @@ def splice(text: str, edits: Iterable[Edit]) -> str:
     return JsonText(text).splice(edits)
 
 
-def locate(text: str, path: Path, key: bool = False) -> tuple[int, int]:
-    """The offsets (start, end) of the value at `path` in `text`, or of its key."""
-    return JsonText(text).locate(path, key)
-
-
 class JsonText:
     """A JSON text and the spans of its members, found as needed and kept: checking a file
     locates and splices many times in the same text, and each scan of a span parses it."""

@@ -350,15 +350,7 @@ def _default_backup_dir(entity: str, project: str) -> Path:
 
 
 def _migration_info(migration: Any, options: Options) -> dict[str, Any]:
-    return {
-        "mapping": {
-            "id": migration.mapping_id,
-            "from": migration.start.version,
-            "to": migration.end.version,
-        },
-        "mode": options.mode.value,
-        "wbmigrate": __version__,
-    }
+    return {**plan_report.mapping_entry(migration, options), "wbmigrate": __version__}
 
 
 @contextmanager
