@@ -10,7 +10,7 @@ FIXTURES = REPO / "fixtures"
 
 def affected_paths(edits):
     """Where each edit may change text: the value for a Set, else its container; outermost only."""
-    from wbmigrate.jsonedit import Set
+    from wbmigrate.edit.edits import Set
 
     paths = sorted({e.path if isinstance(e, Set) else e.path[:-1] for e in edits}, key=len)
     return [p for i, p in enumerate(paths) if not any(p[: len(q)] == q for q in paths[:i])]
@@ -27,7 +27,7 @@ def outside(text, paths):
 
 
 def _span(text, path):
-    from wbmigrate.jsonedit import _members, _value_end
+    from wbmigrate.edit.json import _members, _value_end
 
     start = len(text) - len(text.lstrip())
     for part in path:

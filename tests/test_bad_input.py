@@ -16,7 +16,7 @@ from wbmigrate import find_mapping
 from wbmigrate.engine.model import Options
 from wbmigrate.plan import Source, plan_one
 from wbmigrate.rewrite import MAX_SPEC_BYTES, SpecError, rewrite_text
-from wbmigrate.wandb_api import ApiError, Client
+from wbmigrate.live.client import ApiError, Client
 
 MIGRATION = find_mapping("prime-rl").migration()
 DEEP = "[" * 10_000 + "]" * 10_000

@@ -174,10 +174,11 @@ def test_an_unplanned_loss_is_never_written(run, live, before, monkeypatch):
     """A bug that would drop a panel (simulated) trips the data-loss guard for that object."""
     import dataclasses
 
-    import wbmigrate.apply
-    from wbmigrate.jsonedit import Set, splice
+    import wbmigrate.live.apply
+    from wbmigrate.edit.edits import Set
+    from wbmigrate.edit.json import splice
 
-    real = wbmigrate.apply.rewrite_text
+    real = wbmigrate.live.apply.rewrite_text
 
     def losing(text, migration, **kwargs):
         result, new_text = real(text, migration, **kwargs)
@@ -189,7 +190,7 @@ def test_an_unplanned_loss_is_never_written(run, live, before, monkeypatch):
         edits = (Set(path, []),)  # the bug: the grid's panels emptied
         return dataclasses.replace(result, edits=edits), splice(text, list(edits))
 
-    monkeypatch.setattr(wbmigrate.apply, "rewrite_text", losing)
+    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_text", losing)
     result = run("apply", TARGET, "--yes", "--backup-dir", "b1")
     assert result.exit_code == 1
     assert re.search(
@@ -200,5 +201,5 @@ def test_an_unplanned_loss_is_never_written(run, live, before, monkeypatch):
     (views, _), _ = before
     report = live.state.find("Dispatcher legacy")
     assert live.state.views[report]["spec"] == views[report]  # not written
-    monkeypatch.setattr(wbmigrate.apply, "rewrite_text", real)
+    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_text", real)
     assert_converges(run, live, before, [Path("b1")])

@@ -12,7 +12,8 @@ from test_rewrite_properties import MODES, SPECS
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.guard import DataLossError, census, check_write
-from wbmigrate.jsonedit import Delete, Set, splice
+from wbmigrate.edit.edits import Delete, Set
+from wbmigrate.edit.json import splice
 from wbmigrate.rewrite import rewrite_text
 
 MIGRATION = find_mapping("prime-rl").migration()

@@ -161,8 +161,8 @@ def test_backups_are_private_complete_and_written_first(run, live, tmp_path):
 
 
 def test_backup_file_names_stay_inside_the_folder(tmp_path):
-    from wbmigrate.backup import Backup
-    from wbmigrate.live import LiveObject
+    from wbmigrate.live.backup import Backup
+    from wbmigrate.live.objects import LiveObject
 
     backup = Backup(tmp_path / "backups", {})
     trigger = json.loads((FIXTURES / "demo-project/automations/staleness-high.json").read_text())

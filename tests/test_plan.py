@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
-from wbmigrate.live import _read_ahead
+from wbmigrate.live.objects import _read_ahead
 from wbmigrate.report.plan import JsonDocument
 
 DEMO = FIXTURES / "demo-project"

@@ -9,7 +9,7 @@ import pytest
 import requests
 import responses
 
-from wbmigrate.wandb_api import (
+from wbmigrate.live.client import (
     ApiError,
     AuthError,
     Client,
@@ -152,7 +152,7 @@ def test_connection_error_names_no_secret(client):
 
 @responses.activate
 def test_upsert_copies_every_field(client):
-    from wbmigrate.wandb_api import View
+    from wbmigrate.live.client import View
 
     view = View("V1", "abc123", "runs/draft", "Title", "desc", "{}", "t", "P1", "team", "proj")
     responses.post(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.export import FORMAT as EXPORT_FORMAT
+from wbmigrate.live.export import FORMAT as EXPORT_FORMAT
 from wbmigrate.plan import Source
 from wbmigrate.rewrite import too_big
 

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from wbmigrate.edit.edits import Delete, Edit, EditConflict, materialize
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.jsonedit import Delete, Edit, EditConflict, materialize
 from wbmigrate.kinds.automation import METRIC_FILTERS
 
 WHAT = ("panels", "series", "filters", "conditions")

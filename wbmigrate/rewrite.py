@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 from wbmigrate import kinds
+from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.engine.walk import Walk
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.jsonedit import splice
 from wbmigrate.mapping import Migration
 
 # Larger specs are refused, not read: a spec this big is a mistake (data pasted into a

@@ -6,33 +6,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
 
 from wbmigrate import kinds
-from wbmigrate.check.model import Finding, Lines, Replacement, Rule
+from wbmigrate.check.model import Checked, Finding, Lines, Replacement, Rule
 from wbmigrate.check.targets import Targets
+from wbmigrate.edit.edits import Edit, Path, RenameKey
+from wbmigrate.edit.json import JsonText, container_of
+from wbmigrate.edit.located_yaml import load_located
+from wbmigrate.edit.yaml import apply, replacements
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.export import FORMAT as EXPORT_FORMAT
-from wbmigrate.jsonedit import Edit, JsonText, Path, RenameKey, container_of
-from wbmigrate.located_yaml import load_located
+from wbmigrate.live.export import FORMAT as EXPORT_FORMAT
 from wbmigrate.mapping import Action
 from wbmigrate.names import accessor
 from wbmigrate.rewrite import rewrite
-from wbmigrate.yamledit import apply, replacements
 
 REGEX_FIELDS = ("metricRegex", "panel search")
-
-
-@dataclass
-class Checked:
-    """A file's findings, and how to fix a chosen subset of them (None: apply their fixes)."""
-
-    findings: list[Finding] = field(default_factory=list)
-    fix_text: Any = None  # Callable[[list[Finding]], str | None] | None
 
 
 def parse_error(label: str, text: str, offset: int, message: str) -> Checked:

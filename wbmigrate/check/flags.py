@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from wbmigrate.check.documents import Checked
-from wbmigrate.check.model import Lines, Replacement, Rule
+from wbmigrate.check.model import Checked, Lines, Replacement, Rule
 from wbmigrate.check.targets import Targets
 
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[^\n]*\n(.*?)^\1\2[ \t]*$", re.S | re.M)

@@ -7,6 +7,7 @@ import enum
 import itertools
 import operator
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class Rule(enum.Enum):
@@ -67,6 +68,14 @@ class FileReport:
     text: str = ""
     fixed: str | None = None  # None when nothing can be fixed
     suppressed: int = 0
+
+
+@dataclass
+class Checked:
+    """A file's findings, and how to fix a chosen subset of them (None: apply their fixes)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    fix_text: Any = None  # Callable[[list[Finding]], str | None] | None
 
 
 @dataclass

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from wbmigrate.check.documents import Checked
-from wbmigrate.check.model import Finding, Lines, Replacement, Rule
+from wbmigrate.check.model import Checked, Finding, Lines, Replacement, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.names import Accessor, accessor, expression_names
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.discover import find_files, is_binary
-from wbmigrate.check.documents import Checked, check_json, check_yaml
+from wbmigrate.check.documents import check_json, check_yaml
 from wbmigrate.check.flags import check_flags
-from wbmigrate.check.model import FileReport, Finding, Lines, Rule, apply_fixes
+from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
 from wbmigrate.check.python_code import check_python
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml

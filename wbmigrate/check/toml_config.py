@@ -12,8 +12,7 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from wbmigrate.check.documents import Checked
-from wbmigrate.check.model import Lines, Replacement, Rule
+from wbmigrate.check.model import Checked, Lines, Replacement, Rule
 from wbmigrate.check.targets import Targets
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")

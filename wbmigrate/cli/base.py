@@ -13,8 +13,8 @@ from wbmigrate import __version__
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
+from wbmigrate.live.client import Client, api_key_from, base_url_from, check_transport
 from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity, find_mapping
-from wbmigrate.wandb_api import Client, api_key_from, base_url_from, check_transport
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

@@ -13,9 +13,6 @@ from typing import Any
 import click
 
 from wbmigrate import __version__
-from wbmigrate.apply import Expected, Outcome, apply_one, restore_one, run_all
-from wbmigrate.apply import Status as Done
-from wbmigrate.backup import Backup, load_backup
 from wbmigrate.cli.base import (
     CONTEXT,
     UserError,
@@ -31,15 +28,18 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.exit_codes import ExitCode
-from wbmigrate.export import export_objects
 from wbmigrate.files import read_sources
-from wbmigrate.live import LiveObject, fetch_project, parse_target
+from wbmigrate.live.apply import Expected, Outcome, apply_one, restore_one, run_all
+from wbmigrate.live.apply import Status as Done
+from wbmigrate.live.backup import Backup, load_backup
+from wbmigrate.live.client import Client
+from wbmigrate.live.export import export_objects
+from wbmigrate.live.objects import LiveObject, fetch_project, parse_target
+from wbmigrate.live.planfile import PlanFile, check_plan, load_plan
 from wbmigrate.mapping import find_mapping
 from wbmigrate.plan import Plan, Planned, Status, Tally, make_plan, plan_each, plan_one
-from wbmigrate.planfile import PlanFile, check_plan, load_plan
 from wbmigrate.report import outcomes as outcome_report
 from wbmigrate.report import plan as plan_report
-from wbmigrate.wandb_api import Client
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 DRAFTS = click.option(

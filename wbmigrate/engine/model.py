@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from wbmigrate.jsonedit import Edit, materialize
+from wbmigrate.edit.edits import Edit, materialize
 
 SEPARATOR = " › "
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from wbmigrate import names
+from wbmigrate.edit.edits import Path
+from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
-from wbmigrate.jsonedit import Path
 
 SERIES_OVERRIDES = ("overrideSeriesTitles", "overrideColors", "overrideMarks", "overrideLineWidths")
 TITLES = ("chartTitle", "xAxisTitle", "yAxisTitle")
@@ -55,6 +56,19 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
         if kind.fields is not None:
             rest = {k: v for k, v in config.items() if k not in kind.fields}
             w.scan((*path, "config"), rest, f"{view_type} field")
+
+
+def walk_section(w: Walk, path: Path, section: Any) -> None:
+    """A panel section: its panels and its local x axis (shared with workspaces)."""
+    if not isinstance(section, dict):
+        return
+    settings = section.get("localPanelSettings")
+    if isinstance(settings, dict) and "xAxis" in settings:
+        w.single(
+            (*path, "localPanelSettings", "xAxis"), settings["xAxis"], "localPanelSettings.xAxis"
+        )
+    for i, panel in enumerate(as_list(section.get("panels"))):
+        walk_panel(w, (*path, "panels", i), panel)
 
 
 def panel_label(panel: dict[str, Any], index: int) -> str:

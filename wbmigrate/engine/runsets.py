@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from wbmigrate.edit.edits import Path
+from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
-from wbmigrate.jsonedit import Path
 from wbmigrate.names import Accessor
 
 # Sections of a {section, name} key that name a metric. W&B filters on summary values and on
@@ -19,11 +20,11 @@ def walk_runset(w: Walk, path: Path, runset: Any) -> None:
         return
     with w.at(f'run set "{runset.get("name", "")}"'):
         _filters(w, (*path, "filters"), runset.get("filters"), "filters")
-        for i, group in enumerate(_list(runset.get("grouping"))):
+        for i, group in enumerate(as_list(runset.get("grouping"))):
             _key_object(w, (*path, "grouping", i), group, f"grouping[{i}]")
         sort = runset.get("sort")
         if isinstance(sort, dict):
-            for i, key in enumerate(_list(sort.get("keys"))):
+            for i, key in enumerate(as_list(sort.get("keys"))):
                 if isinstance(key, dict):
                     _key_object(
                         w, (*path, "sort", "keys", i, "key"), key.get("key"), f"sort.keys[{i}]"
@@ -36,7 +37,7 @@ def walk_runset(w: Walk, path: Path, runset: Any) -> None:
                     w.key_map((*path, "runFeed", name), feed[name], f"runFeed.{name}")
             w.key_list(
                 (*path, "runFeed", "columnOrder"),
-                _list(feed.get("columnOrder")),
+                as_list(feed.get("columnOrder")),
                 "runFeed.columnOrder",
             )
 
@@ -47,7 +48,7 @@ def _filters(w: Walk, path: Path, node: Any, field: str) -> None:
     if not isinstance(node, dict):
         return
     _key_object(w, (*path, "key"), node.get("key"), field)
-    for i, child in enumerate(_list(node.get("filters"))):
+    for i, child in enumerate(as_list(node.get("filters"))):
         _filters(w, (*path, "filters", i), child, f"{field}[{i}]")
 
 
@@ -58,7 +59,3 @@ def _key_object(w: Walk, path: Path, key: Any, field: str) -> None:
 
 def _plain(value: Any) -> Accessor | None:
     return Accessor("", value) if isinstance(value, str) and value else None
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

@@ -15,8 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from wbmigrate import names
-from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
-from wbmigrate.jsonedit import (
+from wbmigrate.edit.edits import (
     AddKey,
     Delete,
     Edit,
@@ -26,10 +25,11 @@ from wbmigrate.jsonedit import (
     Set,
     materialize,
     pointer,
-    splice,
 )
+from wbmigrate.edit.json import splice
+from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
+from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.mapping import Action, Migration
-from wbmigrate.regexes import rewrite_regex
 
 Decode = Callable[[Any], names.Accessor | None]
 

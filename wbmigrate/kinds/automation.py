@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from wbmigrate.edit.edits import Path, Set
 from wbmigrate.engine.model import ChangeAction, NoteKind
 from wbmigrate.engine.walk import Fate, Walk
-from wbmigrate.jsonedit import Path, Set
 
 NAME = "automation"
 METRIC_FILTERS = ("threshold_filter", "change_filter", "zscore_filter")

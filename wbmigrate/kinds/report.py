@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from wbmigrate.edit.edits import Insert, Path, Set
 from wbmigrate.engine.annotate import find_marker, is_note, note_text
 from wbmigrate.engine.model import ChangeAction
-from wbmigrate.engine.panels import walk_panel, walk_weave
+from wbmigrate.engine.panels import walk_section, walk_weave
 from wbmigrate.engine.runsets import walk_runset
+from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
-from wbmigrate.jsonedit import Insert, Path, Set
 
 NAME = "report"
 VIEW_TYPES = ("runs", "runs/draft")
@@ -74,29 +75,16 @@ def _text_nodes(w: Walk, path: Path, nodes: Any, field: str) -> None:
 def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
     if not isinstance(metadata, dict):
         return
-    for i, runset in enumerate(_list(metadata.get("runSets"))):
+    for i, runset in enumerate(as_list(metadata.get("runSets"))):
         walk_runset(w, (*path, "runSets", i), runset)
     section = metadata.get("panelBankSectionConfig")
     if isinstance(section, dict):
         walk_section(w, (*path, "panelBankSectionConfig"), section)
     bank = metadata.get("panelBankConfig")
     if isinstance(bank, dict):
-        for i, section in enumerate(_list(bank.get("sections"))):
+        for i, section in enumerate(as_list(bank.get("sections"))):
             with w.at(f'section "{section.get("name", i)}"' if isinstance(section, dict) else ""):
                 walk_section(w, (*path, "panelBankConfig", "sections", i), section)
-
-
-def walk_section(w: Walk, path: Path, section: Any) -> None:
-    """A panel section: its panels and its local x axis (shared with workspaces)."""
-    if not isinstance(section, dict):
-        return
-    settings = section.get("localPanelSettings")
-    if isinstance(settings, dict) and "xAxis" in settings:
-        w.single(
-            (*path, "localPanelSettings", "xAxis"), settings["xAxis"], "localPanelSettings.xAxis"
-        )
-    for i, panel in enumerate(_list(section.get("panels"))):
-        walk_panel(w, (*path, "panels", i), panel)
 
 
 def annotate(w: Walk, spec: dict[str, Any]) -> None:
@@ -118,7 +106,3 @@ def annotate(w: Walk, spec: dict[str, Any]) -> None:
             return
     block = {"type": "markdown-block", "content": text, "children": [{"text": ""}]}
     w.change(Insert(("blocks", 0), block), ChangeAction.ANNOTATED, None, text, "migration note")
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

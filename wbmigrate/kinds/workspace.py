@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from wbmigrate.edit.edits import Insert, Path, Set
 from wbmigrate.engine.annotate import find_marker, note_text
 from wbmigrate.engine.model import ChangeAction, NoteKind
+from wbmigrate.engine.panels import walk_section
 from wbmigrate.engine.runsets import walk_runset
+from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
-from wbmigrate.jsonedit import Insert, Path, Set
-from wbmigrate.kinds.report import walk_section
 
 NAME = "workspace"
 VIEW_TYPES = ("project-view",)
@@ -39,7 +40,7 @@ def matches(spec: Any) -> bool:
 def walk(w: Walk, spec: dict[str, Any]) -> None:
     path: Path = ("section",)
     section = spec["section"]
-    for i, runset in enumerate(_list(section.get("runSets"))):
+    for i, runset in enumerate(as_list(section.get("runSets"))):
         walk_runset(w, (*path, "runSets", i), runset)
     for name in ("settings", "workspaceSettings"):
         settings = section.get(name)
@@ -62,7 +63,7 @@ def _panel_bank(w: Walk, path: Path, bank: dict[str, Any]) -> None:
             "panel search",
             ignore_case=True,
         )
-        for i, entry in enumerate(_list(settings.get("searchHistory"))):
+        for i, entry in enumerate(as_list(settings.get("searchHistory"))):
             if isinstance(entry, dict):
                 w.regex(
                     (*path, "settings", "searchHistory", i, "query"),
@@ -70,7 +71,7 @@ def _panel_bank(w: Walk, path: Path, bank: dict[str, Any]) -> None:
                     f"searchHistory[{i}]",
                     ignore_case=True,
                 )
-    for i, section in enumerate(_list(bank.get("sections"))):
+    for i, section in enumerate(as_list(bank.get("sections"))):
         if isinstance(section, dict) and not _is_note_section(section, w.migration.mapping_id):
             with w.at(f'section "{section.get("name", i)}"'):
                 walk_section(w, (*path, "sections", i), section)
@@ -112,7 +113,7 @@ def annotate(w: Walk, spec: dict[str, Any]) -> None:
     text = note_text(w)
     path: Path = ("section", "panelBankConfig", "sections")
     bank = spec["section"].get("panelBankConfig")
-    sections = _list(bank.get("sections")) if isinstance(bank, dict) else None
+    sections = as_list(bank.get("sections")) if isinstance(bank, dict) else None
     if sections is None:
         w.note(
             path, NoteKind.REVIEW, "no panel sections to hold the migration note", "migration note"
@@ -120,7 +121,7 @@ def annotate(w: Walk, spec: dict[str, Any]) -> None:
         return
     for i, section in enumerate(sections):
         if isinstance(section, dict) and _is_note_section(section, mapping_id):
-            panels = _list(section.get("panels"))
+            panels = as_list(section.get("panels"))
             value = panels[0].get("config", {}).get("value") if panels else None
             if find_marker(value, mapping_id) != version and panels:
                 w.change(
@@ -161,7 +162,3 @@ def _note_section(sections: list[Any], mapping_id: str, text: str) -> dict[str, 
         "pinned": False,
         "isPanelsAuto": False,
     }
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

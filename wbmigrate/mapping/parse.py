@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.located_yaml import Located, load_located
-from wbmigrate.located_yaml import Path as YamlPath
+from wbmigrate.edit.located_yaml import Located, load_located
+from wbmigrate.edit.located_yaml import Path as YamlPath
 from wbmigrate.mapping import rules
 from wbmigrate.mapping.model import (
     ConfigRename,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from wbmigrate.located_yaml import Located
-from wbmigrate.located_yaml import Path as YamlPath
+from wbmigrate.edit.located_yaml import Located
+from wbmigrate.edit.located_yaml import Path as YamlPath
 from wbmigrate.mapping.compose import compose, many_to_one
 from wbmigrate.mapping.model import Mapping, Migration, Problem, Severity, Step
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from wbmigrate.apply import Outcome, Status
+from wbmigrate.live.apply import Outcome, Status
 
 
 def to_text(outcomes: list[Outcome], heading: str) -> str:

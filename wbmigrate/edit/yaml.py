@@ -1,4 +1,4 @@
-"""The JSON edits of `jsonedit`, applied to YAML text as replacements at the nodes' marks.
+"""The edits of `edit.edits`, applied to YAML text as replacements at the nodes' marks.
 
 Comments, quoting, indentation and key order stay; a new scalar keeps the style of the one it
 replaces, new collections are written in flow style (valid YAML, one line). An edit this module
@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.jsonedit import AddKey, Edit, EditConflict, Insert, RenameKey, Set, materialize
-from wbmigrate.located_yaml import Located
+from wbmigrate.edit.edits import AddKey, Edit, EditConflict, Insert, RenameKey, Set, materialize
+from wbmigrate.edit.located_yaml import Located
 
 Replacement = tuple[int, int, str]  # start, end, new text
 _PLAIN = re.compile(r"[A-Za-z_$][\w./:$-]*\Z")

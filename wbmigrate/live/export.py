@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from wbmigrate.backup import safe_name
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live import LiveObject
+from wbmigrate.live.backup import safe_name
+from wbmigrate.live.objects import LiveObject
 
 FORMAT = "wbmigrate-export/1"
 FOLDERS = {"report": "reports", "workspace": "workspaces", "automation": "automations"}

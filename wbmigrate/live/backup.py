@@ -21,8 +21,8 @@ from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live import LiveObject, trigger_input
-from wbmigrate.wandb_api import View
+from wbmigrate.live.client import View
+from wbmigrate.live.objects import LiveObject, trigger_input
 
 FORMAT = "wbmigrate-backup/2"
 FORMATS = ("wbmigrate-backup/1", FORMAT)  # /1 kept its object list in the manifest

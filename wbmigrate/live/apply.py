@@ -13,15 +13,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from wbmigrate.backup import Backup, Restorable, digest
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.guard import check_write
-from wbmigrate.live import Fingerprint, LiveObject, reread, stored_as_sent, write
+from wbmigrate.live.backup import Backup, Restorable, digest
+from wbmigrate.live.client import Client
+from wbmigrate.live.objects import Fingerprint, LiveObject, reread, stored_as_sent, write
+from wbmigrate.live.planfile import signature
 from wbmigrate.mapping import Migration
-from wbmigrate.planfile import signature
 from wbmigrate.rewrite import rewrite_text
-from wbmigrate.wandb_api import Client
 
 
 class Status(enum.Enum):

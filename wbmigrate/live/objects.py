@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.kinds import VIEW_TYPES
+from wbmigrate.live.client import PAGE_SIZE, Client, View
 from wbmigrate.plan import Source
-from wbmigrate.wandb_api import PAGE_SIZE, Client, View
 
 T = TypeVar("T")
 

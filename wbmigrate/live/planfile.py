@@ -18,7 +18,7 @@ from typing import Any
 from wbmigrate import __version__
 from wbmigrate.engine.model import Change, Mode, Options
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live import Fingerprint, LiveObject
+from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Tally
 from wbmigrate.report.plan import JsonDocument, mapping_entry, object_entry, summary_entry

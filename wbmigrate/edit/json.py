@@ -1,11 +1,8 @@
-"""Surgical edits of JSON documents: change what the edits name and keep every other byte.
+"""Surgical edits of JSON text: change what the edits name and keep every other byte.
 
 W&B stores a view's spec as a JSON string. Re-serialising it would change number formatting,
-string escapes and whitespace, so edits are applied twice from one list: to the parsed value
-(`materialize`, for further analysis) and to the original text (`splice`, for writing). Untouched
+string escapes and whitespace, so `splice` applies an edit list to the original text: untouched
 members keep their exact bytes; new values follow the document's own style (compact or indented).
-
-Paths are tuples of object keys and array indexes into the *original* document.
 """
 
 from __future__ import annotations
@@ -14,179 +11,11 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-Path = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class Set:
-    """Replace the value at `path`."""
-
-    path: Path
-    value: Any
-
-
-@dataclass(frozen=True)
-class Insert:
-    """Insert `value` into an array before the original element at `path[-1]` (or append)."""
-
-    path: Path
-    value: Any
-
-
-@dataclass(frozen=True)
-class Delete:
-    """Remove an array element or an object member."""
-
-    path: Path
-
-
-@dataclass(frozen=True)
-class RenameKey:
-    """Give an object member a new key; its value and position stay."""
-
-    path: Path
-    new_key: str
-
-
-@dataclass(frozen=True)
-class AddKey:
-    """Add the member `path[-1]: value` to an object, right after the member `after` (or last)."""
-
-    path: Path
-    value: Any
-    after: str | None = None
-
-
-Edit = Set | Insert | Delete | RenameKey | AddKey
-
-
-class EditConflict(Exception):
-    """Two edits that cannot both apply (a bug in the caller, never a user error)."""
-
-
-def pointer(path: Path) -> str:
-    """RFC 6901 JSON pointer of a path: ("a/b", 0) -> "/a~1b/0"."""
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
-
-
-# --- the edit tree --------------------------------------------------------------------------
-
-_UNSET: Any = object()
-
-
-@dataclass
-class _Node:
-    """The edits that apply at one path of the document."""
-
-    value: Any = _UNSET  # a Set on this path
-    children: dict[str | int, _Node] = field(default_factory=dict)
-    deletes: set[str | int] = field(default_factory=set)
-    renames: dict[str, str] = field(default_factory=dict)
-    inserts: dict[int, list[Any]] = field(default_factory=dict)  # before original index
-    added: dict[str | None, list[tuple[str, Any]]] = field(default_factory=dict)  # after key
-
-    @property
-    def structural(self) -> bool:
-        return bool(self.deletes or self.inserts or self.added)
-
-    def child(self, key: str | int) -> _Node:
-        return self.children.setdefault(key, _Node())
-
-
-def _tree(edits: Iterable[Edit]) -> _Node:
-    root = _Node()
-    for edit in edits:
-        if isinstance(edit, Set):
-            node = _walk(root, edit.path)
-            if node.value is not _UNSET:
-                raise EditConflict(f"two values for {pointer(edit.path)}")
-            node.value = edit.value
-            continue
-        parent, last = _walk(root, edit.path[:-1]), edit.path[-1]
-        if isinstance(edit, Delete):
-            parent.deletes.add(last)
-        elif isinstance(edit, RenameKey):
-            parent.renames[str(last)] = edit.new_key
-        elif isinstance(edit, Insert):
-            parent.inserts.setdefault(int(last), []).append(edit.value)
-        else:
-            parent.added.setdefault(edit.after, []).append((str(last), edit.value))
-    _check(root, ())
-    return root
-
-
-def _walk(root: _Node, path: Path) -> _Node:
-    node = root
-    for part in path:
-        node = node.child(part)
-    return node
-
-
-def _check(node: _Node, path: Path) -> None:
-    if node.value is not _UNSET and (node.children or node.structural or node.renames):
-        raise EditConflict(f"{pointer(path)} is replaced and edited inside")
-    for key, child in node.children.items():
-        if key in node.deletes and (
-            child.value is not _UNSET or child.children or child.structural or child.renames
-        ):
-            raise EditConflict(f"{pointer((*path, key))} is deleted and edited")
-        _check(child, (*path, key))
-
-
-# --- applying edits to a parsed value -------------------------------------------------------
-
-
-def materialize(document: Any, edits: Iterable[Edit]) -> Any:
-    """The document with the edits applied. The input is not changed; untouched subtrees are
-    shared with it, so treat both as read-only."""
-    return _build(document, _tree(edits), ())
-
-
-def _build(value: Any, node: _Node, path: Path) -> Any:
-    if node.value is not _UNSET:
-        return node.value
-    if isinstance(value, dict):
-        return _build_object(value, node, path)
-    if isinstance(value, list):
-        return _build_array(value, node, path)
-    if node.children or node.structural or node.renames:
-        raise EditConflict(f"{pointer(path)} is not a container")
-    return value
-
-
-def _build_object(value: dict[str, Any], node: _Node, path: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-
-    def put(key: str, item: Any) -> None:
-        if key in out:
-            raise EditConflict(f"{pointer((*path, key))} would appear twice")
-        out[key] = item
-
-    for key, item in value.items():
-        if key not in node.deletes:
-            child = node.children.get(key)
-            put(node.renames.get(key, key), _build(item, child, (*path, key)) if child else item)
-        for new_key, new_value in node.added.get(key, []):
-            put(new_key, new_value)
-    for new_key, new_value in node.added.get(None, []):
-        put(new_key, new_value)
-    return out
-
-
-def _build_array(value: list[Any], node: _Node, path: Path) -> list[Any]:
-    out: list[Any] = []
-    for i, item in enumerate(value):
-        out += node.inserts.get(i, [])
-        if i not in node.deletes:
-            child = node.children.get(i)
-            out.append(_build(item, child, (*path, i)) if child else item)
-    out += node.inserts.get(len(value), [])
-    return out
-
+from wbmigrate.edit.edits import UNSET, Edit, EditTree, Path, Set, edit_tree, pointer
 
 # --- applying edits to the original text ----------------------------------------------------
 
@@ -303,8 +132,8 @@ class JsonText:
 
     def splice(self, edits: Iterable[Edit]) -> str:
         """The text with the edits applied; every byte outside the edited values is kept."""
-        tree = _tree(edits)
-        if not (tree.children or tree.structural or tree.renames or tree.value is not _UNSET):
+        tree = edit_tree(edits)
+        if not (tree.children or tree.structural or tree.renames or tree.value is not UNSET):
             return self.text
         start, end = self.root
         rendered = _render(self, start, end, tree, self.style)
@@ -315,7 +144,7 @@ class JsonText:
         among many, without rebuilding the whole document for each."""
         around = container_of(edits)
         start, end = self.locate(around)
-        tree = _tree(replace(e, path=e.path[len(around) :]) for e in edits)
+        tree = edit_tree(replace(e, path=e.path[len(around) :]) for e in edits)
         return start, end, _render(self, start, end, tree, self.style)
 
     @cached_property
@@ -378,9 +207,9 @@ def _line_indent(text: str, offset: int) -> str:
     return _WS.match(text, line_start).group().replace("\n", "")  # type: ignore[union-attr]
 
 
-def _render(doc: JsonText, start: int, end: int, node: _Node, style: _Style) -> str:
+def _render(doc: JsonText, start: int, end: int, node: EditTree, style: _Style) -> str:
     text = doc.text
-    if node.value is not _UNSET:
+    if node.value is not UNSET:
         return style.dumps(node.value, _line_indent(text, start))
     if not (node.children or node.structural or node.renames):
         return text[start:end]
@@ -400,7 +229,7 @@ def _render(doc: JsonText, start: int, end: int, node: _Node, style: _Style) -> 
     return _rebuild(text, start, end, members, rendered, node, style)
 
 
-def _render_member(doc: JsonText, member: _Member, node: _Node, style: _Style) -> str:
+def _render_member(doc: JsonText, member: _Member, node: EditTree, style: _Style) -> str:
     text = doc.text
     child = node.children.get(member.key)
     value = (
@@ -440,7 +269,7 @@ def _rebuild(
     end: int,
     members: list[_Member],
     rendered: dict[Any, str],
-    node: _Node,
+    node: EditTree,
     style: _Style,
 ) -> str:
     """Re-join a container's members after deletions and additions, reusing the original
