@@ -25,8 +25,6 @@ from wbmigrate.mapping import Action
 from wbmigrate.names import accessor
 from wbmigrate.rewrite import rewrite
 
-REGEX_FIELDS = ("metricRegex", "panel search")
-
 
 def parse_error(label: str, text: str, offset: int, message: str) -> Checked:
     lines = Lines(text)
@@ -74,7 +72,7 @@ def config_message(path: Path, new_leaf: str) -> str:
 def change_rule(change: Change, targets: Targets) -> Rule:
     if change.action in (ChangeAction.REMOVED, ChangeAction.DISABLED):
         return Rule.REMOVED_METRIC
-    found = accessor(change.old) if change.field not in REGEX_FIELDS else None
+    found = None if change.is_regex else accessor(change.old)
     resolution = targets.migration.resolve(found.name) if found else None
     if resolution is not None and resolution.action is Action.REMOVED:
         return Rule.REMOVED_METRIC
@@ -98,7 +96,7 @@ def change_message(change: Change, result: Rewrite) -> str:
         text = "every metric of this panel is no longer logged: delete the panel"
     elif change.action is ChangeAction.REMOVED:
         text = f"{old} is no longer logged: drop it"
-    elif change.field in REGEX_FIELDS:
+    elif change.is_regex:
         text = f"regex must also match the renamed keys: {new!r}"
     else:
         text = f"{old} -> {new}"

@@ -105,7 +105,7 @@ def _literal(source: _Source, node: ast.Constant, parent: ast.AST | None) -> Ite
     raw = source.text[start:end]
     targets = source.targets
     found = accessor(value)
-    target = targets.metric(found.name) if found else None
+    target = targets.migration.fate(found.name) if found else None
     if found is not None and target is not None:
         yield from _metric_literal(source, node, parent, found, raw, start)
     elif value in targets.config_keys or value in targets.config_leaves:
@@ -130,7 +130,7 @@ def _metric_literal(
     start: int,
 ) -> Iterator[Finding]:
     targets = source.targets
-    target = targets.metric(found.name)
+    target = targets.migration.fate(found.name)
     assert target is not None
     end = start + len(raw)
     rule = Rule.REMOVED_METRIC if target.removed else Rule.RENAMED_METRIC
@@ -205,7 +205,7 @@ def _embedded_names(
     names = [m["name"] for m in _CALL.finditer(value)]
     names += [a.name for a in expression_names(value)]
     for name in dict.fromkeys(names):
-        target = source.targets.metric(name)
+        target = source.targets.migration.fate(name)
         if target is None:
             continue
         rule = Rule.REMOVED_METRIC if target.removed else Rule.RENAMED_METRIC

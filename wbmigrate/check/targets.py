@@ -8,21 +8,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.mapping import Action, Migration
+from wbmigrate.mapping import Migration
 from wbmigrate.names import cover
 
 # Spec fields whose regexes can match old keys without spelling them out.
-REGEX_FIELDS = ("metricRegex", "searchQuery", "searchHistory")
-
-
-@dataclass(frozen=True)
-class Target:
-    """One whole name to find and what it becomes (None: it is gone)."""
-
-    old: str
-    new: str | None
-    removed: bool
-    reason: str = ""
+REGEX_SPEC_KEYS = ("metricRegex", "searchQuery", "searchHistory")
 
 
 @dataclass(frozen=True)
@@ -33,15 +23,6 @@ class Targets:
     @property
     def dual(self) -> bool:
         return self.options.mode is Mode.DUAL
-
-    def metric(self, name: str) -> Target | None:
-        resolution = self.migration.resolve(name)
-        if resolution.action is Action.UNTOUCHED:
-            return None
-        if resolution.action is Action.RENAMED:
-            return Target(name, resolution.new, False)
-        reason = resolution.removal.reason if resolution.removal else ""
-        return Target(name, resolution.equivalent, True, reason)
 
     @cached_property
     def config_keys(self) -> dict[str, str]:
@@ -71,10 +52,10 @@ class Targets:
     @cached_property
     def anchors(self) -> tuple[str, ...]:
         """Substrings every old name, key or flag contains at least one of: a file without any
-        of them cannot need a change (but for regex fields, see REGEX_FIELDS)."""
+        of them cannot need a change (but for regex fields, see REGEX_SPEC_KEYS)."""
         names = [*self.migration.old_names, *self.config_keys, *self.flags]
         return cover(sorted(names))
 
     def may_contain(self, text: str, spec_like: bool = False) -> bool:
-        anchors = self.anchors + (REGEX_FIELDS if spec_like else ())
+        anchors = self.anchors + (REGEX_SPEC_KEYS if spec_like else ())
         return any(anchor in text for anchor in anchors)

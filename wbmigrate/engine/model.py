@@ -56,6 +56,7 @@ class Change:
     where: tuple[str, ...]  # e.g. ('panel grid (block 4)', 'panel "Staleness" (Line Plot)')
     field: str  # e.g. 'metrics[1]'
     path: tuple[str | int, ...] = ()  # the value in the spec (an embedded string: the string)
+    is_regex: bool = False  # `old` and `new` are regexes over keys, not keys
 
     def label(self, title: str) -> str:
         return label(title, self.where, self.field)

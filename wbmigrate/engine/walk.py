@@ -11,7 +11,7 @@ import json
 import marshal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from wbmigrate import names
@@ -29,20 +29,9 @@ from wbmigrate.edit.edits import (
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
 from wbmigrate.engine.regexes import rewrite_regex
-from wbmigrate.mapping import Action, Migration
+from wbmigrate.mapping import Fate, Migration
 
 Decode = Callable[[Any], names.Accessor | None]
-
-
-@dataclass(frozen=True)
-class Fate:
-    """What becomes of one metric name: shown as `new` from now on, or gone (`new` is None)."""
-
-    old: str
-    new: str | None
-    removed: bool  # no longer logged (when `new` is set, it is the removed key's equivalent)
-    reason: str = ""
-    version: str = ""  # the step that decided it
 
 
 class Walk:
@@ -82,14 +71,7 @@ class Walk:
             self.where = outer
 
     def fate(self, name: str) -> Fate | None:
-        resolution = self.migration.metrics.get(name)
-        if resolution is None:
-            return None
-        version = resolution.versions[-1]
-        if resolution.action is Action.RENAMED:
-            return Fate(name, resolution.new, False, version=version)
-        assert resolution.removal is not None
-        return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
+        return self.migration.fate(name)
 
     # --- recording ----------------------------------------------------------------------------
 
@@ -102,10 +84,13 @@ class Walk:
         field: str,
         at: Path | None = None,
         version: str = "",
+        is_regex: bool = False,
     ) -> None:
         self.edits.append(edit)
         where = at if at is not None else edit.path
-        self.changes.append(Change(pointer(where), action, old, new, self.where, field, where))
+        self.changes.append(
+            Change(pointer(where), action, old, new, self.where, field, where, is_regex)
+        )
         self.change_edits.append(edit)
         if version:
             self.versions.add(version)
@@ -359,7 +344,14 @@ class Walk:
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
         old_matched = sorted(outcome.matched & self.migration.old_names)
         if outcome.new is not None:
-            self.change(Set(path, outcome.new), ChangeAction.RENAMED, pattern, outcome.new, field)
+            self.change(
+                Set(path, outcome.new),
+                ChangeAction.RENAMED,
+                pattern,
+                outcome.new,
+                field,
+                is_regex=True,
+            )
             self.versions.update(f.version for k in old_matched if (f := self.fate(k)))
         elif outcome.review and old_matched:
             self.note(

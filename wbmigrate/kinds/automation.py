@@ -12,7 +12,8 @@ from typing import Any
 
 from wbmigrate.edit.edits import Path, Set
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.walk import Fate, Walk
+from wbmigrate.engine.walk import Walk
+from wbmigrate.mapping import Fate
 
 NAME = "automation"
 METRIC_FILTERS = ("threshold_filter", "change_filter", "zscore_filter")

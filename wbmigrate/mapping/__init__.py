@@ -6,10 +6,11 @@ from importlib import resources
 from pathlib import Path
 
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.model import (
     Action,
     ConfigRename,
-    Mapping,
+    Fate,
     MappingError,
     Migration,
     Problem,
@@ -25,6 +26,7 @@ __all__ = [
     "FORMAT_VERSION",
     "Action",
     "ConfigRename",
+    "Fate",
     "Mapping",
     "MappingError",
     "Migration",

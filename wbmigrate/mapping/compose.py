@@ -11,7 +11,6 @@ from dataclasses import replace
 from wbmigrate.mapping.model import (
     Action,
     ConfigRename,
-    Mapping,
     Migration,
     Removal,
     Resolution,
@@ -20,7 +19,7 @@ from wbmigrate.mapping.model import (
 )
 
 
-def compose(mapping: Mapping, steps: tuple[Step, ...]) -> Migration:
+def compose(mapping_id: str, steps: tuple[Step, ...]) -> Migration:
     metrics: dict[str, Resolution] = {}
     config: list[ConfigRename] = []
     for step in steps:
@@ -36,7 +35,7 @@ def compose(mapping: Mapping, steps: tuple[Step, ...]) -> Migration:
             )
         config = _advance_config(config, step)
     return Migration(
-        mapping_id=mapping.id,
+        mapping_id=mapping_id,
         steps=steps,
         metrics=frozen_dict(metrics),
         config=tuple(config),

@@ -1,7 +1,8 @@
 """The mapping's data: versioned steps of metric renames, removals and config-key renames.
 
-Everything here is frozen. A `Mapping` is what the file says; a `Migration` is the mapping
-composed over a range of its steps, which is what the rewrite engine consumes.
+Everything here is frozen. A `Migration` is a mapping composed over a range of its steps (see
+`compose`), which is what the rewrite engine and `check` consume; `Fate` is what it does to
+one name. The file itself is a `Mapping` (`mapping.file`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import enum
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
@@ -103,6 +103,18 @@ class Resolution:
 
 
 @dataclass(frozen=True)
+class Fate:
+    """What becomes of one whole metric name, as the engine and `check` act on it: shown as
+    `new` from now on, or gone (`new` is None)."""
+
+    old: str
+    new: str | None
+    removed: bool  # no longer logged (when `new` is set, it is the removed key's equivalent)
+    reason: str = ""  # why it was removed
+    version: str = ""  # the step that decided it
+
+
+@dataclass(frozen=True)
 class Migration:
     """A mapping composed from one step to another: every old name resolved in one lookup."""
 
@@ -125,6 +137,17 @@ class Migration:
         found = self.metrics.get(name)
         return found if found is not None else Resolution(name, Action.UNTOUCHED)
 
+    def fate(self, name: str) -> Fate | None:
+        """What becomes of `name`; None when the migration leaves it alone."""
+        resolution = self.metrics.get(name)
+        if resolution is None:
+            return None
+        version = resolution.versions[-1]
+        if resolution.action is Action.RENAMED:
+            return Fate(name, resolution.new, False, version=version)
+        assert resolution.removal is not None
+        return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
+
     @property
     def old_names(self) -> frozenset[str]:
         return frozenset(self.metrics)
@@ -144,54 +167,6 @@ class Migration:
         names = {r.new for r in self.metrics.values() if r.new}
         names |= {r.equivalent for r in self.metrics.values() if r.equivalent}
         return frozenset(names)
-
-
-@dataclass(frozen=True)
-class Mapping:
-    """A validated mapping file."""
-
-    id: str
-    title: str
-    format: int
-    sources: tuple[str, ...]
-    steps: tuple[Step, ...]
-    path: Path | None = None
-    description: str = ""
-    warnings: tuple[Problem, ...] = ()
-
-    @property
-    def versions(self) -> tuple[str, ...]:
-        return tuple(step.version for step in self.steps)
-
-    @property
-    def latest(self) -> str:
-        return self.steps[-1].version
-
-    def migration(self, start: str | None = None, to: str | None = None) -> Migration:
-        """Compose the steps from `start` to `to`, both included (default: all of them)."""
-        from wbmigrate.mapping.compose import compose
-
-        return compose(self, self.step_range(start, to))
-
-    def step_range(self, start: str | None = None, to: str | None = None) -> tuple[Step, ...]:
-        first = self._index(start) if start is not None else 0
-        last = self._index(to) if to is not None else len(self.steps) - 1
-        if first > last:
-            raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
-        return self.steps[first : last + 1]
-
-    def resolve(self, name: str) -> Resolution:
-        """Resolve a whole metric name across every step of the mapping."""
-        return self.migration().resolve(name)
-
-    def _index(self, version: str) -> int:
-        for i, step in enumerate(self.steps):
-            if step.version == version:
-                return i
-        known = ", ".join(step.label for step in self.steps)
-        raise UnknownVersionError(
-            f"mapping {self.id} has no version {version!r} (versions: {known})"
-        )
 
 
 K = TypeVar("K")

@@ -18,10 +18,9 @@ import yaml
 
 from wbmigrate.edit.located_yaml import Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import rules
+from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.model import (
     ConfigRename,
-    Mapping,
     MappingError,
     Problem,
     Removal,
@@ -29,6 +28,7 @@ from wbmigrate.mapping.model import (
     Step,
     frozen_dict,
 )
+from wbmigrate.mapping.rules import check as check_rules
 
 FORMAT_VERSION = 1  # the newest mapping format this release reads
 
@@ -90,7 +90,7 @@ def parse_mapping(text: str, file: str) -> Mapping:
         checker.error(yaml_problem.path, code, yaml_problem.message, line=yaml_problem.line)
     mapping = checker.mapping(located.data, Path(file))
     if mapping is not None:
-        checker.problems += rules.check(mapping, checker.located, file)
+        checker.problems += check_rules(mapping, checker.located, file)
     errors = [p for p in checker.problems if p.severity is Severity.ERROR]
     if errors or mapping is None:
         raise MappingError(sorted(errors, key=lambda p: p.line))

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
 from wbmigrate.mapping.compose import compose, many_to_one
-from wbmigrate.mapping.model import Mapping, Migration, Problem, Severity, Step
+from wbmigrate.mapping.file import Mapping
+from wbmigrate.mapping.model import Migration, Problem, Severity, Step
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def _check_across(mapping: Mapping) -> Found:
     found: Found = []
     retired: dict[str, str] = {}  # name -> version of the step that retired it
     for i, step in enumerate(mapping.steps):
-        earlier = compose(mapping, mapping.steps[:i]) if i else None
+        earlier = compose(mapping.id, mapping.steps[:i]) if i else None
         config_olds = {r.old: r.new for r in step.config}
         for entry in [*_metric_entries(step, i), *_config_path_entries(step, i)]:
             what = "config path" if entry.path[2] == "config" else "metric"

@@ -1,0 +1,56 @@
+"""A mapping file as validated: its id, title and ordered steps. `migration()` composes a range
+of them into the one lookup the engine uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from wbmigrate.mapping.compose import compose
+from wbmigrate.mapping.model import Migration, Problem, Resolution, Step, UnknownVersionError
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A validated mapping file."""
+
+    id: str
+    title: str
+    format: int
+    sources: tuple[str, ...]
+    steps: tuple[Step, ...]
+    path: Path | None = None
+    description: str = ""
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return tuple(step.version for step in self.steps)
+
+    @property
+    def latest(self) -> str:
+        return self.steps[-1].version
+
+    def migration(self, start: str | None = None, to: str | None = None) -> Migration:
+        """Compose the steps from `start` to `to`, both included (default: all of them)."""
+        return compose(self.id, self.step_range(start, to))
+
+    def step_range(self, start: str | None = None, to: str | None = None) -> tuple[Step, ...]:
+        first = self._index(start) if start is not None else 0
+        last = self._index(to) if to is not None else len(self.steps) - 1
+        if first > last:
+            raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
+        return self.steps[first : last + 1]
+
+    def resolve(self, name: str) -> Resolution:
+        """Resolve a whole metric name across every step of the mapping."""
+        return self.migration().resolve(name)
+
+    def _index(self, version: str) -> int:
+        for i, step in enumerate(self.steps):
+            if step.version == version:
+                return i
+        known = ", ".join(step.label for step in self.steps)
+        raise UnknownVersionError(
+            f"mapping {self.id} has no version {version!r} (versions: {known})"
+        )
