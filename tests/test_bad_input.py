@@ -14,9 +14,9 @@ from test_live import TARGET, snapshot
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Options
+from wbmigrate.live.client import ApiError, Client
 from wbmigrate.plan import Source, plan_one
 from wbmigrate.rewrite import MAX_SPEC_BYTES, SpecError, rewrite_text
-from wbmigrate.live.client import ApiError, Client
 
 MIGRATION = find_mapping("prime-rl").migration()
 DEEP = "[" * 10_000 + "]" * 10_000

@@ -17,11 +17,11 @@ from wbmigrate.check.model import apply_fixes
 from wbmigrate.check.python_code import check_python
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml, keys
-from wbmigrate.engine.model import Mode, Options
 from wbmigrate.edit.edits import AddKey, Delete, Insert, RenameKey, Set, materialize
 from wbmigrate.edit.located_yaml import load_located
-from wbmigrate.names import cover
 from wbmigrate.edit.yaml import apply, replacements
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.names import cover
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())
 REPLACE = Targets(find_mapping("prime-rl").migration(), Options(mode=Mode.REPLACE))

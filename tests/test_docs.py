@@ -73,7 +73,9 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
 
 def _command_paths(group: click.Group, prefix: str = "wbmigrate") -> list[str]:
     paths = []
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
         paths.append(f"{prefix} {name}")
         if isinstance(command, click.Group):
             paths += _command_paths(command, f"{prefix} {name}")

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from test_rewrite_properties import MODES, SPECS
 
 from wbmigrate import find_mapping
-from wbmigrate.engine.model import Mode, Options
-from wbmigrate.guard import DataLossError, census, check_write
 from wbmigrate.edit.edits import Delete, Set
 from wbmigrate.edit.json import splice
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.guard import DataLossError, census, check_write
 from wbmigrate.rewrite import rewrite_text
 
 MIGRATION = find_mapping("prime-rl").migration()

@@ -10,7 +10,16 @@ from helpers import affected_paths, outside
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wbmigrate.edit.edits import AddKey, Delete, EditConflict, Insert, RenameKey, Set, materialize, pointer
+from wbmigrate.edit.edits import (
+    AddKey,
+    Delete,
+    EditConflict,
+    Insert,
+    RenameKey,
+    Set,
+    materialize,
+    pointer,
+)
 from wbmigrate.edit.json import splice
 
 COMPACT = '{"a":[1,2.50,"\\u00e9"],"b":{"c":1,"d":2e-7},"e":[],"f":"caf\\u00e9 \\/x"}'

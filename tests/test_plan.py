@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
 from wbmigrate.live.objects import _read_ahead
-from wbmigrate.report.plan import JsonDocument
+from wbmigrate.plan import JsonDocument
 
 DEMO = FIXTURES / "demo-project"
 

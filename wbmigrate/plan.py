@@ -1,4 +1,5 @@
-"""A plan: every object of a target rewritten in memory, nothing written.
+"""A plan: every object of a target rewritten in memory, nothing written; and the plan's one
+data format, which the JSON report, saved plans and backup manifests all write through.
 
 One object that cannot be read or rewritten never stops the others: it is planned as an error.
 """
@@ -6,11 +7,13 @@ One object that cannot be read or rewritten never stops the others: it is planne
 from __future__ import annotations
 
 import enum
+import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from wbmigrate.engine.model import ChangeAction, NoteKind, Options, Rewrite
+from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
 from wbmigrate.rewrite import rewrite, spec_at
@@ -70,6 +73,11 @@ class Tally:
     def total(self) -> int:
         return sum(self.statuses.values())
 
+    @property
+    def failed(self) -> bool:
+        """Whether some object could not be read or rewritten."""
+        return bool(self.statuses[Status.ERROR])
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -107,3 +115,119 @@ def plan_each(
 
 def make_plan(sources: Iterable[Source], migration: Migration, options: Options) -> Plan:
     return Plan(migration, options, tuple(plan_each(sources, migration, options)))
+
+
+# --- the plan as data -------------------------------------------------------------------------
+# What `plan --format json` prints, `plan --out` saves and a backup manifest records: changing
+# a field here changes all three, and what `apply --plan` reads back.
+
+SIGNATURE = ("pointer", "action", "old", "new")  # what must match between a plan and a rerun
+
+
+def mapping_entry(migration: Migration, options: Options) -> dict[str, Any]:
+    return {
+        "mapping": {
+            "id": migration.mapping_id,
+            "from": migration.start.version,
+            "to": migration.end.version,
+        },
+        "mode": options.mode.value,
+    }
+
+
+def options_entry(options: Options) -> dict[str, Any]:
+    return {
+        "mode": options.mode.value,
+        "rewrite_text": options.rewrite_text,
+        "annotate": options.annotate,
+        "project_keys": sorted(options.project_keys),
+    }
+
+
+def options_of(entry: dict[str, Any]) -> Options:
+    """The inverse of `options_entry` (KeyError, TypeError or ValueError if damaged)."""
+    return Options(
+        mode=Mode(entry["mode"]),
+        rewrite_text=entry["rewrite_text"],
+        annotate=entry["annotate"],
+        project_keys=frozenset(entry["project_keys"]),
+    )
+
+
+def summary_entry(tally: Tally) -> dict[str, Any]:
+    return {
+        "objects": tally.total,
+        **{status.value: tally.statuses[status] for status in Status},
+        "actions": {a.value: tally.actions[a] for a in ChangeAction},
+        "notes": {k.value: tally.notes[k] for k in NoteKind},
+    }
+
+
+def signature(changes: Iterable[Change]) -> list[list[Any]]:
+    """The changes as plain data, to compare a fresh rewrite with a saved plan."""
+    return [[c.pointer, c.action.value, c.old, c.new] for c in changes]
+
+
+def entry_signature(entry: dict[str, Any]) -> list[list[Any]]:
+    """The signature of an object entry read back from JSON (see `object_entry`)."""
+    return [[c[field] for field in SIGNATURE] for c in entry.get("changes", [])]
+
+
+def object_entry(planned: Planned) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": planned.source.name,
+        "origin": planned.source.origin,
+        "kind": planned.result.kind if planned.result else planned.source.kind,
+        "status": planned.status.value,
+    }
+    if planned.error is not None:
+        entry["error"] = planned.error
+    if planned.result is not None:
+        entry["changes"] = [
+            {
+                "pointer": c.pointer,
+                "action": c.action.value,
+                "old": c.old,
+                "new": c.new,
+                "where": list(c.where),
+                "field": c.field,
+                "label": c.label(planned.result.title),
+            }
+            for c in planned.result.changes
+        ]
+        entry["notes"] = [
+            {
+                "pointer": n.pointer,
+                "kind": n.kind.value,
+                "message": n.message,
+                "where": list(n.where),
+                "field": n.field,
+                "label": n.label(planned.result.title),
+            }
+            for n in planned.result.notes
+        ]
+    return entry
+
+
+class JsonDocument:
+    """`{**head, key: [*items], **tail}` written exactly as `json.dumps(..., indent=2)` would
+    write it, one item at a time, so a long list is never held in memory."""
+
+    def __init__(self, write: Callable[[str], object], head: dict[str, Any], key: str) -> None:
+        self._write = write
+        self._count = 0
+        members = [f"\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in head.items()]
+        write("{" + "".join(m + "," for m in members) + f"\n  {_dumps(key, 0)}: [")
+
+    def add(self, item: Any) -> None:
+        self._write(("," if self._count else "") + "\n    " + _dumps(item, 2))
+        self._count += 1
+
+    def close(self, tail: dict[str, Any]) -> None:
+        members = "".join(f",\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in tail.items())
+        self._write(("\n  ]" if self._count else "]") + members + "\n}\n")
+
+
+def _dumps(value: Any, depth: int) -> str:
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return text.replace("\n", "\n" + "  " * depth)  # a newline inside a string is escaped

@@ -11,7 +11,6 @@ from typing import Any
 
 import yaml
 
-from wbmigrate import kinds
 from wbmigrate.check.model import Checked, Finding, Lines, Replacement, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.edits import Edit, Path, RenameKey
@@ -20,7 +19,7 @@ from wbmigrate.edit.located_yaml import load_located
 from wbmigrate.edit.yaml import apply, replacements
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.export import FORMAT as EXPORT_FORMAT
+from wbmigrate.files import spec_in
 from wbmigrate.mapping import Action
 from wbmigrate.names import accessor
 from wbmigrate.rewrite import rewrite
@@ -32,17 +31,6 @@ def parse_error(label: str, text: str, offset: int, message: str) -> Checked:
 
 
 # --- what a document holds ---------------------------------------------------------------------
-
-
-def spec_of(document: Any) -> tuple[Path, str] | None:
-    """Where the spec sits in a document and its kind: a raw spec, or an export file."""
-    if isinstance(document, dict) and document.get("wbmigrate") == EXPORT_FORMAT:
-        kind = document.get("kind")
-        return (("spec",), kind) if kind in kinds.KINDS else None
-    try:
-        return (), kinds.detect(document)
-    except kinds.UnknownKindError:
-        return None
 
 
 def config_keys(document: Any, targets: Targets, skip: Path | None) -> Iterator[tuple[Path, str]]:
@@ -236,7 +224,7 @@ def _check_document(label: str, text: str, targets: Targets, document: _Document
         checked.findings.append(finding)
         edits_of[finding] = list(edits)
 
-    spec = spec_of(document.data)
+    spec = spec_in(document.data)
     if spec is not None:
         root, kind = spec
         try:

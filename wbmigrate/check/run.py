@@ -4,7 +4,6 @@ apply inline suppressions and configured ignores, and work out the fixed text.""
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from wbmigrate.check.python_code import check_python
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml
 from wbmigrate.rewrite import too_big
+from wbmigrate.safe_write import write_text
 
 Handler = Callable[[str, str, Targets], Checked]
 SHELLS = re.compile(r"#!.*\b(?:ba|z|k|da)?sh\b")
@@ -200,15 +200,10 @@ def check_paths(
 
 
 def write_fixes(reports: list[FileReport]) -> int:
-    """Write every fixed file in place; the number of files written."""
+    """Write every fixed file in place, keeping its permissions; the number of files written."""
     written = 0
     for report in reports:
         if report.fixed is not None and report.fixed != report.text:
-            path = Path(report.path)
-            mode = path.stat().st_mode
-            temporary = path.with_name(f".{path.name}.wbmigrate-tmp")
-            temporary.write_bytes(report.fixed.encode("utf-8"))
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
+            write_text(Path(report.path), report.fixed)
             written += 1
     return written

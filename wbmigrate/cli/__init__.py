@@ -1,14 +1,49 @@
 """The `wbmigrate` command line: parse arguments, call the library, print, exit.
 
-Library errors (WbmigrateError) become one-line `Error: ...` messages with exit code 2.
+Library errors (WbmigrateError) become one-line `Error: ...` messages with exit code 2. Each
+command lives in the module named below and is imported only when it runs.
 """
 
 from __future__ import annotations
 
-from wbmigrate.cli import check, mappings, migrate  # noqa: F401  (they register commands)
-from wbmigrate.cli.base import cli
+import click
+
+from wbmigrate import __version__
+from wbmigrate.cli.base import CONTEXT, Group, examples
 
 __all__ = ["cli", "main"]
+
+COMMANDS = {
+    "plan": "wbmigrate.cli.plan:plan",
+    "apply": "wbmigrate.cli.live:apply",
+    "rollback": "wbmigrate.cli.live:rollback",
+    "export": "wbmigrate.cli.live:export",
+    "check": "wbmigrate.cli.check:check",
+    "mappings": "wbmigrate.cli.mappings:mappings",
+}
+
+
+@click.group(
+    cls=Group,
+    lazy=COMMANDS,
+    context_settings=CONTEXT,
+    epilog=examples(
+        "wbmigrate plan fixtures/demo-project",
+        "wbmigrate plan my-team/my-project --out plan.json",
+        "wbmigrate apply my-team/my-project --plan plan.json --yes",
+        "wbmigrate mappings show prime-rl",
+    ),
+)
+@click.version_option(__version__, "-V", "--version", prog_name="wbmigrate")
+def cli() -> None:
+    """Migrate W&B reports, workspaces and alerts when the metrics behind them are renamed.
+
+    A versioned mapping file says which metrics and config keys were renamed or removed; the
+    bundled `prime-rl` mapping covers prime-rl's off_policy/* -> staleness/* renames (PR #4253).
+
+    Live projects are read with WANDB_API_KEY (or the ~/.netrc entry `wandb login` writes) from
+    WANDB_BASE_URL (default https://api.wandb.ai).
+    """
 
 
 def main() -> None:

@@ -1,19 +1,18 @@
-"""What every command shares: the group, error handling, common options, the W&B connection."""
+"""What every command shares: the group class, error handling, migration options, status and
+exit codes."""
 
 from __future__ import annotations
 
-import os
+import importlib
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
 
-from wbmigrate import __version__
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
-from wbmigrate.live.client import Client, api_key_from, base_url_from, check_transport
 from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity, find_mapping
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -30,7 +29,22 @@ class UserError(click.ClickException):
 
 
 class Group(click.Group):
-    """A group that turns library errors into one-line messages, never a traceback."""
+    """A group that turns library errors into one-line messages, never a traceback, and that
+    imports a command's module only when that command runs (`lazy`: name -> "module:object"),
+    so `check` starts without loading the live side."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            module, _, attribute = self.lazy[name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -46,28 +60,6 @@ def examples(*lines: str) -> str:
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-@click.group(
-    cls=Group,
-    context_settings=CONTEXT,
-    epilog=examples(
-        "wbmigrate plan fixtures/demo-project",
-        "wbmigrate plan my-team/my-project --out plan.json",
-        "wbmigrate apply my-team/my-project --plan plan.json --yes",
-        "wbmigrate mappings show prime-rl",
-    ),
-)
-@click.version_option(__version__, "-V", "--version", prog_name="wbmigrate")
-def cli() -> None:
-    """Migrate W&B reports, workspaces and alerts when the metrics behind them are renamed.
-
-    A versioned mapping file says which metrics and config keys were renamed or removed; the
-    bundled `prime-rl` mapping covers prime-rl's off_policy/* -> staleness/* renames (PR #4253).
-
-    Live projects are read with WANDB_API_KEY (or the ~/.netrc entry `wandb login` writes) from
-    WANDB_BASE_URL (default https://api.wandb.ai).
-    """
-
-
 def warn(problems: tuple[Any, ...]) -> None:
     for problem in problems:
         if problem.severity is Severity.WARNING:
@@ -76,6 +68,13 @@ def warn(problems: tuple[Any, ...]) -> None:
 
 def exit_with(code: ExitCode) -> NoReturn:
     raise SystemExit(int(code))
+
+
+def finish(failed: bool) -> None:
+    """The one place a finished run becomes its exit code: 1 when some object or file failed,
+    was skipped or has findings (as the command documents), else 0."""
+    if failed:
+        exit_with(ExitCode.FINDINGS)
 
 
 def status(message: str) -> None:
@@ -157,45 +156,6 @@ def migration_setup(
         mode=Mode(mode), project_keys=keys, rewrite_text=rewrite_text, annotate=not no_annotate
     )
     return mapping.migration(start, to), options
-
-
-# --- connection options -----------------------------------------------------------------------
-
-_CONNECTION_OPTIONS = [
-    click.option(
-        "--allow-http",
-        is_flag=True,
-        help="Send the API key over plain http to a host other than this machine.",
-    ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(1, 600),
-        default=60,
-        show_default=True,
-        metavar="SECONDS",
-        help="Give up on one request after this long.",
-    ),
-    click.option(
-        "--retries",
-        type=click.IntRange(0, 20),
-        default=8,
-        show_default=True,
-        help="Retries of one request on 429, 5xx and connection errors.",
-    ),
-]
-
-
-def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(_CONNECTION_OPTIONS):
-        command = option(command)
-    return command
-
-
-def connect(allow_http: bool, timeout: float, retries: int) -> Client:
-    env = os.environ
-    base_url = base_url_from(env)
-    check_transport(base_url, allow_http)
-    return Client(base_url, api_key_from(base_url, env), timeout=timeout, retries=retries)
 
 
 def confirm_or_refuse(question: str, yes: bool) -> None:

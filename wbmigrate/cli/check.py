@@ -14,14 +14,14 @@ from wbmigrate.check.config import CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Rule
 from wbmigrate.check.run import check_paths, write_fixes
 from wbmigrate.check.targets import Targets
-from wbmigrate.cli.base import CONTEXT, cli, examples, exit_with, migration_options, migration_setup
+from wbmigrate.cli.base import CONTEXT, examples, exit_with, migration_options, migration_setup
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.report import check as check_report
 
 FORMATS = ["text", "json", "sarif", "github", "markdown"]
 
 
-@cli.command(
+@click.command(
     context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate check .",

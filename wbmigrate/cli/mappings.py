@@ -6,14 +6,14 @@ from collections.abc import Callable
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, Group, cli, examples, exit_with, warn
+from wbmigrate.cli.base import CONTEXT, Group, examples, exit_with, warn
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.mapping import MappingError, bundled_ids, find_mapping, load_mapping
 from wbmigrate.report import mapping_table
 
 
-@cli.group(cls=Group, context_settings=CONTEXT)
+@click.group(cls=Group, context_settings=CONTEXT)
 def mappings() -> None:
     """List, show and validate mapping files."""
 

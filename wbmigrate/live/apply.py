@@ -18,13 +18,20 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.guard import check_write
 from wbmigrate.live.backup import Backup, Restorable, digest
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import Fingerprint, LiveObject, reread, stored_as_sent, write
-from wbmigrate.live.planfile import signature
+from wbmigrate.live.objects import (
+    Fingerprint,
+    LiveObject,
+    ObjectRef,
+    reread,
+    stored_as_sent,
+    write,
+)
 from wbmigrate.mapping import Migration
+from wbmigrate.plan import signature
 from wbmigrate.rewrite import rewrite_text
 
 
-class Status(enum.Enum):
+class WriteStatus(enum.Enum):
     APPLIED = "applied"  # written and read back
     RESTORED = "restored"  # rollback: the original written back and read back
     UNCHANGED = "unchanged"  # nothing to migrate (any more)
@@ -34,8 +41,8 @@ class Status(enum.Enum):
 
 @dataclass(frozen=True)
 class Outcome:
-    obj: LiveObject
-    status: Status
+    obj: ObjectRef
+    status: WriteStatus
     message: str = ""
     changes: int = 0
 
@@ -50,6 +57,11 @@ class Expected:
 
 
 Progress = Callable[[Outcome], None]
+
+
+def failed(outcomes: Iterable[Outcome]) -> bool:
+    """Whether some object was not brought to its goal (skipped or failed)."""
+    return any(o.status in (WriteStatus.SKIPPED, WriteStatus.FAILED) for o in outcomes)
 
 
 def run_all(
@@ -79,51 +91,53 @@ def apply_one(
     try:
         now = reread(client, obj)
         if now is None:
-            return Outcome(obj, Status.FAILED, "no longer exists")
+            return Outcome(obj.ref, WriteStatus.FAILED, "no longer exists")
         if now.fingerprint != expected.fingerprint:
             since = "the saved plan" if expected.changes is not None else "it was read"
-            return Outcome(obj, Status.SKIPPED, f"changed since {since}; plan again")
+            return Outcome(obj.ref, WriteStatus.SKIPPED, f"changed since {since}; plan again")
         result, new_text = rewrite_text(
             now.text, migration, kind=now.kind, name=now.title, options=options
         )
         if not result.changed:
-            return Outcome(obj, Status.UNCHANGED)
+            return Outcome(obj.ref, WriteStatus.UNCHANGED)
         if expected.changes is not None and signature(result.changes) != expected.changes:
-            return Outcome(obj, Status.SKIPPED, "the changes differ from the saved plan")
+            return Outcome(obj.ref, WriteStatus.SKIPPED, "the changes differ from the saved plan")
         check_write(result.original, list(result.edits), new_text)
         backup.save(now, new_text)
         write(client, now, new_text)
         if not stored_as_sent(now, reread(client, now), new_text):
-            return Outcome(obj, Status.FAILED, "W&B does not store what was sent; see the backup")
+            return Outcome(
+                obj.ref, WriteStatus.FAILED, "W&B does not store what was sent; see the backup"
+            )
         backup.written(now)
-        return Outcome(obj, Status.APPLIED, changes=len(result.changes))
+        return Outcome(obj.ref, WriteStatus.APPLIED, changes=len(result.changes))
     except (WbmigrateError, OSError) as exc:
-        return Outcome(obj, Status.FAILED, _one_line(exc))
+        return Outcome(obj.ref, WriteStatus.FAILED, _one_line(exc))
 
 
 def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
     """Put one object back to its backed-up original."""
     original = item.original
     if item.sent_sha256 is None:
-        return Outcome(original, Status.UNCHANGED, "was not written by that run")
+        return Outcome(original.ref, WriteStatus.UNCHANGED, "was not written by that run")
     try:
         now = reread(client, original)
         if now is None:
-            return Outcome(original, Status.FAILED, "no longer exists")
+            return Outcome(original.ref, WriteStatus.FAILED, "no longer exists")
         if digest(now) == digest(original):
-            return Outcome(original, Status.UNCHANGED, "already as it was")
+            return Outcome(original.ref, WriteStatus.UNCHANGED, "already as it was")
         if digest(now) != item.sent_sha256 and not force:
             return Outcome(
-                original,
-                Status.SKIPPED,
+                original.ref,
+                WriteStatus.SKIPPED,
                 "changed after the migration; --force overwrites that change",
             )
         write(client, original, original.text)
         if not stored_as_sent(original, reread(client, original), original.text):
-            return Outcome(original, Status.FAILED, "W&B does not store the original")
-        return Outcome(original, Status.RESTORED)
+            return Outcome(original.ref, WriteStatus.FAILED, "W&B does not store the original")
+        return Outcome(original.ref, WriteStatus.RESTORED)
     except (WbmigrateError, OSError) as exc:
-        return Outcome(original, Status.FAILED, _one_line(exc))
+        return Outcome(original.ref, WriteStatus.FAILED, _one_line(exc))
 
 
 def _one_line(exc: BaseException) -> str:

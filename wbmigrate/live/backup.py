@@ -23,6 +23,7 @@ from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import View
 from wbmigrate.live.objects import LiveObject, trigger_input
+from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
 FORMAT = "wbmigrate-backup/2"
 FORMATS = ("wbmigrate-backup/1", FORMAT)  # /1 kept its object list in the manifest
@@ -57,15 +58,8 @@ def private_folder(path: Path) -> None:
 
 
 def write_private(path: Path, data: Any) -> None:
-    """Write JSON to a new 0600 file, atomically (a temporary file renamed into place)."""
-    temporary = path.with_name(path.name + ".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=2, ensure_ascii=False)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, path)
+    """Write JSON to a 0600 file, safely."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", PRIVATE_MODE)
 
 
 class Backup:

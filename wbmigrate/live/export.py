@@ -11,31 +11,28 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.files import export_document
 from wbmigrate.live.backup import safe_name
 from wbmigrate.live.objects import LiveObject
+from wbmigrate.safe_write import write_text
 
-FORMAT = "wbmigrate-export/1"
 FOLDERS = {"report": "reports", "workspace": "workspaces", "automation": "automations"}
 
 
-def export_document(obj: LiveObject) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "wbmigrate": FORMAT,
-        "kind": obj.kind,
-        "entity": obj.entity,
-        "project": obj.project,
-    }
+def export_text(obj: LiveObject) -> str:
+    """The object as an export file (see `files.export_document`)."""
     if obj.view is not None:
-        document.update(obj.view.node())
-        document["spec"] = json.loads(obj.view.spec)
+        metadata = {**obj.view.node(), "spec": json.loads(obj.view.spec)}
     else:
-        document.update(
-            {"id": obj.id, "name": obj.title, "updatedAt": obj.updated_at, "spec": obj.trigger}
-        )
-    return document
+        metadata = {
+            "id": obj.id,
+            "name": obj.title,
+            "updatedAt": obj.updated_at,
+            "spec": obj.trigger,
+        }
+    return export_document(obj.kind, obj.entity, obj.project, metadata)
 
 
 def file_name(obj: LiveObject) -> str:
@@ -54,9 +51,9 @@ def export_objects(objects: Iterable[LiveObject], folder: Path) -> list[Path]:
             raise WbmigrateError(f"refusing to write {path}: outside {folder}")
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            document = export_document(obj)
+            text = export_text(obj)
         except ValueError:
             raise WbmigrateError(f"{obj.kind} {obj.id}: its spec is not valid JSON") from None
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text(path, text)
         written.append(path)
     return written

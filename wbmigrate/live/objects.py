@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,20 +21,26 @@ from wbmigrate.plan import Source
 
 T = TypeVar("T")
 
-TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
 REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
-
-
-def parse_target(target: str) -> tuple[str, str] | None:
-    """`ENTITY/PROJECT` or `wandb://ENTITY/PROJECT`, else None."""
-    match = TARGET.match(target)
-    return (match["entity"], match["project"]) if match else None
 
 
 @dataclass(frozen=True)
 class Fingerprint:
     updated_at: str | None
     sha256: str
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """Which object a result is about: enough to name it, whether or not it was read."""
+
+    kind: str  # report | workspace | automation
+    id: str
+    title: str
+    is_draft: bool = False
+
+    def __str__(self) -> str:
+        return f'{self.kind} "{self.title}"' + (" (draft)" if self.is_draft else "")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ class LiveObject:
     @property
     def is_draft(self) -> bool:
         return self.view is not None and self.view.type == DRAFT
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.kind, self.id, self.title, self.is_draft)
 
     @property
     def fingerprint(self) -> Fingerprint:

@@ -10,18 +10,27 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from wbmigrate import __version__
-from wbmigrate.engine.model import Change, Mode, Options
+from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.objects import Fingerprint, LiveObject
-from wbmigrate.mapping import Migration
-from wbmigrate.plan import Planned, Tally
-from wbmigrate.report.plan import JsonDocument, mapping_entry, object_entry, summary_entry
+from wbmigrate.mapping import Mapping, Migration
+from wbmigrate.plan import (
+    JsonDocument,
+    Planned,
+    Tally,
+    entry_signature,
+    mapping_entry,
+    object_entry,
+    options_entry,
+    options_of,
+    summary_entry,
+)
+from wbmigrate.safe_write import SafeFile
 
 FORMAT = "wbmigrate-plan/1"
 
@@ -39,11 +48,6 @@ def migration_digest(migration: Migration) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def signature(changes: tuple[Change, ...]) -> list[list[Any]]:
-    """The changes as plain data, to compare a fresh rewrite with the saved plan."""
-    return [[c.pointer, c.action.value, c.old, c.new] for c in changes]
-
-
 class PlanFile:
     """A saved plan, written object by object as they are planned, to a temporary file that
     takes the plan's name only when complete (an interrupted run leaves no half plan)."""
@@ -54,8 +58,7 @@ class PlanFile:
         self.path, self.migration, self.options = path, migration, options
         self.target, self.drafts = target, drafts
         self.tally = Tally()
-        self._partial = path.with_name(f".{path.name}.partial")
-        self._file = self._partial.open("w", encoding="utf-8")
+        self._file = SafeFile(path)
         self._document = JsonDocument(
             self._file.write, mapping_entry(migration, options), "objects"
         )
@@ -66,7 +69,6 @@ class PlanFile:
         self._document.add({**object_entry(planned), "id": obj.id, "fingerprint": fingerprint})
 
     def close(self) -> None:
-        options = self.options
         self._document.close(
             {
                 "summary": summary_entry(self.tally),
@@ -76,20 +78,13 @@ class PlanFile:
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "migration_sha256": migration_digest(self.migration),
                 "drafts": self.drafts,
-                "options": {
-                    "mode": options.mode.value,
-                    "rewrite_text": options.rewrite_text,
-                    "annotate": options.annotate,
-                    "project_keys": sorted(options.project_keys),
-                },
+                "options": options_entry(self.options),
             }
         )
-        self._file.close()
-        os.replace(self._partial, self.path)
+        self._file.commit()
 
     def discard(self) -> None:
-        self._file.close()
-        self._partial.unlink(missing_ok=True)
+        self._file.discard()
 
 
 @dataclass(frozen=True)
@@ -121,17 +116,12 @@ def load_plan(path: Path) -> SavedPlan:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise PlanFileError(f"{path} is not a wbmigrate plan (write one with `plan --out`)")
     try:
-        options = Options(
-            mode=Mode(data["options"]["mode"]),
-            rewrite_text=data["options"]["rewrite_text"],
-            annotate=data["options"]["annotate"],
-            project_keys=frozenset(data["options"]["project_keys"]),
-        )
+        options = options_of(data["options"])
         objects = {
             o["id"]: SavedObject(
                 o["id"],
                 Fingerprint(o["fingerprint"]["updatedAt"], o["fingerprint"]["sha256"]),
-                [[c["pointer"], c["action"], c["old"], c["new"]] for c in o.get("changes", [])],
+                entry_signature(o),
                 o.get("kind") or "",
                 o.get("name") or "",
             )
@@ -150,6 +140,13 @@ def load_plan(path: Path) -> SavedPlan:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
+
+
+def saved_migration(saved: SavedPlan, mapping: Mapping, target: str) -> Migration:
+    """The migration a saved plan was made with, refused for another target or mapping."""
+    migration = mapping.migration(saved.start, saved.end)
+    check_plan(saved, target, migration)
+    return migration
 
 
 def check_plan(saved: SavedPlan, target: str, migration: Migration) -> None:

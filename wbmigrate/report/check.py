@@ -9,6 +9,7 @@ from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Lines, Rule
+from wbmigrate.report.words import plural
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 
@@ -21,15 +22,12 @@ def summary(reports: list[FileReport], fixed: int = 0) -> str:
     findings = _findings(reports)
     files = len({f.path for f in findings})
     fixable = sum(f.fixable for f in findings)
-    head = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}. " if fixed else ""
+    head = f"Fixed {plural(fixed, 'finding')}. " if fixed else ""
     if not findings:
-        return f"{head}All clear: no old metric names or config keys in {_n(len(reports), 'file')}."
+        files_read = plural(len(reports), "file")
+        return f"{head}All clear: no old metric names or config keys in {files_read}."
     hint = f" ({fixable} fixable with --fix)" if fixable else ""
-    return f"{head}Found {_n(len(findings), 'finding')} in {_n(files, 'file')}{hint}."
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    return f"{head}Found {plural(len(findings), 'finding')} in {plural(files, 'file')}{hint}."
 
 
 def to_text(reports: list[FileReport], fixed: int = 0) -> str:

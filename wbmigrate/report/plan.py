@@ -6,12 +6,22 @@ Text for the terminal, Markdown for a pull-request comment, JSON for scripts.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import Plan, Planned, Status, Tally
+from wbmigrate.plan import (
+    JsonDocument,
+    Plan,
+    Planned,
+    Status,
+    Tally,
+    mapping_entry,
+    object_entry,
+    summary_entry,
+)
+from wbmigrate.report.words import plural
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -111,7 +121,7 @@ def header(migration: Migration, options: Options) -> str:
 def summary(tally: Tally) -> str:
     statuses = tally.statuses
     parts = [
-        f"{_plural(tally.total, 'object')}: {statuses[Status.CHANGES]} to change, "
+        f"{plural(tally.total, 'object')}: {statuses[Status.CHANGES]} to change, "
         f"{statuses[Status.UNCHANGED]} unchanged, {statuses[Status.ERROR]} unreadable."
     ]
     actions = tally.actions
@@ -120,7 +130,7 @@ def summary(tally: Tally) -> str:
         parts.append(f"{sum(actions.values())} changes ({counted}).")
     notes = tally.notes
     parts.append(
-        f"{_plural(notes[NoteKind.WARNING], 'warning')}, {notes[NoteKind.REVIEW]} "
+        f"{plural(notes[NoteKind.WARNING], 'warning')}, {notes[NoteKind.REVIEW]} "
         f"need{'s' if notes[NoteKind.REVIEW] == 1 else ''} review."
     )
     return "Summary: " + " ".join(parts)
@@ -162,14 +172,10 @@ def _markdown_object(planned: Planned, verbose: bool) -> list[str]:
         out.append("")
     notes = _shown_notes(planned, verbose)
     if notes:
-        out += [f"<details><summary>{_plural(len(notes), 'note')}</summary>", ""]
+        out += [f"<details><summary>{plural(len(notes), 'note')}</summary>", ""]
         out += [f"- **{n.kind.value}** {_md(n.label(''))}: {_md(n.message)}" for n in notes]
         out += ["", "</details>", ""]
     return out
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _md(text: str) -> str:
@@ -195,83 +201,3 @@ def json_chunks(
 
 def to_json(plan: Plan) -> str:
     return "".join(json_chunks(plan.migration, plan.options, plan.objects))
-
-
-def mapping_entry(migration: Migration, options: Options) -> dict[str, Any]:
-    return {
-        "mapping": {
-            "id": migration.mapping_id,
-            "from": migration.start.version,
-            "to": migration.end.version,
-        },
-        "mode": options.mode.value,
-    }
-
-
-def summary_entry(tally: Tally) -> dict[str, Any]:
-    return {
-        "objects": tally.total,
-        **{status.value: tally.statuses[status] for status in Status},
-        "actions": {a.value: tally.actions[a] for a in ChangeAction},
-        "notes": {k.value: tally.notes[k] for k in NoteKind},
-    }
-
-
-def object_entry(planned: Planned) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": planned.source.name,
-        "origin": planned.source.origin,
-        "kind": planned.result.kind if planned.result else planned.source.kind,
-        "status": planned.status.value,
-    }
-    if planned.error is not None:
-        entry["error"] = planned.error
-    if planned.result is not None:
-        entry["changes"] = [
-            {
-                "pointer": c.pointer,
-                "action": c.action.value,
-                "old": c.old,
-                "new": c.new,
-                "where": list(c.where),
-                "field": c.field,
-                "label": c.label(planned.result.title),
-            }
-            for c in planned.result.changes
-        ]
-        entry["notes"] = [
-            {
-                "pointer": n.pointer,
-                "kind": n.kind.value,
-                "message": n.message,
-                "where": list(n.where),
-                "field": n.field,
-                "label": n.label(planned.result.title),
-            }
-            for n in planned.result.notes
-        ]
-    return entry
-
-
-class JsonDocument:
-    """`{**head, key: [*items], **tail}` written exactly as `json.dumps(..., indent=2)` would
-    write it, one item at a time, so a long list is never held in memory."""
-
-    def __init__(self, write: Callable[[str], object], head: dict[str, Any], key: str) -> None:
-        self._write = write
-        self._count = 0
-        members = [f"\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in head.items()]
-        write("{" + "".join(m + "," for m in members) + f"\n  {_dumps(key, 0)}: [")
-
-    def add(self, item: Any) -> None:
-        self._write(("," if self._count else "") + "\n    " + _dumps(item, 2))
-        self._count += 1
-
-    def close(self, tail: dict[str, Any]) -> None:
-        members = "".join(f",\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in tail.items())
-        self._write(("\n  ]" if self._count else "]") + members + "\n}\n")
-
-
-def _dumps(value: Any, depth: int) -> str:
-    text = json.dumps(value, indent=2, ensure_ascii=False)
-    return text.replace("\n", "\n" + "  " * depth)  # a newline inside a string is escaped

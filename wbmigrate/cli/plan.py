@@ -1,0 +1,105 @@
+"""`wbmigrate plan`: what a migration would change, for files on disk or a live project."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from wbmigrate.cli.base import (
+    CONTEXT,
+    UserError,
+    examples,
+    finish,
+    migration_options,
+    migration_setup,
+    status,
+)
+from wbmigrate.cli.project import (
+    DRAFTS,
+    Connection,
+    connection_options,
+    live_target,
+    open_project,
+    tell_found,
+)
+from wbmigrate.files import read_sources
+from wbmigrate.live.project import Census, plan_project
+from wbmigrate.plan import Planned, Tally, plan_each
+from wbmigrate.report import plan as plan_report
+
+FORMATS = click.Choice(["text", "markdown", "json"])
+
+
+@click.command(
+    context_settings=CONTEXT,
+    epilog=examples(
+        "wbmigrate plan fixtures/demo-project",
+        "wbmigrate plan my-team/my-project --out plan.json",
+        "wbmigrate plan dashboards/ --mode replace --format markdown > plan.md",
+        "wbmigrate plan report.json --to 2026.08.21 --format json",
+    ),
+)
+@click.argument("target", metavar="TARGET")
+@migration_options
+@click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
+@click.option("--verbose", "-v", is_flag=True, help="Also show unchanged objects and info notes.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="PLAN.json",
+    help="Save the exact changes and each object's fingerprint, for `apply --plan`.",
+)
+@DRAFTS
+@connection_options
+def plan(
+    target: str,
+    format_: str,
+    verbose: bool,
+    out: str | None,
+    drafts: str,
+    connection: Connection,
+    **setup: Any,
+) -> None:
+    """Show what migrating TARGET would change, and write nothing to it.
+
+    TARGET is ENTITY/PROJECT (or wandb://ENTITY/PROJECT) for a live W&B project: its published
+    reports, report drafts, saved workspaces and automations. Or it is a folder of spec files
+    (view specs, saved triggers or `wbmigrate export` files, as JSON) or one such file; an
+    existing path wins over ENTITY/PROJECT.
+
+    Every affected panel, run set and alert is listed with what changes, what is removed and
+    what needs a person's review. Exit code: 0 when every object was planned, 1 when some could
+    not be read, 2 on a usage, mapping, auth or connection error.
+    """
+    migration, options = migration_setup(**setup)
+    chunks: Callable[[Iterable[Planned]], Iterator[str]] = {
+        "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
+        "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
+        "json": lambda objs: plan_report.json_chunks(migration, options, objs),
+    }[format_]
+    tally = Tally()
+    if Path(target).exists():
+        if out:
+            raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
+        _print(chunks(map(tally.add, plan_each(read_sources(Path(target)), migration, options))))
+    else:
+        project = open_project(live_target(target, files_too=True), drafts == "migrate", connection)
+        census = Census()
+        planned = plan_project(project, migration, options, census, Path(out) if out else None)
+        _print(chunks(map(tally.add, planned)))
+        tell_found(census, project.drafts)
+        if out:
+            status(f"Plan saved to {out}.")
+    finish(tally.failed)
+
+
+def _print(chunks: Iterator[str]) -> None:
+    """Stream a report to stdout, from its first object on: an error reading the target (an
+    unknown project, a refused key) then comes before any output."""
+    pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
+    for piece in itertools.chain(pieces, chunks):
+        click.echo(piece, nl=False)

@@ -1,0 +1,170 @@
+"""The pipeline of a live project, as library functions: read its objects, plan each as it
+arrives (`plan_project`, streaming, optionally into a saved plan) and work out what `apply` must
+write, what is gone and what cannot be read (`prepare_apply`). `plan` and `apply` share it;
+the CLI only parses, calls and prints.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wbmigrate.engine.model import Options
+from wbmigrate.live.apply import Expected, Outcome, WriteStatus
+from wbmigrate.live.backup import Backup
+from wbmigrate.live.client import Client
+from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
+from wbmigrate.live.planfile import PlanFile, SavedPlan
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_one
+
+TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
+
+
+def parse_target(target: str) -> tuple[str, str] | None:
+    """`ENTITY/PROJECT` or `wandb://ENTITY/PROJECT`, else None."""
+    match = TARGET.match(target)
+    return (match["entity"], match["project"]) if match else None
+
+
+@dataclass
+class Census:
+    """What a project held, counted as its objects stream past."""
+
+    reports: int = 0
+    drafts: int = 0  # of the reports
+    workspaces: int = 0
+    automations: int = 0
+
+    def add(self, obj: LiveObject) -> LiveObject:
+        if obj.kind == "report":
+            self.reports += 1
+            self.drafts += obj.is_draft
+        elif obj.kind == "workspace":
+            self.workspaces += 1
+        else:
+            self.automations += 1
+        return obj
+
+
+@dataclass(frozen=True)
+class Project:
+    """One live project, read through one client: published reports, their drafts (unless
+    `drafts` is off), saved workspaces and the automations scoped to it."""
+
+    client: Client
+    entity: str
+    project: str
+    drafts: bool = True
+
+    @property
+    def target(self) -> str:
+        return f"{self.entity}/{self.project}"
+
+    def read(self, census: Census | None = None) -> Iterator[LiveObject]:
+        """Every object, as it arrives; counted into `census`."""
+        found = fetch_project(self.client, self.entity, self.project, drafts=self.drafts)
+        return map(census.add, found) if census is not None else found
+
+
+def plan_project(
+    project: Project,
+    migration: Migration,
+    options: Options,
+    census: Census | None = None,
+    out: Path | None = None,
+) -> Iterator[Planned]:
+    """Each object planned as it arrives, then let go, so memory stays flat. With `out`, the
+    plan is also saved there for `apply --plan`; only a plan read to the end is saved."""
+    saved = PlanFile(out, migration, options, project.target, project.drafts) if out else None
+    try:
+        for obj, planned in _planned(project, migration, options, census):
+            if saved is not None:
+                saved.add(planned, obj)
+            yield planned
+    except BaseException:  # an error, or a consumer that stopped early
+        if saved is not None:
+            saved.discard()
+        raise
+    if saved is not None:
+        saved.close()
+
+
+def _planned(
+    project: Project, migration: Migration, options: Options, census: Census | None
+) -> Iterator[tuple[LiveObject, Planned]]:
+    for obj in project.read(census):
+        yield obj, plan_one(obj.source(), migration, options)
+
+
+@dataclass
+class Work:
+    """What an apply run must do: the objects to write, each with the state it must still be
+    in, and the outcomes already known (objects gone since the saved plan, or unreadable)."""
+
+    todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
+    settled: list[Outcome] = field(default_factory=list)
+    tally: Tally = field(default_factory=Tally)
+
+
+def prepare_apply(
+    project: Project,
+    migration: Migration,
+    options: Options,
+    saved: SavedPlan | None = None,
+    census: Census | None = None,
+) -> Work:
+    """Plan every object (or follow `saved`) and keep only what must be written."""
+    work = Work()
+    unreadable, seen = [], set()
+    for obj, planned in _planned(project, migration, options, census):
+        work.tally.add(planned)
+        seen.add(obj.id)
+        if planned.status is Status.ERROR:
+            unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
+        elif saved is None and planned.status is Status.CHANGES:
+            work.todo.append((obj, Expected(obj.fingerprint)))
+        elif saved is not None and obj.id in saved.objects:
+            entry = saved.objects[obj.id]
+            work.todo.append((obj, Expected(entry.fingerprint, entry.changes)))
+    work.settled = _gone(saved, seen) + unreadable
+    return work
+
+
+def start_backup(
+    project: Project, migration: Migration, options: Options, folder: Path | None = None
+) -> Backup:
+    """The backup folder of an apply run (default `wbmigrate-backups/ENTITY-PROJECT-TIME`),
+    its manifest saying what was migrated how and where."""
+    folder = folder or _default_backup_folder(project)
+    info = {
+        "target": project.target,
+        "base_url": project.client.base_url,
+        **mapping_entry(migration, options),
+    }
+    return Backup(folder, info)
+
+
+def _default_backup_folder(project: Project) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{project.entity}-{project.project}-{stamp}"
+    folder = Path("wbmigrate-backups") / name
+    for n in range(2, 1000):  # two runs within one second
+        if not folder.exists():
+            break
+        folder = folder.with_name(f"{name}-{n}")
+    return folder
+
+
+def _gone(saved: SavedPlan | None, seen: set[str]) -> list[Outcome]:
+    """Objects of the saved plan that the project no longer holds: failed, and said so."""
+    if saved is None:
+        return []
+    return [
+        Outcome(ObjectRef(entry.kind, entry.id, entry.name), WriteStatus.FAILED, "no longer exists")
+        for entry in saved.objects.values()
+        if entry.id not in seen
+    ]
