@@ -1,11 +1,36 @@
-"""Paths shared by the tests."""
+"""What the tests share: paths, text spans, and the live test server's state."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from wbmigrate import find_mapping
+from wbmigrate.rewrite import rewrite_text
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
+
+MIGRATION = find_mapping("prime-rl").migration()
+TARGET = "team/async-rl"
+
+
+def expected_spec(server, view_id):
+    """What the engine makes of a view's spec as the server holds it now."""
+    view = server.state.views[view_id]
+    kind = "workspace" if view["type"] == "project-view" else "report"
+    return rewrite_text(view["spec"], MIGRATION, kind=kind, name=view["displayName"])[1]
+
+
+def snapshot(server):
+    return (
+        {i: v["spec"] for i, v in server.state.views.items()},
+        {i: json.dumps(t, sort_keys=True) for i, t in server.state.triggers.items()},
+    )
+
+
+def writes(server):
+    return [r for r in server.requests if "mutation" in r.body]
 
 
 def affected_paths(edits):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import responses
-from test_live import TARGET, snapshot
+from helpers import TARGET, snapshot
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Options

@@ -7,7 +7,7 @@ import json
 import pytest
 from helpers import FIXTURES
 from hypothesis import HealthCheck, given, settings
-from test_rewrite_properties import MODES, SPECS
+from strategies import MODES, SPECS
 
 from wbmigrate import find_mapping
 from wbmigrate.edit.edits import Delete, Set

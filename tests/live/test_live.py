@@ -13,31 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
-
-from wbmigrate import find_mapping
-from wbmigrate.rewrite import rewrite_text
-
-MIGRATION = find_mapping("prime-rl").migration()
-TARGET = "team/async-rl"
-
-
-def expected_spec(server, view_id):
-    """What the engine makes of a view's spec as the server holds it now."""
-    view = server.state.views[view_id]
-    kind = "workspace" if view["type"] == "project-view" else "report"
-    return rewrite_text(view["spec"], MIGRATION, kind=kind, name=view["displayName"])[1]
-
-
-def snapshot(server):
-    return (
-        {i: v["spec"] for i, v in server.state.views.items()},
-        {i: json.dumps(t, sort_keys=True) for i, t in server.state.triggers.items()},
-    )
-
-
-def writes(server):
-    return [r for r in server.requests if "mutation" in r.body]
+from helpers import FIXTURES, TARGET, expected_spec, snapshot, writes
 
 
 def test_plan_writes_nothing(run, live):

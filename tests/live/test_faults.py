@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_live import MIGRATION, TARGET, snapshot
+from helpers import MIGRATION, TARGET, snapshot
 from wandb_server import Fault, WandbServer
 
 from wbmigrate.rewrite import rewrite_text
