@@ -15,7 +15,8 @@ import click
 
 from wbmigrate.cli.base import UserError, status
 from wbmigrate.live.apply import Outcome
-from wbmigrate.live.client import Client, api_key_from, base_url_from, check_transport
+from wbmigrate.live.client import Client
+from wbmigrate.live.credentials import api_key_from, base_url_from, check_transport
 from wbmigrate.live.project import Census, Project, parse_target
 from wbmigrate.report import live as live_report
 

@@ -3,6 +3,10 @@
 Kind and panel modules call these primitives with a path into the original spec and the value
 found there; each records edits (for the new spec), changes (for the plan) and notes. The input
 is only read.
+
+Longer than most modules on purpose: every rule (one key, key lists, key maps, expressions,
+regexes, free text, unknown structures, embedded JSON) records into the same edit list under
+the same dual/replace semantics, and keeping them side by side is what keeps them consistent.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""W&B's GraphQL API over `requests`: credentials, retries, errors, and the few operations
-wbmigrate needs (list and read views and triggers, save them). No rename logic here.
+"""W&B's GraphQL API over `requests`: retries, typed errors, and the few operations wbmigrate
+needs (list and read views and triggers, save them). No rename logic here; where to connect and
+with which key is `credentials`, the query texts are `queries`.
 
 Retries are urllib3's (`Retry` on the session adapter, POST included): 429 honours `Retry-After`,
 transient 5xx and connection errors back off exponentially up to a cap. The API key only ever
@@ -8,11 +9,8 @@ travels in the Authorization header of requests to the configured W&B host.
 
 from __future__ import annotations
 
-import ipaddress
-import netrc
-import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -23,8 +21,8 @@ from urllib3.util.retry import Retry
 
 from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.live.queries import GET_VIEW, LIST_TRIGGERS, LIST_VIEWS, UPDATE_TRIGGER, UPSERT_VIEW
 
-DEFAULT_BASE_URL = "https://api.wandb.ai"
 PAGE_SIZE = 100
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 
@@ -47,50 +45,6 @@ class NotFoundError(ApiError):
 
 class GraphQLError(ApiError):
     """A 200 response that carries GraphQL `errors`."""
-
-
-# --- where to connect, with which key ---------------------------------------------------------
-
-
-def base_url_from(env: Mapping[str, str]) -> str:
-    return (env.get("WANDB_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-
-
-def api_key_from(base_url: str, env: Mapping[str, str]) -> str:
-    """WANDB_API_KEY, else the ~/.netrc entry for the API host (what `wandb login` writes)."""
-    key = (env.get("WANDB_API_KEY") or "").strip()
-    if key:
-        return key
-    host = urlparse(base_url).hostname or ""
-    path = env.get("NETRC") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".netrc")
-    try:
-        entry = netrc.netrc(path).authenticators(host)
-    except (OSError, netrc.NetrcParseError):
-        entry = None
-    if entry and entry[2]:
-        return entry[2]
-    raise AuthError(f"no API key for {host}: set WANDB_API_KEY or run `wandb login`")
-
-
-def check_transport(base_url: str, allow_http: bool) -> None:
-    """Refuse to send the key in clear text anywhere but this machine."""
-    parsed = urlparse(base_url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ApiError(f"WANDB_BASE_URL {base_url!r} is not an http(s) URL")
-    if parsed.scheme == "http" and not (_loopback(parsed.hostname) or allow_http):
-        raise ApiError(
-            f"refusing to send the API key over plain http to {parsed.hostname}; "
-            "use https, or pass --allow-http if you really mean it"
-        )
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # --- the client ---------------------------------------------------------------------------------
@@ -138,56 +92,6 @@ class View:
             entity=entity,
             project=project,
         )
-
-
-VIEW_FIELDS = "id name type displayName description parentId spec updatedAt"
-TRIGGER_FIELDS = """
-fragment WbmigrateTrigger on Trigger {
-  __typename id createdAt updatedAt name description enabled
-  scope { __typename ... on Project { id name } ... on ArtifactPortfolio { id name }
-          ... on ArtifactSequence { id name } }
-  event: triggeringCondition {
-    __typename ... on FilterEventTriggeringCondition { eventType filter } }
-  action: triggeredAction {
-    __typename
-    ... on NotificationTriggeredAction {
-      integration { __typename ... on SlackIntegration { id teamName channelName } }
-      title message severity }
-    ... on GenericWebhookTriggeredAction {
-      integration { __typename ... on GenericWebhookIntegration { id name urlEndpoint } }
-      requestPayload }
-  }
-}
-"""
-LIST_VIEWS = f"""
-query WbmigrateViews($entity: String!, $project: String!, $viewType: String!, $first: Int!,
-                     $after: String) {{
-  project(name: $project, entityName: $entity) {{
-    allViews(viewType: $viewType, first: $first, after: $after) {{
-      edges {{ node {{ {VIEW_FIELDS} }} cursor }}
-      pageInfo {{ endCursor hasNextPage }}
-    }}
-  }}
-}}"""
-GET_VIEW = f"query WbmigrateView($id: ID!) {{ view(id: $id) {{ {VIEW_FIELDS} }} }}"
-LIST_TRIGGERS = (
-    """
-query WbmigrateTriggers($entity: String!, $project: String!) {
-  project(name: $project, entityName: $entity) { id triggers { ...WbmigrateTrigger } }
-}"""
-    + TRIGGER_FIELDS
-)
-UPSERT_VIEW = f"""
-mutation WbmigrateUpsertView($input: UpsertViewInput!) {{
-  upsertView(input: $input) {{ view {{ {VIEW_FIELDS} }} inserted }}
-}}"""
-UPDATE_TRIGGER = (
-    """
-mutation WbmigrateUpdateTrigger($input: UpdateFilterTriggerInput!) {
-  updateFilterTrigger(input: $input) { trigger { ...WbmigrateTrigger } }
-}"""
-    + TRIGGER_FIELDS
-)
 
 
 class Client:

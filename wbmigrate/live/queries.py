@@ -1,0 +1,53 @@
+"""The GraphQL documents wbmigrate sends: list and read views and triggers, save them. Each
+asks for every field a write must copy back."""
+
+from __future__ import annotations
+
+VIEW_FIELDS = "id name type displayName description parentId spec updatedAt"
+TRIGGER_FIELDS = """
+fragment WbmigrateTrigger on Trigger {
+  __typename id createdAt updatedAt name description enabled
+  scope { __typename ... on Project { id name } ... on ArtifactPortfolio { id name }
+          ... on ArtifactSequence { id name } }
+  event: triggeringCondition {
+    __typename ... on FilterEventTriggeringCondition { eventType filter } }
+  action: triggeredAction {
+    __typename
+    ... on NotificationTriggeredAction {
+      integration { __typename ... on SlackIntegration { id teamName channelName } }
+      title message severity }
+    ... on GenericWebhookTriggeredAction {
+      integration { __typename ... on GenericWebhookIntegration { id name urlEndpoint } }
+      requestPayload }
+  }
+}
+"""
+LIST_VIEWS = f"""
+query WbmigrateViews($entity: String!, $project: String!, $viewType: String!, $first: Int!,
+                     $after: String) {{
+  project(name: $project, entityName: $entity) {{
+    allViews(viewType: $viewType, first: $first, after: $after) {{
+      edges {{ node {{ {VIEW_FIELDS} }} cursor }}
+      pageInfo {{ endCursor hasNextPage }}
+    }}
+  }}
+}}"""
+GET_VIEW = f"query WbmigrateView($id: ID!) {{ view(id: $id) {{ {VIEW_FIELDS} }} }}"
+LIST_TRIGGERS = (
+    """
+query WbmigrateTriggers($entity: String!, $project: String!) {
+  project(name: $project, entityName: $entity) { id triggers { ...WbmigrateTrigger } }
+}"""
+    + TRIGGER_FIELDS
+)
+UPSERT_VIEW = f"""
+mutation WbmigrateUpsertView($input: UpsertViewInput!) {{
+  upsertView(input: $input) {{ view {{ {VIEW_FIELDS} }} inserted }}
+}}"""
+UPDATE_TRIGGER = (
+    """
+mutation WbmigrateUpdateTrigger($input: UpdateFilterTriggerInput!) {
+  updateFilterTrigger(input: $input) { trigger { ...WbmigrateTrigger } }
+}"""
+    + TRIGGER_FIELDS
+)
