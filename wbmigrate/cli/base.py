@@ -166,4 +166,4 @@ def confirm_or_refuse(question: str, yes: bool) -> None:
         raise UserError("refusing to write without --yes (no terminal to ask); nothing written")
     if not click.confirm(question, default=False, err=True):
         status("Cancelled; nothing written.")
-        exit_with(ExitCode.FINDINGS)
+        finish(failed=True)

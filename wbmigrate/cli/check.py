@@ -14,8 +14,7 @@ from wbmigrate.check.config import CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Rule
 from wbmigrate.check.run import check_paths, write_fixes
 from wbmigrate.check.targets import Targets
-from wbmigrate.cli.base import CONTEXT, examples, exit_with, migration_options, migration_setup
-from wbmigrate.exit_codes import ExitCode
+from wbmigrate.cli.base import CONTEXT, examples, finish, migration_options, migration_setup
 from wbmigrate.report import check as check_report
 
 FORMATS = ["text", "json", "sarif", "github", "markdown"]
@@ -100,7 +99,8 @@ def check(
     if diff:
         _print_diff(reports)
         click.echo(check_report.summary(reports), err=True)
-        exit_with(ExitCode.FINDINGS if any(r.fixed for r in reports) else ExitCode.OK)
+        finish(any(r.fixed for r in reports))
+        return
     fixed = 0
     if fix:
         write_fixes(reports)
@@ -114,8 +114,7 @@ def check(
         "markdown": lambda rs: check_report.to_markdown(rs, fixed),
     }[format_]
     click.echo(render(reports), nl=False)
-    if any(r.findings for r in reports):
-        exit_with(ExitCode.FINDINGS)
+    finish(any(r.findings for r in reports))
 
 
 def _apply_config(ctx: click.Context, setup: dict[str, Any], config: CheckConfig) -> None:
