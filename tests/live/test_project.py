@@ -1,0 +1,199 @@
+"""A live project as library calls: read, plan (streaming, saved), prepare an apply, back up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import MIGRATION, TARGET
+from wandb_server import Fault
+
+from wbmigrate.engine.model import Options
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.live.apply import Expected, Outcome, WriteStatus
+from wbmigrate.live.backup import MANIFEST
+from wbmigrate.live.client import Client
+from wbmigrate.live.objects import ObjectRef
+from wbmigrate.live.planfile import load_plan
+from wbmigrate.live.project import (
+    Census,
+    Project,
+    parse_target,
+    plan_project,
+    prepare_apply,
+    start_backup,
+)
+from wbmigrate.plan import Status
+
+
+@pytest.fixture
+def project(live):
+    return Project(Client(live.url, live.api_key), "team", "async-rl")
+
+
+def changing(planned) -> list[str]:
+    return [p.source.origin for p in planned if p.status is Status.CHANGES]
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name != "home")
+
+
+def test_read_counts_every_object_into_the_census(project, live):
+    census = Census()
+    objects = list(project.read(census))
+    assert census == Census(reports=4, drafts=1, workspaces=1, automations=6)
+    assert {o.id for o in objects} == set(live.state.views) | set(live.state.triggers)
+    assert [o.kind for o in objects] == ["report"] * 4 + ["workspace"] + ["automation"] * 6
+
+
+def test_read_without_drafts_skips_them(project):
+    census = Census()
+    without = Project(project.client, "team", "async-rl", drafts=False)
+    assert not any(o.is_draft for o in without.read(census))
+    assert census == Census(reports=3, drafts=0, workspaces=1, automations=6)
+
+
+def test_plan_project_streams_every_object(project):
+    census = Census()
+    planned = list(plan_project(project, MIGRATION, Options(), census))
+    assert len(planned) == 11
+    assert [p.status for p in planned].count(Status.CHANGES) == 10
+    assert census.reports + census.workspaces + census.automations == 11
+
+
+def test_plan_project_saves_a_plan_load_plan_reads(project, live, tmp_path):
+    out = tmp_path / "plan.json"
+    planned = list(plan_project(project, MIGRATION, Options(), out=out))
+    saved = load_plan(out)
+    assert saved.target == TARGET
+    assert saved.drafts is True
+    assert list(saved.objects) == changing(planned)
+    report = saved.objects[live.state.find("Async health")]
+    assert report.fingerprint.updated_at == live.state.views[report.id]["updatedAt"]
+    assert files_in(tmp_path) == ["plan.json"]
+
+
+def test_a_consumer_that_stops_early_leaves_no_plan(project, tmp_path):
+    stream = plan_project(project, MIGRATION, Options(), out=tmp_path / "plan.json")
+    first = next(stream)
+    assert first.status is Status.CHANGES
+    assert not (tmp_path / "plan.json").exists()
+    stream.close()
+    assert files_in(tmp_path) == []
+
+
+def test_an_error_while_planning_leaves_no_plan(live, tmp_path):
+    project = Project(Client(live.url, live.api_key, retries=0), "team", "async-rl")
+    live.faults.append(Fault(status=500, operation="WbmigrateTriggers"))
+    stream = plan_project(project, MIGRATION, Options(), out=tmp_path / "plan.json")
+    with pytest.raises(WbmigrateError, match="HTTP 500"):
+        list(stream)
+    assert files_in(tmp_path) == []
+
+
+def test_prepare_apply_lists_exactly_the_objects_to_change(project):
+    expected = changing(plan_project(project, MIGRATION, Options()))
+    census = Census()
+    work = prepare_apply(project, MIGRATION, Options(), census=census)
+    assert [obj.id for obj, _ in work.todo] == expected
+    for obj, wanted in work.todo:
+        assert wanted == Expected(obj.fingerprint)
+    assert work.settled == []
+    assert (work.tally.total, work.tally.statuses[Status.CHANGES]) == (11, 10)
+    assert census.automations == 6
+
+
+def test_prepare_apply_follows_a_saved_plan(project, tmp_path):
+    list(plan_project(project, MIGRATION, Options(), out=tmp_path / "plan.json"))
+    saved = load_plan(tmp_path / "plan.json")
+    work = prepare_apply(project, MIGRATION, Options(), saved)
+    assert [obj.id for obj, _ in work.todo] == list(saved.objects)
+    for obj, wanted in work.todo:
+        entry = saved.objects[obj.id]
+        assert wanted == Expected(entry.fingerprint, entry.changes)
+        assert wanted.fingerprint == obj.fingerprint  # nothing changed since
+    assert work.settled == []
+
+
+def test_an_object_deleted_since_the_saved_plan_is_settled_as_failed(project, live, tmp_path):
+    list(plan_project(project, MIGRATION, Options(), out=tmp_path / "plan.json"))
+    saved = load_plan(tmp_path / "plan.json")
+    gone = live.state.find("Token masking")
+    with live.state.lock:
+        del live.state.views[gone]
+    work = prepare_apply(project, MIGRATION, Options(), saved)
+    assert work.settled == [
+        Outcome(ObjectRef("report", gone, "Token masking"), WriteStatus.FAILED, "no longer exists")
+    ]
+    assert gone not in [obj.id for obj, _ in work.todo]
+    assert len(work.todo) == len(saved.objects) - 1
+
+
+def test_an_unreadable_object_is_settled_as_skipped(project, live):
+    broken = live.state.add_view("{not json", "runs", "Broken")
+    work = prepare_apply(project, MIGRATION, Options())
+    (outcome,) = work.settled
+    assert (outcome.obj.id, outcome.obj.title, outcome.status) == (
+        broken,
+        "Broken",
+        WriteStatus.SKIPPED,
+    )
+    assert outcome.message.startswith("not read: ")
+    assert broken not in [obj.id for obj, _ in work.todo]
+
+
+def test_start_backup_writes_a_manifest(project, live, tmp_path):
+    backup = start_backup(project, MIGRATION, Options(), tmp_path / "backup")
+    assert backup.folder == tmp_path / "backup"
+    manifest = json.loads((backup.folder / MANIFEST).read_text())
+    assert manifest["target"] == TARGET
+    assert manifest["base_url"] == live.url
+    assert manifest["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
+    assert manifest["mode"] == "dual"
+
+
+def test_start_backup_picks_a_fresh_default_folder_each_run(project):
+    first = start_backup(project, MIGRATION, Options())
+    second = start_backup(project, MIGRATION, Options())
+    assert first.folder != second.folder
+    for backup in (first, second):
+        assert backup.folder.parent == Path("wbmigrate-backups")
+        assert backup.folder.name.startswith("team-async-rl-")
+        assert (backup.folder / MANIFEST).is_file()
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("e/p", ("e", "p")),
+        ("wandb://e/p", ("e", "p")),
+        ("e/p/", ("e", "p")),
+        ("my-team/async_rl.v2", ("my-team", "async_rl.v2")),
+        ("e", None),
+        ("e/p/q", None),
+        ("", None),
+        ("/p", None),
+        ("e/", None),
+        ("http://e/p", None),
+        ("e/p\n", None),
+        ("e p/q", None),
+    ],
+    ids=[
+        "plain",
+        "wandb-url",
+        "trailing-slash",
+        "dots-dashes",
+        "entity-only",
+        "three-parts",
+        "empty",
+        "no-entity",
+        "no-project",
+        "http-url",
+        "newline",
+        "space",
+    ],
+)
+def test_parse_target(target, expected):
+    assert parse_target(target) == expected

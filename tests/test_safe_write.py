@@ -1,0 +1,161 @@
+"""Safe writes: a temporary file beside the target, renamed over it only when complete."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from wbmigrate.safe_write import PRIVATE_MODE, SafeFile, safe_file, write_text
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_write_text_writes_the_content(tmp_path):
+    path = tmp_path / "out.json"
+    write_text(path, '{"a": 1}\n')
+    assert path.read_text(encoding="utf-8") == '{"a": 1}\n'
+    write_text(path, "second")
+    assert path.read_text(encoding="utf-8") == "second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_non_ascii_text_is_written_as_utf8(tmp_path):
+    path = tmp_path / "out.txt"
+    write_text(path, "Überblick › staleness")
+    assert path.read_bytes() == "Überblick › staleness".encode()
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444, 0o755], ids=oct)
+def test_an_existing_file_keeps_its_permission_bits(tmp_path, mode):
+    path = tmp_path / "kept.txt"
+    path.write_text("old")
+    path.chmod(mode)
+    write_text(path, "new")
+    assert path.read_text() == "new"
+    assert mode_of(path) == mode
+
+
+def test_a_new_file_gets_what_the_umask_allows(tmp_path):
+    path = tmp_path / "new.txt"
+    write_text(path, "x")
+    assert mode_of(path) == 0o666 & ~current_umask()
+
+
+@pytest.mark.parametrize(
+    ("existing", "mode"),
+    [(None, PRIVATE_MODE), (0o644, PRIVATE_MODE), (0o600, 0o640)],
+    ids=["new-file", "existing-loosened-file", "existing-private-file"],
+)
+def test_an_explicit_mode_wins(tmp_path, existing, mode):
+    path = tmp_path / "secret.json"
+    if existing is not None:
+        path.write_text("old")
+        path.chmod(existing)
+    write_text(path, "{}", mode)
+    assert mode_of(path) == mode
+
+
+def write_then_fail(path: Path, error: BaseException) -> None:
+    with safe_file(path) as file:
+        file.write("half of the new ")
+        raise error
+
+
+def test_an_error_inside_safe_file_leaves_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text("old content")
+    with pytest.raises(RuntimeError, match="interrupted"):
+        write_then_fail(path, RuntimeError("interrupted"))
+    assert path.read_text() == "old content"
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+
+
+def test_an_error_inside_safe_file_creates_no_new_file(tmp_path):
+    path = tmp_path / "never.json"
+    with pytest.raises(KeyboardInterrupt):
+        write_then_fail(path, KeyboardInterrupt())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_sees_the_old_file_until_commit(tmp_path):
+    path = tmp_path / "target.txt"
+    path.write_text("old")
+    file = SafeFile(path)
+    file.write("new text")
+    assert path.read_text() == "old"
+    file.commit()
+    assert path.read_text() == "new text"
+    assert [p.name for p in tmp_path.iterdir()] == ["target.txt"]
+
+
+def test_discard_removes_the_temporary_and_keeps_the_target(tmp_path):
+    path = tmp_path / "target.txt"
+    path.write_text("old")
+    file = SafeFile(path)
+    file.write("new")
+    file.discard()
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["target.txt"]
+
+
+def test_the_temporary_is_beside_the_target_with_an_unpredictable_name(tmp_path):
+    folder = tmp_path / "deep" / "folder"
+    folder.mkdir(parents=True)
+    path = folder / "out.json"
+    first, second = SafeFile(path), SafeFile(path)
+    try:
+        temporaries = sorted(folder.iterdir())
+        assert len(temporaries) == 2
+        assert first._temporary != second._temporary
+        for temporary in temporaries:
+            assert temporary.parent == folder
+            assert temporary.name.startswith(".out.json.")
+            assert temporary.name.endswith(".tmp")
+            assert len(temporary.name) > len(".out.json..tmp")  # a random part in between
+        assert not path.exists()
+        first.write("first")
+        second.write("second")
+        second.commit()
+        first.discard()
+    finally:
+        first.discard()
+        second.discard()
+    assert path.read_text() == "second"
+    assert [p.name for p in folder.iterdir()] == ["out.json"]
+
+
+def test_the_temporary_is_private_while_written(tmp_path):
+    file = SafeFile(tmp_path / "out.json", mode=0o644)
+    try:
+        (temporary,) = tmp_path.iterdir()
+        assert mode_of(temporary) == 0o600  # nobody else reads a half-written file
+    finally:
+        file.discard()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a\r\nb\r\n", "a\rb\r", "a\nb\n", "mixed\r\n\n\r end", "no newline", "sep\u2028line"],
+    ids=["crlf", "cr", "lf", "mixed", "none", "unicode-line-separator"],
+)
+def test_newlines_are_written_byte_for_byte(tmp_path, text):
+    path = tmp_path / "text.txt"
+    write_text(path, text)
+    assert path.read_bytes() == text.encode("utf-8")
+
+
+def test_a_missing_folder_is_an_error_and_writes_nothing(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        write_text(tmp_path / "missing" / "out.txt", "x")
+    assert list(tmp_path.iterdir()) == []
