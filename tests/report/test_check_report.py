@@ -125,7 +125,6 @@ def test_sarif():
     assert "fixes" not in results[2]
 
 
-@pytest.mark.xfail(strict=True, reason="SARIF endColumn raised to startColumn across lines")
 def test_sarif_region_across_lines_keeps_its_end_column():
     (result,) = json.loads(report.to_sarif([FileReport("cfg.yaml", (REVIEW,), TEXT)]))["runs"][0][
         "results"
@@ -172,7 +171,6 @@ def test_github_adds_no_notice_under_the_cap():
     assert not any(line.startswith("::notice") for line in lines)
 
 
-@pytest.mark.xfail(strict=True, reason="the notice says '1 more findings'")
 def test_github_notice_for_one_hidden_finding_is_singular():
     out = report.to_github([FileReport("f.py", errors(2))], cap=1)
     assert "::notice title=wbmigrate::1 more finding " in out

@@ -105,12 +105,14 @@ def _substituted(pattern: str, pairs: dict[str, str], keep_old: bool) -> list[st
     flags, body = _split_global_flags(pattern)
     text = body
     for old, new in sorted(pairs.items(), key=lambda pair: -len(pair[0])):
-        spelled = [
-            s for s in (old, re.escape(old), re.escape(old).replace("/", "\\/")) if s in text
-        ]
-        if not spelled:
-            return []
-        text = text.replace(spelled[0], re.escape(new) if spelled[0] != old else new)
+        for spelling in (old, re.escape(old), re.escape(old).replace("/", "\\/")):
+            whole = re.compile(rf"(?:(?<![\w/\\-])|(?<=\\b)){re.escape(spelling)}(?![\w/-])")
+            if whole.search(text):
+                replacement = (re.escape(new) if spelling != old else new).replace("\\", "\\\\")
+                text = whole.sub(replacement, text)
+                break
+        else:
+            return []  # not spelled out as a whole name (`eval/off_policy/mean` is another)
     if not pairs:
         return []
     return [f"{flags}{body}|{text}" if keep_old else flags + text]

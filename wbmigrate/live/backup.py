@@ -160,12 +160,12 @@ def _entries(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
         return [{**e, "sent": e.get("written_sha256")} for e in manifest["objects"]]
     entries: dict[str, dict[str, Any]] = {}
     try:
-        lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
+        lines = (folder / JOURNAL).read_bytes().splitlines()
     except OSError as exc:
         raise BackupError(f"{folder}: cannot read {JOURNAL} ({exc})") from None
     for number, line in enumerate(lines, start=1):
         try:
-            event = json.loads(line)
+            event = json.loads(line)  # bytes: a line cut inside a character is a ValueError
         except ValueError:
             if number == len(lines):
                 break  # a line cut short by a crash: the write it announces never started

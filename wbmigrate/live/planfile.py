@@ -41,9 +41,13 @@ class PlanFileError(WbmigrateError):
 
 def migration_digest(migration: Migration) -> str:
     """Identifies what a migration does, whatever file it came from."""
-    table = {name: [r.action.value, r.new, r.equivalent] for name, r in migration.metrics.items()}
+    table = {
+        name: [r.action.value, r.new, r.equivalent, r.removal.reason if r.removal else None]
+        for name, r in migration.metrics.items()
+    }
     config = [[c.old, c.new, dict(c.toml), dict(c.cli)] for c in migration.config]
-    steps = [[s.version, s.annotation] for s in migration.steps]
+    # everything a step puts into what is written: the boundary note names its date and source
+    steps = [[s.version, s.date.isoformat(), s.source, s.annotation] for s in migration.steps]
     text = json.dumps([migration.mapping_id, table, config, steps], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -138,7 +142,7 @@ def load_plan(path: Path) -> SavedPlan:
             data["drafts"],
             objects,
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
 
 

@@ -175,7 +175,9 @@ def _region(finding: Finding) -> dict[str, int]:
         "startLine": finding.line,
         "startColumn": finding.column,
         "endLine": finding.end_line,
-        "endColumn": max(finding.end_column, finding.column),
+        "endColumn": finding.end_column
+        if finding.end_line > finding.line
+        else max(finding.end_column, finding.column),
     }
 
 
@@ -205,7 +207,8 @@ def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:
     hidden = len(findings) - sum(shown.values())
     if hidden:
         out.append(
-            f"::notice title=wbmigrate::{hidden} more findings are not annotated "
+            f"::notice title=wbmigrate::{plural(hidden, 'more finding')} "
+            f"{'is' if hidden == 1 else 'are'} not annotated "
             f"(GitHub shows {cap} per level); see the job log or upload SARIF"
         )
     out.append(summary(reports))
