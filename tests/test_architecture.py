@@ -15,14 +15,15 @@ from helpers import REPO
 PACKAGE = REPO / "wbmigrate"
 # Bottom to top; a module may import its own layer and the layers below it.
 LAYERS = [
-    ["wbmigrate.errors", "wbmigrate.exit_codes", "wbmigrate.names", "wbmigrate.safe_write"],
+    ["wbmigrate.errors", "wbmigrate.exit_codes", "wbmigrate.names", "wbmigrate.redact"],
+    ["wbmigrate.safe_write"],
     ["wbmigrate.edit"],
     ["wbmigrate.mapping", "wbmigrate"],
     ["wbmigrate.engine"],
     ["wbmigrate.kinds"],
     ["wbmigrate.rewrite", "wbmigrate.guard"],
     ["wbmigrate.plan"],
-    ["wbmigrate.files"],
+    ["wbmigrate.files", "wbmigrate.discover"],
     ["wbmigrate.live", "wbmigrate.check"],
     ["wbmigrate.report"],
     ["wbmigrate.cli", "wbmigrate.__main__"],

@@ -91,7 +91,7 @@ def test_live_objects_that_cannot_be_read_are_reported_and_never_written(run, li
 
 def test_spec_files_too_big_or_too_deep(run, tmp_path):
     (tmp_path / "big.json").write_text('{"blocks": []' + " " * MAX_SPEC_BYTES + "}")
-    (tmp_path / "deep.json").write_text(DEEP)
+    (tmp_path / "deep.json").write_text('{"blocks": ' + DEEP + "}")  # a spec key: read
     result = run("plan", str(tmp_path))
     assert result.exit_code == 1
     assert "error: not read: 32.0 MB, over the 32 MB wbmigrate reads" in one_line(result)

@@ -117,3 +117,14 @@ def test_the_walker_never_crashes(value, kind, mode):
         except WbmigrateError:
             continue
         assert json.loads(new_text) == result.spec
+
+
+def test_a_key_list_holding_objects_is_walked_not_crashed_on():
+    """Found by `plan /` on a real machine: a `metrics` list of objects (unhashable)."""
+    panel = {
+        "viewType": "Run History Line Plot",
+        "config": {"metrics": [{"a": 1}, "off_policy/mean"]},
+    }
+    spec = {"section": {"panelBankConfig": {"sections": [{"panels": [panel]}]}}}
+    result = rewrite(spec, MIGRATION, options=Options(mode=Mode.DUAL))
+    assert [c.new for c in result.changes if c.field == "metrics[1]"] == ["staleness/rollout/mean"]

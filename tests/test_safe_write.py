@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wbmigrate.safe_write import PRIVATE_MODE, SafeFile, safe_file, write_text
+from wbmigrate.safe_write import PRIVATE_MODE, SafeFile, Stamp, UnsafeWrite, safe_file, write_text
 
 
 def mode_of(path: Path) -> int:
@@ -159,3 +159,63 @@ def test_a_missing_folder_is_an_error_and_writes_nothing(tmp_path):
     with pytest.raises(FileNotFoundError):
         write_text(tmp_path / "missing" / "out.txt", "x")
     assert list(tmp_path.iterdir()) == []
+
+
+# --- refusals: never through a link, never over a file changed since it was read --------------
+
+
+def test_a_symbolic_link_is_never_written_through_or_replaced(tmp_path):
+    target = tmp_path / "precious"
+    target.write_text("keep me\n")
+    link = tmp_path / "plan.json"
+    link.symlink_to(target)
+    with pytest.raises(UnsafeWrite, match="symbolic link"):
+        write_text(link, "overwritten\n")
+    assert target.read_text() == "keep me\n"
+    assert link.is_symlink()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_link_planted_while_writing_is_not_replaced(tmp_path):
+    path = tmp_path / "out.json"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("theirs\n")
+    file = SafeFile(path)
+    file.write("ours\n")
+    path.symlink_to(elsewhere)  # an attacker's link appears before the rename
+    with pytest.raises(UnsafeWrite):
+        file.commit()
+    assert elsewhere.read_text() == "theirs\n"
+    assert path.is_symlink()
+
+
+def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path):
+    path = tmp_path / "rl.toml"
+    path.write_text("a = 1\n")
+    read = Stamp.of(path, path.read_bytes(), path.stat().st_mtime_ns)
+    path.write_text("a = 2  # a colleague's edit, while check ran\n")
+    with pytest.raises(UnsafeWrite, match="changed since wbmigrate read it"):
+        write_text(path, "b = 1\n", read=read)
+    assert path.read_text() == "a = 2  # a colleague's edit, while check ran\n"
+    write_text(path, "b = 1\n", read=Stamp.of(path, path.read_bytes(), path.stat().st_mtime_ns))
+    assert path.read_text() == "b = 1\n"
+
+
+def test_check_fix_reports_a_file_edited_while_it_ran_and_fixes_the_rest(tmp_path, monkeypatch):
+    from wbmigrate.check.model import FileReport
+    from wbmigrate.check.run import write_fixes
+
+    monkeypatch.chdir(tmp_path)
+    one, two = tmp_path / "one.toml", tmp_path / "two.toml"
+    one.write_text("x = 1\n")
+    two.write_text("x = 1\n")
+    stamps = {p: Stamp.of(p, p.read_bytes(), p.stat().st_mtime_ns) for p in (one, two)}
+    one.write_text("x = 1  # edited meanwhile\n")
+    reports = [
+        FileReport(p.name, text="x = 1\n", fixed="y = 1\n", read=stamps[p]) for p in (one, two)
+    ]
+    written, refused = write_fixes(reports)
+    assert written == {"two.toml"}
+    assert refused == ["one.toml: changed since wbmigrate read it; not overwritten"]
+    assert one.read_text() == "x = 1  # edited meanwhile\n"
+    assert two.read_text() == "y = 1\n"

@@ -2,17 +2,19 @@
 
 An export file (`wbmigrate export`) is a JSON document of the object's metadata with its
 parsed spec under `spec`; a raw spec file is the spec alone, its kind told by its shape. Both
-`plan DIR` and `check` read them through `spec_in`.
+`plan DIR` and `check` read them through `spec_in`, and find them with the same discovery
+(`wbmigrate.discover`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from wbmigrate import kinds
+from wbmigrate.discover import find_files, refusal
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.plan import Source
 from wbmigrate.rewrite import too_big
@@ -20,6 +22,16 @@ from wbmigrate.rewrite import too_big
 EXPORT_FORMAT = "wbmigrate-export/1"
 EXPORT_SPEC = ("spec",)  # where an export document holds the spec
 SPEC_SUFFIXES = (".json",)
+# The keys, one of which every spec's shape holds (see each kind's `matches`), and the export
+# marker: a file with none of them is no spec, and is not parsed to find that out.
+SPEC_MARKERS = (
+    f'"{EXPORT_FORMAT}"',
+    '"blocks"',
+    '"section"',
+    '"__typename"',
+    '"event"',
+    '"triggeringCondition"',
+)
 
 
 def export_document(kind: str, entity: str, project: str, metadata: dict[str, Any]) -> str:
@@ -41,25 +53,26 @@ def spec_in(document: Any) -> tuple[tuple[str, ...], str] | None:
         return None
 
 
-def spec_paths(target: Path) -> list[Path]:
-    """The spec files of a target: the file itself, or every JSON file under the folder
-    (hidden folders such as .git skipped), in a stable order."""
+def spec_paths(target: Path, exclude: Iterable[str] = ()) -> list[Path]:
+    """The spec files of a target: the file itself, or every JSON file `check` would read under
+    the folder (`.gitignore`d paths, `exclude` patterns and symlinks skipped), in `check`'s
+    order. A FIFO, socket or device is refused, never opened."""
+    refused = refusal(target)
+    if refused:
+        raise WbmigrateError(f"{target}: {refused}")
     if target.is_file():
         return [target]
     if not target.is_dir():
         raise WbmigrateError(f"{target}: no such file or folder")
-    return sorted(
-        path
-        for path in target.rglob("*")
-        if path.suffix in SPEC_SUFFIXES
-        and path.is_file()
-        and not any(part.startswith(".") for part in path.relative_to(target).parts)
-    )
+    return [path for path in find_files([target], exclude) if path.suffix in SPEC_SUFFIXES]
 
 
-def read_sources(target: Path) -> Iterator[Source]:
-    """One Source per spec file; one that cannot be read carries the reason instead."""
-    for path in spec_paths(target):
+def read_sources(target: Path, exclude: Iterable[str] = ()) -> Iterator[Source]:
+    """One Source per spec file; one that cannot be read carries the reason instead. In a
+    folder, a JSON file that is no spec (a `package.json`, a resolved config) is skipped
+    without a word; a file named alone is always planned, and said to be no spec."""
+    named = target.is_file()
+    for path in spec_paths(target, exclude):
         try:
             refused = too_big(path.stat().st_size)
             if refused:
@@ -71,12 +84,34 @@ def read_sources(target: Path) -> Iterator[Source]:
         except OSError as exc:
             yield Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))
         else:
-            yield _source(path, text)
+            source = _source(path, text) if named else _found_source(path, text)
+            if source is not None:
+                yield source
+
+
+def _found_source(path: Path, text: str) -> Source | None:
+    """A JSON file found in a folder, if it may be a spec. Without any key a spec's shape
+    needs it cannot be one, and is not parsed to find that out; valid JSON of another shape
+    is no spec either. Text that does not parse is planned, so a broken spec is reported (and
+    so is JSON nested too deeply to tell)."""
+    if not any(marker in text for marker in SPEC_MARKERS):
+        return None
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return Source(name=path.stem, origin=str(path), text=text)
+    found = spec_in(document)
+    if found is None:
+        return None
+    root, kind = found
+    if root == EXPORT_SPEC:
+        return _exported(path, text, document, kind)
+    return Source(name=path.stem, origin=str(path), text=text, kind=kind)
 
 
 def _source(path: Path, text: str) -> Source:
-    """A raw spec file, or an export file (told by its first bytes, so a raw spec is parsed
-    only once, when it is planned)."""
+    """A file named alone: a raw spec, or an export file (told by its first bytes, so a raw
+    spec is parsed only once, when it is planned)."""
     if EXPORT_FORMAT in text[:200]:
         try:
             document = json.loads(text)
@@ -84,8 +119,10 @@ def _source(path: Path, text: str) -> Source:
             document = None
         found = spec_in(document)
         if found is not None and found[0] == EXPORT_SPEC:
-            name = document.get("displayName") or document.get("name") or path.stem
-            return Source(
-                name=str(name), origin=str(path), text=text, kind=found[1], root=EXPORT_SPEC
-            )
+            return _exported(path, text, document, found[1])
     return Source(name=path.stem, origin=str(path), text=text)
+
+
+def _exported(path: Path, text: str, document: dict[str, Any], kind: str) -> Source:
+    name = document.get("displayName") or document.get("name") or path.stem
+    return Source(name=str(name), origin=str(path), text=text, kind=kind, root=EXPORT_SPEC)

@@ -103,6 +103,10 @@ def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
         result = rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))
+    except Exception as exc:  # a bug: said for this object alone, and the others go on
+        return Planned(
+            source, error=f"wbmigrate failed on it ({type(exc).__name__}); please report it"
+        )
     return Planned(source, result)
 
 

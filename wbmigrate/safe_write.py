@@ -1,15 +1,51 @@
 """The one way wbmigrate writes a file: into a new temporary file beside it (a name no one can
 predict, created exclusively), synced, then renamed over the target. A reader never sees half a
-file, and a run that stops midway leaves the old file, or none, in place."""
+file, and a run that stops midway leaves the old file, or none, in place.
+
+A symbolic link is never written through or replaced, and a file that changed since it was read
+(its size, time or content) is not overwritten: both are refused with `UnsafeWrite`, for that
+file alone. Everything written passes through the redactor.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.redact import redact
+
+
+class UnsafeWrite(WbmigrateError):
+    """A write refused: the target is a link, or it changed since it was read."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What a file was when it was read: a write over it checks it still is."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    @classmethod
+    def of(cls, path: Path, data: bytes, mtime_ns: int) -> Stamp:
+        return cls(len(data), mtime_ns, hashlib.sha256(data).hexdigest())
+
+    def holds(self, path: Path) -> bool:
+        try:
+            stat = path.stat()
+            if (stat.st_size, stat.st_mtime_ns) == (self.size, self.mtime_ns):
+                return True  # unchanged by size and time; the hash settles a touched file
+            return hashlib.sha256(path.read_bytes()).hexdigest() == self.sha256
+        except OSError:
+            return False
 
 
 def _umask() -> int:
@@ -25,21 +61,30 @@ PRIVATE_MODE = 0o600
 class SafeFile:
     """A file being written: `write` text, then `commit` (it takes its name) or `discard`."""
 
-    def __init__(self, path: Path, mode: int | None = None) -> None:
+    def __init__(self, path: Path, mode: int | None = None, read: Stamp | None = None) -> None:
         self.path = path
+        self._read = read
+        _refuse_link(path)
         self._mode = _mode_for(path) if mode is None else mode
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         self._temporary = Path(name)
         self._file: TextIO = os.fdopen(fd, "w", encoding="utf-8", newline="")
 
     def write(self, text: str) -> None:
-        self._file.write(text)
+        self._file.write(redact(text))
 
     def commit(self) -> None:
         self._file.flush()
         os.fsync(self._file.fileno())
         os.fchmod(self._file.fileno(), self._mode)
         self._file.close()
+        try:
+            _refuse_link(self.path)
+            if self._read is not None and not self._read.holds(self.path):
+                raise UnsafeWrite(f"{self.path}: changed since wbmigrate read it; not overwritten")
+        except UnsafeWrite:
+            self._temporary.unlink(missing_ok=True)
+            raise
         os.replace(self._temporary, self.path)
 
     def discard(self) -> None:
@@ -48,9 +93,9 @@ class SafeFile:
 
 
 @contextmanager
-def safe_file(path: Path, mode: int | None = None) -> Iterator[SafeFile]:
+def safe_file(path: Path, mode: int | None = None, read: Stamp | None = None) -> Iterator[SafeFile]:
     """A SafeFile committed when the block ends, discarded if it raises."""
-    file = SafeFile(path, mode)
+    file = SafeFile(path, mode, read)
     try:
         yield file
     except BaseException:
@@ -59,10 +104,16 @@ def safe_file(path: Path, mode: int | None = None) -> Iterator[SafeFile]:
     file.commit()
 
 
-def write_text(path: Path, text: str, mode: int | None = None) -> None:
-    """Write `text` to `path` safely; `mode` defaults to the file's own, or the umask's."""
-    with safe_file(path, mode) as file:
+def write_text(path: Path, text: str, mode: int | None = None, read: Stamp | None = None) -> None:
+    """Write `text` to `path` safely; `mode` defaults to the file's own, or the umask's; with
+    `read`, only if the file is still as it was read."""
+    with safe_file(path, mode, read) as file:
         file.write(text)
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise UnsafeWrite(f"{path}: a symbolic link; wbmigrate never writes through one")
 
 
 def _mode_for(path: Path) -> int:

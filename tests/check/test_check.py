@@ -4,18 +4,22 @@ fixes that change only the old tokens, output formats, suppressions and exit cod
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import jsonschema
 import pytest
-from helpers import FIXTURES, affected_paths, outside
+from helpers import FIXTURES, REPO, affected_paths, outside
 
 from wbmigrate import find_mapping
 from wbmigrate.rewrite import rewrite, rewrite_text
 
 DEMO = FIXTURES / "demo-repo"
 MIGRATION = find_mapping("prime-rl").migration()
+SCHEMA = json.loads((REPO / "schemas" / "check-report.schema.json").read_text())
 
 
 @pytest.fixture
@@ -32,6 +36,9 @@ def repo(tmp_path, monkeypatch):
 def findings(run, *args):
     result = run("check", *args, "--format", "json")
     return result, json.loads(result.stdout)["findings"]
+
+
+WR = "import wandb_workspaces.reports.v2 as wr\n"
 
 
 def located(found):
@@ -63,6 +70,7 @@ def test_every_file_kind_is_checked(run, repo):
         "removed-metric",
         "renamed-config-key",
         "needs-review",
+        "mention",
     }
 
 
@@ -92,11 +100,11 @@ def test_what_is_skipped(run, repo):
         ("reports/build_report.py", 10, "renamed-metric"),  # inside a filter expression string
         ("reports/build_report.py", 11, "renamed-metric"),  # wr.SummaryMetric("...")
         ("reports/build_report.py", 30, "renamed-metric"),  # ScalarChart(metric='...')
-        ("reports/build_report.py", 33, "removed-metric"),
+        ("reports/build_report.py", 33, "mention"),  # a removed gauge kept in a dual list
         ("alerts/create_alerts.py", 11, "renamed-metric"),  # RunEvent.metric("...")
         ("alerts/create_alerts.py", 16, "removed-metric"),  # removed, with an equivalent
-        ("analysis/staleness.py", 7, "renamed-metric"),
-        ("analysis/staleness.py", 14, "renamed-config-key"),
+        ("analysis/staleness.py", 7, "needs-review"),  # keys read with run.history: not fixed
+        ("analysis/staleness.py", 14, "needs-review"),  # a config read: old configs keep it
         ("analysis/staleness.py", 20, "needs-review"),  # an f-string that builds keys
         ("analysis/staleness.py", 21, "needs-review"),  # a concatenation
         ("dashboards/overview.yaml", 20, "renamed-metric"),
@@ -144,7 +152,7 @@ def test_fix_changes_only_the_old_tokens(run, repo):
     originals = {p: p.read_text() for p in repo.rglob("*") if p.is_file() and p.suffix != ".png"}
     result = run("check", ".", "--fix")
     assert result.exit_code == 1  # needs-review and a removed metric remain
-    assert "Fixed 43 findings." in result.stdout
+    assert "Fixed 40 findings." in result.stdout
     now = {p: p.read_text() for p in originals}
 
     def same_but(path, *pairs):
@@ -253,6 +261,23 @@ def test_diff_prints_and_writes_nothing(run, repo):
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
 
 
+def test_diff_summary_goes_to_stderr_unless_quiet(run, repo):
+    summary = run("check", "configs").stdout.splitlines()[-1]
+    assert run("check", "configs", "--diff").stderr == f"{summary}\n"
+    quiet = run("check", "configs", "--diff", "-q")
+    assert (quiet.exit_code, quiet.stderr) == (1, "")
+    assert quiet.stdout == run("check", "configs", "--diff").stdout
+
+
+def test_diff_exits_0_without_fixes_or_with_exit_zero(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rl.toml").write_text("max_off_policy_steps = 8\n")
+    (tmp_path / "keys.py").write_text('k = f"off_policy/{name}"\n')  # a warning: no fix
+    assert run("check", "rl.toml", "--diff", "--exit-zero").exit_code == 0
+    result = run("check", "keys.py", "--diff")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
 def test_clean_tree_exits_0(run, repo):
     result = run("check", "assets", "vendor", "pyproject.toml")
     assert (result.exit_code, result.stdout) == (
@@ -275,9 +300,9 @@ def test_unparseable_file_is_a_finding(run, tmp_path, monkeypatch, name, content
     (tmp_path / name).write_text(content)
     result, found = findings(run, name)
     assert result.exit_code == 1
-    (finding,) = found
-    assert finding["rule"] == "parse-error"
+    (finding,) = [f for f in found if f["rule"] == "parse-error"]
     assert finding["message"].startswith(message)
+    assert {f["rule"] for f in found} <= {"parse-error", "needs-review"}  # its names still count
 
 
 def test_non_utf8_is_a_finding(run, tmp_path, monkeypatch):
@@ -304,21 +329,23 @@ def test_files_without_an_old_name_are_not_parsed(run, tmp_path, monkeypatch):
 def test_pyproject_settings(run, tmp_path, monkeypatch, setting, expected):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text(f"[tool.wbmigrate]\n{setting}\n")
-    (tmp_path / "plot.py").write_text('y = ["off_policy/mean", "loss"]\n')
+    (tmp_path / "plot.py").write_text(f'{WR}wr.LinePlot(y=["off_policy/mean", "loss"])\n')
     result = run("check", "plot.py", "--diff")
     if expected is None:
         assert result.exit_code == 0
     else:
         old, new = expected.split(" -> ")
-        assert f'-y = [{old}, "loss"]\n+y = [{new}, "loss"]\n' in result.stdout
+        assert f'-wr.LinePlot(y=[{old}, "loss"])\n+wr.LinePlot(y=[{new}, "loss"])\n' in (
+            result.stdout
+        )
 
 
 def test_command_line_wins_over_pyproject(run, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.wbmigrate]\nmode = "replace"\n')
-    (tmp_path / "plot.py").write_text('y = ["off_policy/mean"]\n')
+    (tmp_path / "plot.py").write_text(f'{WR}wr.LinePlot(y=["off_policy/mean"])\n')
     result = run("check", "plot.py", "--diff", "--mode", "dual")
-    assert '+y = ["off_policy/mean", "staleness/rollout/mean"]' in result.stdout
+    assert '+wr.LinePlot(y=["off_policy/mean", "staleness/rollout/mean"])' in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -327,6 +354,14 @@ def test_command_line_wins_over_pyproject(run, tmp_path, monkeypatch):
         (["--mapping", "nope"], None, "Error: unknown mapping 'nope'"),
         ([], '[tool.wbmigrate]\ncolour = "red"\n', "unknown key 'colour' in [tool.wbmigrate]"),
         ([], '[tool.wbmigrate]\nignore = ["typo"]\n', "unknown rule 'typo'"),
+        ([], '[tool.wbmigrate]\nselect = ["typo"]\n', "unknown rule 'typo'"),
+        ([], "[tool.wbmigrate]\nselect = []\n", "select must name at least one rule"),
+        ([], '[tool.wbmigrate]\nselect = "mention"\n', "select must be a list of strings"),
+        ([], '[tool.wbmigrate]\nignore = ["internal-error"]\n', "it is always reported"),
+        (["--select", "typo"], None, "Invalid value for '--select'"),
+        (["--ignore", "internal-error"], None, "Invalid value for '--ignore'"),
+        (["--statistics", "--format", "json"], None, "--statistics prints a text table"),
+        (["--statistics", "--diff"], None, "--statistics prints a text table"),
     ],
 )
 def test_errors_exit_2(run, tmp_path, monkeypatch, args, pyproject, message):
@@ -339,28 +374,230 @@ def test_errors_exit_2(run, tmp_path, monkeypatch, args, pyproject, message):
     assert message in result.stderr
 
 
+# --- levels and exit codes --------------------------------------------------------------------
+
+# a fixable config key (an error), a key built at run time (a warning), a comment (a note)
+LEVEL_FILES = {
+    "error.toml": "max_off_policy_steps = 8\n",
+    "warning.py": 'k = f"off_policy/{name}"\n',
+    "note.py": "# off_policy/max was renamed\n",
+}
+
+
+@pytest.fixture
+def levels(tmp_path, monkeypatch):
+    """A folder with a file of each level, and a folder `mixed` with all three."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mixed").mkdir()
+    for name, text in LEVEL_FILES.items():
+        (tmp_path / name).write_text(text)
+        (tmp_path / "mixed" / name).write_text(text)
+    return tmp_path
+
+
+def levels_of(run, *args):
+    _, found = findings(run, *args)
+    return sorted({f["level"] for f in found})
+
+
+def rules_of(run, *args):
+    _, found = findings(run, *args)
+    return {f["rule"] for f in found}
+
+
+def test_the_level_files_have_their_levels(run, levels):
+    assert levels_of(run, "error.toml") == ["error"]
+    assert levels_of(run, "warning.py") == ["warning"]
+    assert levels_of(run, "note.py") == ["note"]
+    assert levels_of(run, "mixed") == ["error", "note", "warning"]
+
+
+@pytest.mark.parametrize(
+    ("paths", "code"),
+    [(["note.py"], 0), (["warning.py"], 1), (["error.toml"], 1), (["note.py", "warning.py"], 1)],
+    ids=["only-notes", "a-warning", "an-error", "notes-and-a-warning"],
+)
+def test_exit_code_by_level(run, levels, paths, code):
+    assert run("check", *paths).exit_code == code
+    assert run("check", *paths, "--format", "json").exit_code == code
+
+
+def test_only_notes_are_all_clear(run, levels):
+    result = run("check", "note.py")
+    assert result.stdout.splitlines()[-1] == (
+        "All clear: nothing to fix or review in 1 file (1 note)."
+    )  # fmt: skip
+    assert "  note     mention  " in result.stdout
+
+
+@pytest.mark.parametrize("format_", ["text", "json", "sarif", "github", "markdown"])
+def test_exit_zero(run, levels, format_):
+    result = run("check", ".", "--exit-zero", "--format", format_)
+    assert result.exit_code == 0
+    assert result.stdout == run("check", ".", "--format", format_).stdout
+
+
+def test_fix_exit_code_counts_what_is_left(run, levels):
+    fixed = run("check", "error.toml", "note.py", "--fix")
+    assert (fixed.exit_code, fixed.stdout.splitlines()[-1]) == (
+        0,
+        "Fixed 1 finding. All clear: nothing to fix or review in 2 files (1 note).",
+    )
+    left = run("check", "mixed", "--fix")
+    assert left.exit_code == 1
+    assert left.stdout.splitlines()[-1].startswith("Fixed 1 finding. Found 1 warning and 1 note")
+
+
+def test_select_and_ignore(run, levels):
+    assert rules_of(run, "mixed", "--select", "needs-review") == {"needs-review"}
+    both = ["--select", "mention", "--select", "renamed-config-key"]
+    assert rules_of(run, "mixed", *both) == {"mention", "renamed-config-key"}
+    assert rules_of(run, "mixed", *both, "--ignore", "renamed-config-key") == {"mention"}
+    assert run("check", "mixed", "--select", "mention").exit_code == 0
+
+
+def test_select_in_pyproject_and_the_command_line_wins(run, levels):
+    (levels / "pyproject.toml").write_text('[tool.wbmigrate]\nselect = ["needs-review"]\n')
+    assert rules_of(run, "mixed") == {"needs-review"}
+    assert rules_of(run, "mixed", "--select", "mention") == {"mention"}
+
+
+def test_statistics(run, repo):
+    _, found = findings(run, ".")
+    result = run("check", ".", "--statistics")
+    assert result.exit_code == 1
+    *rows, summary = result.stdout.splitlines()
+    assert summary == run("check", ".").stdout.splitlines()[-1]
+    counted = {}
+    for row in rows:
+        count, level, rule, *mark = row.split()
+        counted[rule, level] = (int(count), mark)
+    expected = Counter((f["rule"], f["level"]) for f in found)
+    assert {key: n for key, (n, _) in counted.items()} == dict(expected)
+    assert [n for n, _ in counted.values()] == sorted(expected.values(), reverse=True)
+    for (rule, level), (_, mark) in counted.items():
+        fixable = all(f["fixable"] for f in found if (f["rule"], f["level"]) == (rule, level))
+        assert mark == (["[*]"] if fixable else [])
+
+
+def test_statistics_quiet_prints_only_the_table(run, levels):
+    result = run("check", "warning.py", "--statistics", "-q")
+    assert (result.exit_code, result.stdout) == (1, "1  warning  needs-review\n")
+
+
+def test_quiet_prints_only_errors_and_warnings(run, repo):
+    full, quiet = run("check", "."), run("check", ".", "-q")
+    assert quiet.exit_code == full.exit_code == 1
+    finding_lines = [line for line in full.stdout.splitlines() if line.startswith("  ")]
+    assert any(line.split()[1] == "note" for line in finding_lines)  # else this tests nothing
+    kept = [line for line in finding_lines if line.split()[1] != "note"]
+    assert [line for line in quiet.stdout.splitlines() if line.startswith("  ")] == kept
+    assert "Found" not in quiet.stdout
+    assert quiet.stdout.endswith("[*]\n") or not quiet.stdout.endswith("\n\n")
+
+
+@pytest.mark.parametrize("paths", [["note.py"], ["error.toml", "--fix"]], ids=["notes", "fixed"])
+def test_quiet_prints_nothing_when_nothing_fails(run, levels, paths):
+    result = run("check", *paths, "-q")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+# --- a bug in wbmigrate -----------------------------------------------------------------------
+
+
+def crash(label, text, targets):
+    raise ValueError("a bug")
+
+
+@pytest.fixture
+def crashing(levels, monkeypatch):
+    """Python files make wbmigrate crash; TOML files are checked as usual."""
+    import wbmigrate.check.run
+
+    monkeypatch.setattr(wbmigrate.check.run, "SUFFIXES", {
+        **wbmigrate.check.run.SUFFIXES, ".py": [crash],
+    })  # fmt: skip
+    return levels
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["--exit-zero"], ["--format", "json"], ["--diff"], ["--fix"], ["-q"], ["--statistics"],
+     ["--select", "renamed-config-key"]],
+    ids=lambda args: " ".join(args) or "text",
+)  # fmt: skip
+def test_internal_error_exits_2_and_reports_the_other_files(run, crashing, args):
+    result = run("check", "warning.py", "error.toml", *args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: wbmigrate failed on 1 file (warning.py): a bug, please report it; every other "
+        "file was checked."
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    if "--fix" in args:
+        assert (crashing / "error.toml").read_text() == "max_staleness = 8\n"
+    elif "--diff" in args:
+        assert "+max_staleness = 8" in result.stdout
+    elif "--statistics" in args:
+        assert "1  error    internal-error" in result.stdout
+    else:
+        assert "error.toml" in result.stdout
+        assert "ValueError: a bug" in result.stdout
+
+
+def test_internal_error_in_json_and_sarif(run, crashing):
+    result = run("check", ".", "--format", "json")
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, SCHEMA)
+    crashed = [f for f in data["findings"] if f["rule"] == "internal-error"]
+    assert sorted(f["path"] for f in crashed) == [
+        "mixed/note.py", "mixed/warning.py", "note.py", "warning.py",
+    ]  # fmt: skip
+    assert all(f["level"] == "error" and "please report" in f["message"] for f in crashed)
+    assert {"error.toml", "mixed/error.toml"} <= {f["path"] for f in data["findings"]}
+    sarif = json.loads(run("check", ".", "--format", "sarif").stdout)
+    assert sarif["runs"][0]["invocations"] == [{"executionSuccessful": False}]
+    assert re.search(r"^Error: wbmigrate failed on 4 files \([^)]+, \.\.\.\): a bug", result.stderr)
+
+
 # --- output formats ---------------------------------------------------------------------------
 
 
 def test_json_format(run, repo):
     result, found = findings(run, "configs/rl.toml")
     data = json.loads(result.stdout)
-    assert data["summary"] == {
-        "files": 1,
-        "findings": 1,
-        "fixable": 1,
-        "rules": {"renamed-config-key": 1},
-    }
-    (finding,) = found
-    assert finding["fix"] == [
-        {
-            "start_line": 9,
-            "start_column": 1,
-            "end_line": 9,
-            "end_column": 21,
-            "text": "max_staleness",
-        }
+    assert data["version"] == 1
+    assert data["summary"]["files"] == 1
+    toml = [f for f in found if f["rule"] == "renamed-config-key"]
+    assert [f["fix"] for f in toml] == [
+        [
+            {
+                "start_line": 9,
+                "start_column": 1,
+                "end_line": 9,
+                "end_column": 21,
+                "text": "max_staleness",
+            }
+        ]
     ]
+    assert toml[0]["level"] == "error"
+
+
+def test_json_summary_counts_the_findings(run, repo):
+    result, found = findings(run, ".")
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["findings"] == len(found)
+    assert summary["fixable"] == sum(f["fixable"] for f in found)
+    levels = Counter(f["level"] for f in found)
+    assert summary["levels"] == {level: levels[level] for level in ("error", "warning", "note")}
+    assert summary["rules"] == dict(Counter(f["rule"] for f in found))
+    assert all(f["fixable"] == (f["level"] == "error") for f in found)
+
+
+@pytest.mark.parametrize("paths", [["."], ["configs", "--fix"], ["assets"]], ids=str)
+def test_json_matches_its_schema(run, repo, paths):
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.validate(json.loads(run("check", *paths, "--format", "json").stdout), SCHEMA)
 
 
 def validate_sarif(sarif):
@@ -398,7 +635,9 @@ def test_sarif_format(run, repo):
     sarif = json.loads(result.stdout)
     validate_sarif(sarif)
     results = sarif["runs"][0]["results"]
-    assert len(results) == 47
+    _, found = findings(run, ".")
+    assert [(r["ruleId"], r["level"]) for r in results] == [(f["rule"], f["level"]) for f in found]
+    assert sarif["runs"][0]["invocations"] == [{"executionSuccessful": True}]
     toml = next(
         r
         for r in results
@@ -413,29 +652,45 @@ def test_sarif_format(run, repo):
 
 
 def test_github_annotations_are_capped(run, repo):
+    _, found = findings(run, ".")
     result = run("check", ".", "--format", "github")
+    assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    errors = [line for line in lines if line.startswith("::error ")]
-    warnings = [line for line in lines if line.startswith("::warning ")]
-    assert (len(errors), len(warnings)) == (10, 3)
-    assert errors[0].startswith(
-        "::error file=README.md,line=6,col=29,endLine=6,endColumn=64,"
-        "title=wbmigrate renamed-config-key::"
+    per_level = Counter(f["level"] for f in found)
+    hidden = any(n > 10 for n in per_level.values())
+    caps = {"error": 10, "warning": 10, "notice": 9 if hidden else 10}
+    for level, github in [("error", "error"), ("warning", "warning"), ("note", "notice")]:
+        shown = [line for line in lines if line.startswith(f"::{github} file=")]
+        assert len(shown) == min(per_level[level], caps[github])
+    first = next(f for f in found if f["level"] == "error")
+    assert next(line for line in lines if line.startswith("::error ")).startswith(
+        f"::error file={first['path']},line={first['line']},col={first['column']},"
     )
-    assert lines[-2] == (
-        "::notice title=wbmigrate::34 more findings are not annotated (GitHub "
-        "shows 10 per level); see the job log or upload SARIF"
+    assert hidden  # the demo repository has more than 10 errors
+    assert lines[-2].startswith("::notice title=wbmigrate::")
+    assert lines[-2].endswith(
+        "not annotated (GitHub shows 10 per level); run `wbmigrate check` locally or see the "
+        "SARIF upload for the full list"
     )
-    assert lines[-1] == "Found 47 findings in 14 files (43 fixable with --fix)."
+    assert lines[-1] == run("check", ".").stdout.splitlines()[-1]
 
 
 def test_markdown_format(run, repo):
-    out = run("check", "configs", "--format", "markdown").stdout
-    assert out.startswith("### wbmigrate check\n\nFound 4 findings in 4 files (4 fixable")
+    result = run("check", "configs", "--format", "markdown")
+    assert result.exit_code == 1
+    summary = run("check", "configs").stdout.splitlines()[-1]
+    assert result.stdout.startswith(f"### wbmigrate check\n\n{summary}\n")
     assert (
-        "| 9:1 | `renamed-config-key` | orchestrator.max_off_policy_steps -> "
+        "| 9:1 | error | `renamed-config-key` | orchestrator.max_off_policy_steps -> "
         "orchestrator.max_staleness (config key) | yes |"
-    ) in out
+    ) in result.stdout
+
+
+def test_markdown_folds_notes_away(run, levels):
+    out = run("check", "mixed", "--format", "markdown").stdout
+    details = out.index("<details><summary>1 note: ")
+    assert out.index("| warning | `needs-review` |") < details < out.index("| note | `mention` |")
+    assert out.endswith("</details>\n\n")
 
 
 def test_pre_commit_hooks_file():
@@ -443,8 +698,8 @@ def test_pre_commit_hooks_file():
 
     hooks = yaml.safe_load((FIXTURES.parent / ".pre-commit-hooks.yaml").read_text())
     by_id = {hook["id"]: hook for hook in hooks}
-    assert by_id["wbmigrate-check"]["entry"] == "wbmigrate check"
-    assert by_id["wbmigrate-fix"]["entry"] == "wbmigrate check --fix"
+    assert by_id["wbmigrate-check"]["entry"] == "wbmigrate check --force-exclude"
+    assert by_id["wbmigrate-fix"]["entry"] == "wbmigrate check --force-exclude --fix"
     assert all(hook["language"] == "python" for hook in hooks)
 
 

@@ -6,7 +6,8 @@ a file `check` knows by its name (`Makefile`). `case.yaml` says what the case is
 (`LINE:COL RULE MESSAGE`, then ` [*]` when `--fix` changes it; empty: none), and `fixed.<ext>`
 (`fixed.Makefile`) the file after `--fix`, absent when nothing is fixable. Every fixed file is
 also checked again (no fixable finding is left, the findings left are the unfixable ones, and a
-second fix changes no byte), and a fixed Python, JSON, YAML or TOML file must still parse.
+second fix changes no byte), and a fixed Python, JSON, YAML, TOML or notebook file must still
+parse (a notebook with the same cells and outputs).
 
 A case whose right output `check` does not give yet has `xfail: <the bug>` in case.yaml and
 expectations written by hand: its `test_case` is expected to fail (strictly), its other tests
@@ -39,7 +40,22 @@ META = ("case.yaml", "findings.txt")
 CASES = sorted(p for p in ROOT.glob("*/*") if p.is_dir())
 MIGRATION = find_mapping("prime-rl").migration()
 UPDATE = os.environ.get("WBMIGRATE_UPDATE_FIXTURES") == "1"
-KINDS = {"python", "toml", "json", "yaml", "shell", "markdown", "makefile", "suppression"}
+KINDS = {
+    "ci",
+    "dockerfile",
+    "json",
+    "k8s",
+    "makefile",
+    "markdown",
+    "notebook",
+    "python",
+    "sbatch",
+    "shell",
+    "suppression",
+    "sweep",
+    "toml",
+    "yaml",
+}
 
 
 def config(case: Path) -> dict[str, str]:
@@ -149,8 +165,12 @@ def test_case_fixed_text_still_parses(case, here):
             compile(text, input_file(case).name, "exec")
         elif suffix == ".json":
             json.loads(text)
+        elif suffix == ".ipynb":
+            cells = json.loads(input_file(case).read_text())["cells"]
+            after = json.loads(text)["cells"]
+            assert [c.get("outputs") for c in after] == [c.get("outputs") for c in cells]
         elif suffix in (".yaml", ".yml"):
-            yaml.safe_load(text)
+            list(yaml.safe_load_all(text))  # multi-document files too
         elif suffix == ".toml":
             tomllib.loads(text)
 

@@ -110,12 +110,14 @@ def test_plan_unreadable_objects_exit_1_and_the_rest_is_planned(run, small):
     result = run("plan", str(small))
     assert result.exit_code == 1
     assert "error: not valid JSON: Expecting value (line 1, column 13)" in result.stdout
-    assert "error: not a W&B report, workspace or automation spec (an object with keys hello)" in (
-        result.stdout
-    )
     assert "error: not UTF-8 text" in result.stdout
-    assert "3 unreadable" in result.stdout
+    assert "2 unreadable" in result.stdout  # other.json is no spec: skipped, as check skips it
     assert 'report "staleness"' in result.stdout
+    named = run("plan", str(small / "other.json"))  # a file named on its own is reported
+    assert named.exit_code == 1
+    assert "error: not a W&B report, workspace or automation spec (an object with keys hello)" in (
+        named.stdout
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate.edit.edits import AddKey, Delete, Insert, RenameKey, Set, materialize
-from wbmigrate.edit.located_yaml import load_located
-from wbmigrate.edit.yaml import apply, replacements
+from wbmigrate.edit.located_yaml import load_located, load_located_all
+from wbmigrate.edit.yaml import apply, faithful, replacements, unchecked
 
 SCALARS = st.sampled_from(["a", "off_policy/mean", "x y", "1", "true", "é"])
 YAML_VALUES = st.recursive(
@@ -93,6 +93,15 @@ REFUSED: list[object] = []
             'm:\n  k: 1\n  new: {"x": 1}\n  j: 2\n',
         ),
         ("m:\n  k: 1\n  j: 2\n", [Delete(("m", "k"))], "m:\n  j: 2\n"),
+        ("m:\n  k: 1\n  j: 2\nz: 0\n", [Delete(("m", "k")), Delete(("m", "j"))], "m: {}\nz: 0\n"),
+        ("a: [x, y, z]\n", [Delete(("a", 0))], "a: [y, z]\n"),
+        ("a: [x, y, z]\n", [Delete(("a", 1))], "a: [x, z]\n"),
+        ("a: [x, y, z]\n", [Delete(("a", 0)), Delete(("a", 1))], "a: [z]\n"),
+        ("a: [x, y, z]\n", [Delete(("a", 1)), Delete(("a", 2))], "a: [x]\n"),
+        ("a: [x, y]\n", [Delete(("a", 0)), Delete(("a", 1))], "a: []\n"),
+        ("a: {k: 1, j: 2}\n", [Delete(("a", "j"))], "a: {k: 1}\n"),
+        ("a: &x off_policy/mean\n", [Set(("a",), "new")], "a: &x new\n"),  # the anchor stays
+        ("a: !!str &x 'q'\n", [Set(("a",), "r")], "a: !!str &x 'r'\n"),
         ("l:\n- k: a\n  m: b\n- c\n", [Delete(("l", 0, "k"))], "l:\n- m: b\n- c\n"),
         ("l:\n- only\nz: 1\n", [Delete(("l", 0))], "l: []\nz: 1\n"),
         ('m: {"a": 1}\n', [RenameKey(("m", "a"), "b")], 'm: {"b": 1}\n'),
@@ -102,3 +111,75 @@ def test_yaml_edit_cases(text, edits, expected):
     found = replacements(text, load_located(text), edits)
     assert found is not None
     assert apply(text, found) == expected
+
+
+def test_an_edit_through_a_merge_key_is_made_at_the_anchor():
+    text = "base: &b\n  k: 1\nm:\n  <<: *b\n  j: 2\n"
+    located = load_located_all(text)[0]
+    edits = [AddKey(("base", "extra"), 3, after="k"), AddKey(("m", "extra"), 3, after="k")]
+    found = replacements(text, located, edits)
+    assert found is not None
+    assert apply(text, found) == "base: &b\n  k: 1\n  extra: 3\nm:\n  <<: *b\n  j: 2\n"
+
+
+def test_an_edit_of_one_use_of_an_anchor_alone_is_refused():
+    """Made at the anchor, it would show at every use: without the same edit at the others,
+    the text would not say what the edits say, so it is not made."""
+    text = "a: &q [x, y]\nb: *q\n"
+    located = load_located_all(text)[0]
+    assert replacements(text, located, [Delete(("a", 1))]) is None
+    found = replacements(text, located, [Delete(("a", 1)), Delete(("b", 1))])
+    assert found is not None
+    assert apply(text, found) == "a: &q [x]\nb: *q\n"
+
+
+def test_edits_in_one_document_of_several_are_checked_against_all():
+    text = "a: 1\n---\nb: [x]\n---\nc: 2\n"
+    documents = load_located_all(text)
+    found = unchecked(text, documents[1], [Insert(("b", 1), "z")])
+    assert found is not None
+    assert faithful(text, documents, {1: [Insert(("b", 1), "z")]}, found)
+    assert apply(text, found) == "a: 1\n---\nb: [x, z]\n---\nc: 2\n"
+    assert not faithful(text, documents, {}, found)  # the edit is not what was asked
+
+
+# --- loading: documents, anchors, merge keys ------------------------------------------------
+
+
+def test_every_document_of_a_stream_is_located_on_its_own():
+    first, second = load_located_all("a: 1\n---\n# c\nb:\n  - x\n")
+    assert (first.index, first.data, second.index, second.data) == (0, {"a": 1}, 1, {"b": ["x"]})
+    assert second.line(("b", 0)) == 5
+
+
+def test_merge_keys_read_as_yaml_reads_them():
+    text = (
+        "one: &one {a: 1, b: 1}\n"
+        "two: &two {b: 2, c: 2, <<: {d: 2}}\n"
+        "m:\n  <<: [*one, *two]\n  a: own\n"
+    )
+    (located,) = load_located_all(text)
+    assert located.data == yaml.safe_load(text)
+    assert located.data["m"] == {"a": "own", "b": 1, "c": 2, "d": 2}
+    # a merged key is located in the mapping it comes from; the own key where it is
+    assert located.key_nodes[("m", "b")] is located.key_nodes[("one", "b")]
+    assert located.key_lines[("m", "a")] == 5
+    assert located.shared
+
+
+def test_an_alias_is_the_same_node_at_every_path():
+    (located,) = load_located_all("a: &x [1, 2]\nb: *x\n")
+    assert located.nodes[("a",)] is located.nodes[("b",)]
+    assert [path for path, _ in located.aliases] == [("b",)]
+
+
+def test_a_mapping_file_reads_no_merge_keys():
+    with pytest.raises(yaml.YAMLError):
+        load_located("a: &x {k: 1}\nb:\n  <<: *x\n")
+
+
+def test_aliases_that_expand_without_bound_are_refused():
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 7)]
+    with pytest.raises(yaml.YAMLError, match="aliases expand to too many nodes"):
+        load_located_all("\n".join(lines))

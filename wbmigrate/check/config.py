@@ -5,10 +5,12 @@
     mode = "dual"                 # or "replace"
     to = "2026.10.25"
     exclude = ["vendor/", "*.generated.json"]
+    select = ["renamed-metric", "renamed-config-key"]   # only these rules (default: all)
     ignore = ["needs-review"]
     per-file-ignores = { "dashboards/archive/*" = ["removed-metric"] }
 
-Command-line options win over the file.
+Command-line options win over the file (`--select` replaces `select`; `--ignore` adds to
+`ignore`). `internal-error` is in no list: a bug in wbmigrate is always reported.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import Any
 from wbmigrate.check.model import Rule
 from wbmigrate.errors import WbmigrateError
 
-KEYS = {"mapping", "mode", "from", "to", "exclude", "ignore", "per-file-ignores"}
+KEYS = {"mapping", "mode", "from", "to", "exclude", "select", "ignore", "per-file-ignores"}
+# the rules a setting may name: an internal error is a bug, never to be hidden
+CONFIGURABLE = {rule.value: rule for rule in Rule if rule is not Rule.INTERNAL_ERROR}
 
 
 class ConfigError(WbmigrateError):
@@ -36,6 +40,7 @@ class CheckConfig:
     start: str | None = None
     to: str | None = None
     exclude: tuple[str, ...] = ()
+    select: frozenset[Rule] | None = None  # None: every rule
     ignore: frozenset[Rule] = frozenset()
     per_file_ignores: dict[str, frozenset[Rule]] = field(default_factory=dict)
 
@@ -89,6 +94,7 @@ def parse_config(table: dict[str, Any], path: Path) -> CheckConfig:
         start=_string(table, "from", path),
         to=_string(table, "to", path),
         exclude=tuple(_strings(table, "exclude", path)),
+        select=_select(table, path),
         ignore=_rules(_strings(table, "ignore", path), path),
         per_file_ignores={
             glob: _rules(_list_of_strings(rules, path), path) for glob, rules in per_file.items()
@@ -113,9 +119,26 @@ def _list_of_strings(value: Any, path: Path, key: str = "per-file-ignores") -> l
     return value
 
 
+def _select(table: dict[str, Any], path: Path) -> frozenset[Rule] | None:
+    """None when absent; an empty list is refused rather than silently reporting nothing."""
+    if "select" not in table:
+        return None
+    rules = _rules(_strings(table, "select", path), path)
+    if not rules:
+        raise ConfigError(
+            f"{path}: [tool.wbmigrate] select must name at least one rule "
+            "(leave it out to report every rule)"
+        )
+    return rules
+
+
 def _rules(names: list[str], path: Path) -> frozenset[Rule]:
-    known = {rule.value: rule for rule in Rule}
     for name in names:
-        if name not in known:
-            raise ConfigError(f"{path}: unknown rule {name!r} (rules: {', '.join(known)})")
-    return frozenset(known[name] for name in names)
+        if name == Rule.INTERNAL_ERROR.value:
+            raise ConfigError(
+                f"{path}: {name!r} cannot be selected or ignored: it is always reported "
+                "(a bug in wbmigrate)"
+            )
+        if name not in CONFIGURABLE:
+            raise ConfigError(f"{path}: unknown rule {name!r} (rules: {', '.join(CONFIGURABLE)})")
+    return frozenset(CONFIGURABLE[name] for name in names)

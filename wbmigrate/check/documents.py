@@ -1,287 +1,275 @@
-"""JSON and YAML files: W&B specs (raw, or `wbmigrate export` files) through the rewrite
-engine, so coverage matches the live path; and config files (resolved prime-rl configs) by
-their dotted keys."""
+"""JSON and YAML files: every W&B spec in them, wherever it sits, through the rewrite engine (so
+coverage matches the live path); W&B sweep configs; and config files by their dotted keys.
+
+Each document of a file is walked once for spec subtrees, sweeps and specs kept as JSON strings
+(`specs.find`); each is checked on its own, its findings located in the text it lives in
+(`hosts`). Fixes are made together at the end: inside strings first (which moves no path), then
+in the documents. A document that cannot be read is a `parse-error`, a spec the engine cannot
+read a `needs-review`: one bad document never stops the scan.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import yaml
 
-from wbmigrate.check.model import Checked, Finding, Lines, Replacement, Rule
+from wbmigrate.check.diffs import minimal
+from wbmigrate.check.hosts import Host, JsonDocument, Span, StringSpec, YamlDocument
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
+from wbmigrate.check.places import Places, hash_comments, spans
+from wbmigrate.check.specs import (
+    MAX_DEPTH,
+    Found,
+    Pending,
+    TooDeep,
+    at,
+    check_spec,
+    config_keys,
+    find,
+    may_embed,
+    parse_embedded,
+)
+from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
-from wbmigrate.edit.edits import Edit, Path, RenameKey
-from wbmigrate.edit.json import JsonText, container_of
-from wbmigrate.edit.located_yaml import load_located
-from wbmigrate.edit.yaml import apply, replacements
-from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
-from wbmigrate.errors import WbmigrateError
-from wbmigrate.files import spec_in
-from wbmigrate.mapping import Action
-from wbmigrate.names import accessor
-from wbmigrate.rewrite import rewrite
+from wbmigrate.check.yaml_fixes import loaded_again, yaml_faithful
+from wbmigrate.edit.edits import Edit, EditConflict, Path
+from wbmigrate.edit.json import JsonText
+from wbmigrate.edit.located_yaml import load_located_all
+from wbmigrate.edit.yaml import apply
+
+__all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
+
+Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
+Compose = Callable[[str, Chosen], "str | None"]
 
 
-def parse_error(label: str, text: str, offset: int, message: str) -> Checked:
+def parse_error(
+    label: str, text: str, offset: int, message: str, place: Places | None = None
+) -> Checked:
     lines = Lines(text)
-    return Checked([lines.finding(label, offset, offset, Rule.PARSE_ERROR, message)])
-
-
-# --- what a document holds ---------------------------------------------------------------------
-
-
-def config_keys(document: Any, targets: Targets, skip: Path | None) -> Iterator[tuple[Path, str]]:
-    """Dotted config keys the mapping renames: (path of the member, new last segment)."""
-    stack: list[tuple[Path, Any]] = [((), document)]
-    while stack:
-        path, node = stack.pop()
-        if not isinstance(node, dict) or path == skip:
-            continue
-        for key, value in node.items():
-            child = (*path, key)
-            dotted = ".".join(map(str, child))
-            new = targets.config_keys.get(dotted)
-            if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
-                yield child, new.rpartition(".")[2]
-            stack.append((child, value))
-
-
-# --- turning engine changes into findings -----------------------------------------------------
-
-
-def config_message(path: Path, new_leaf: str) -> str:
-    old = ".".join(map(str, path))
-    return f"{old} -> {'.'.join(map(str, (*path[:-1], new_leaf)))} (config key)"
-
-
-def change_rule(change: Change, targets: Targets) -> Rule:
-    if change.action in (ChangeAction.REMOVED, ChangeAction.DISABLED):
-        return Rule.REMOVED_METRIC
-    found = None if change.is_regex else accessor(change.old)
-    resolution = targets.migration.resolve(found.name) if found else None
-    if resolution is not None and resolution.action is Action.REMOVED:
-        return Rule.REMOVED_METRIC
-    return Rule.RENAMED_METRIC
-
-
-def change_message(change: Change, result: Rewrite) -> str:
-    """A short line in the style of a linter, with where in the spec it is."""
-    where = SEPARATOR.join((*change.where[-1:], change.field))
-    old, new = change.old, change.new
-    if change.action is ChangeAction.ADDED:
-        text = f"{old} -> {new} (dual: add beside it)"
-    elif change.action is ChangeAction.DISABLED:
-        notes = [
-            n.message
-            for n in result.notes
-            if n.kind is NoteKind.WARNING and n.pointer == change.pointer
-        ]
-        text = (notes or ["alert on a metric that is no longer logged: disable it"])[0]
-    elif change.action is ChangeAction.REMOVED and isinstance(old, dict):
-        text = "every metric of this panel is no longer logged: delete the panel"
-    elif change.action is ChangeAction.REMOVED:
-        text = f"{old} is no longer logged: drop it"
-    elif change.is_regex:
-        text = f"regex must also match the renamed keys: {new!r}"
-    else:
-        text = f"{old} -> {new}"
-    return f"{text} [{where}]"
-
-
-def minimal(text: str, new: str, hint: tuple[int, int] = (0, 0)) -> tuple[Replacement, ...]:
-    """The one replacement that turns `text` into `new` (common head and tail kept).
-
-    `hint` is the span of `text` the change lies in, when known; it narrows the search."""
-    start, end = hint
-    limit = min(len(text), len(new))
-    same = start if start <= limit and text[:start] == new[:start] else 0
-    head = _longest(lambda n: text[same:n] == new[same:n], same, limit)
-    after = min(len(text) - end, limit - head)
-    known = after if after > 0 and text[len(text) - after :] == new[len(new) - after :] else 0
-    tail = _longest(lambda n: text[len(text) - n :] == new[len(new) - n :], known, limit - head)
-    return (Replacement(head, len(text) - tail, new[head : len(new) - tail]),)
-
-
-def _longest(agrees: Callable[[int], bool], low: int, high: int) -> int:
-    """The largest n in [low, high] for which `agrees(n)`, given that it holds up to some n and
-    no further: a binary search of C-speed slice comparisons, not a loop over characters."""
-    while low < high:
-        middle = (low + high + 1) // 2
-        if agrees(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-@dataclass
-class _Grouped:
-    change: Change
-    edits: list[Edit]
-
-
-def _grouped(result: Rewrite) -> tuple[list[_Grouped], list[Edit]]:
-    """Findings-to-be (a disabled alert is one, with its description), and note edits."""
-    groups: list[_Grouped] = []
-    notes: list[Edit] = []
-    for change, edit in zip(result.changes, result.change_edits, strict=True):
-        if change.action is ChangeAction.ANNOTATED:
-            notes.append(edit)
-        elif change.action is ChangeAction.DISABLED and change.field == "description" and groups:
-            groups[-1].edits.append(edit)
-        elif groups and groups[-1].edits[-1] is edit:  # one embedded string, several changes
-            continue
-        else:
-            groups.append(_Grouped(change, [edit]))
-    return groups, notes
-
-
-def _rooted(edit: Edit, root: Path) -> Edit:
-    return replace(edit, path=(*root, *edit.path))
-
-
-# --- JSON and YAML -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Document:
-    """What the checks need of a parsed file, whatever its syntax."""
-
-    data: Any
-    span: Callable[[Path], tuple[int, int]]  # where the value at a path is
-    key_span: Callable[[Path], tuple[int, int]]  # where the key of the member at a path is
-    edit: Callable[[list[Edit]], str | None]  # the text with edits made (None: not safely)
-    fix: Callable[[list[Edit]], tuple[Replacement, ...]]  # one finding's fix (empty: none)
-
-
-def check_json(label: str, text: str, targets: Targets) -> Checked:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}")
-    except RecursionError:
-        return parse_error(label, text, 0, "JSON nested too deeply to read")
-
-    indexed = JsonText(text)
-
-    def span(path: Path, key: bool = False) -> tuple[int, int]:
-        try:
-            return indexed.locate(path, key=key)
-        except (KeyError, ValueError, IndexError):
-            return 0, 0
-
-    def fix(edits: list[Edit]) -> tuple[Replacement, ...]:
-        start, end, new = indexed.splice_within(edits)
-        (found,) = minimal(text[start:end], new)
-        return (Replacement(start + found.start, start + found.end, found.text),)
-
-    document = _Document(data, span, lambda path: span(path, key=True), indexed.splice, fix)
-    return _check_document(label, text, targets, document)
-
-
-def check_yaml(label: str, text: str, targets: Targets) -> Checked:
-    try:
-        located = load_located(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return parse_error(label, text, mark.index if mark else 0, f"not valid YAML: {problem}")
-    except RecursionError:
-        return parse_error(label, text, 0, "YAML nested too deeply to read")
-
-    def span(path: Path, key: bool = False) -> tuple[int, int]:
-        for end in range(len(path), -1, -1):
-            node = (
-                located.key_nodes.get(path[:end]) if key or end < len(path) else None
-            ) or located.nodes.get(path[:end])
-            if node is not None:
-                return node.start_mark.index, node.end_mark.index
-        return 0, 0
-
-    def edit(edits: list[Edit]) -> str | None:
-        found = replacements(text, located, edits)
-        return apply(text, found) if found is not None else None
-
-    def fix(edits: list[Edit]) -> tuple[Replacement, ...]:
-        new = edit(edits)
-        return minimal(text, new, span(container_of(edits))) if new is not None else ()
-
-    document = _Document(located.data, span, lambda path: span(path, key=True), edit, fix)
-    return _check_document(label, text, targets, document)
-
-
-def _check_document(label: str, text: str, targets: Targets, document: _Document) -> Checked:
-    """Spec findings through the engine, then config keys; fixes made together at the end."""
-    lines = Lines(text)
-    checked = Checked()
-    edits_of: dict[Finding, list[Edit]] = {}
-    note_edits: list[Edit] = []
-
-    def add(finding: Finding, edits: Sequence[Edit]) -> None:
-        checked.findings.append(finding)
-        edits_of[finding] = list(edits)
-
-    spec = spec_in(document.data)
-    if spec is not None:
-        root, kind = spec
-        try:
-            result = _rewrite(document.data, root, kind, label, targets)
-        except WbmigrateError as exc:
-            return parse_error(label, text, 0, str(exc))
-        groups, notes = _grouped(result)
-        note_edits = [_rooted(e, root) for e in notes]
-        for group in groups:
-            edits = [_rooted(e, root) for e in group.edits]
-            start, end = document.span((*root, *group.change.path))
-            add(
-                lines.finding(
-                    label,
-                    start,
-                    end,
-                    change_rule(group.change, targets),
-                    change_message(group.change, result),
-                    document.fix(edits),
-                ),
-                edits,
-            )
-        for note in result.notes:
-            if note.kind is NoteKind.REVIEW:
-                start, end = document.span((*root, *note.path))
-                where = SEPARATOR.join((*note.where, note.field))
-                checked.findings.append(
-                    lines.finding(label, start, end, Rule.NEEDS_REVIEW, f"{note.message} ({where})")
-                )
-    for path, new_leaf in config_keys(document.data, targets, spec[0] if spec else None):
-        rename: list[Edit] = [RenameKey(path, new_leaf)]
-        start, end = document.key_span(path)
-        add(
-            lines.finding(
-                label,
-                start,
-                end,
-                Rule.RENAMED_CONFIG_KEY,
-                config_message(path, new_leaf),
-                document.fix(rename),
-            ),
-            rename,
-        )
-
-    def fix_text(kept: list[Finding]) -> str | None:
-        chosen = [e for f in kept for e in edits_of.get(f, [])]
-        if not chosen:
-            return None
-        spec_kept = any(f.rule is not Rule.RENAMED_CONFIG_KEY for f in kept)
-        return document.edit(chosen + (note_edits if spec_kept else []))
-
-    checked.fix_text = fix_text
+    checked = Checked([lines.finding(label, offset, offset, Rule.PARSE_ERROR, message)])
+    checked.place = place
     return checked
 
 
-def _rewrite(document: Any, root: Path, kind: str, label: str, targets: Targets) -> Rewrite:
-    spec = document
-    for part in root:
-        spec = spec[part]
-    return rewrite(spec, targets.migration, kind=kind, name=label, options=targets.options)
+def check_json(label: str, text: str, targets: Targets) -> Checked:
+    place = spans([], Place("a JSON value"))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
+    except RecursionError:
+        return parse_error(label, text, 0, "JSON nested too deeply to read", place)
+    document = JsonDocument(text, data)
+    compose = partial(_compose_json, document)
+    return _guarded(
+        label, text, place, lambda: _Check(label, text, targets).run([document], compose)
+    )
+
+
+def check_yaml(label: str, text: str, targets: Targets) -> Checked:
+    place = hash_comments(text, Place("a YAML value"))
+    try:
+        located = load_located_all(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        offset = mark.index if mark else 0
+        return parse_error(label, text, offset, f"not valid YAML: {problem}", place)
+    except RecursionError:
+        return parse_error(label, text, 0, "YAML nested too deeply to read", place)
+    documents = [YamlDocument(text, one, located) for one in located]
+    compose = partial(_compose_yaml, documents)
+    return _guarded(
+        label, text, place, lambda: _Check(label, text, targets).run(documents, compose)
+    )
+
+
+def _guarded(label: str, text: str, place: Places, check: Callable[[], Checked]) -> Checked:
+    """The check of a parsed file; what makes it fail is a finding of this file, never raised."""
+    try:
+        checked = check()
+    except TooDeep:
+        return parse_error(label, text, 0, f"nested more than {MAX_DEPTH} levels deep", place)
+    except RecursionError:
+        return parse_error(label, text, 0, "nested too deeply to read", place)
+    except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
+        message = f"wbmigrate failed on this file ({type(exc).__name__}: {exc}); please report it"
+        checked = Checked([Lines(text).finding(label, 0, 0, Rule.INTERNAL_ERROR, message)])
+    checked.place = place
+    return checked
+
+
+class _Check:
+    """One file's findings as they are gathered: each with the text it lives in, its edits,
+    and the spec whose migration note goes with it."""
+
+    def __init__(self, label: str, text: str, targets: Targets) -> None:
+        self.label = label
+        self.text = text
+        self.targets = targets
+        self.pending: list[tuple[Host, Pending]] = []
+        self.notes: list[tuple[Host, list[Edit]]] = []  # one per spec read
+        self.seen: list[Span] = []
+
+    def run(self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose) -> Checked:
+        for document in documents:
+            found = find(document.data, may_embed(self.targets))
+            self.contents(document, found)
+            for path in found.strings:
+                self.string(document, path)
+            skip = {root for root, _ in found.specs} | set(found.sweeps)
+            self.pending += [(document, p) for p in config_keys(document.data, self.targets, skip)]
+        return self.checked(documents, compose)
+
+    def contents(self, host: Host, found: Found) -> None:
+        """The specs and sweeps found in one text."""
+        for root, kind in found.specs:
+            spec = at(host.data, root)
+            unit = len(self.notes)
+            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit)
+            self.pending += [(host, p) for p in pending]
+            if notes is not None:  # read: the engine judged every name in it
+                self.notes.append((host, notes))
+                self.seen += host.seen(root)
+        for path in found.sweeps:
+            sweep = at(host.data, path)
+            self.pending += [(host, p) for p in check_sweep(sweep, path, self.targets)]
+
+    def string(self, document: JsonDocument | YamlDocument, path: Path) -> None:
+        """A string that may hold a spec as JSON text: checked inside, or said to be broken."""
+        value = at(document.data, path)
+        data, problem = parse_embedded(value)
+        found = None
+        if problem is None:
+            try:
+                found = find(data)
+            except TooDeep:
+                problem = f"nested more than {MAX_DEPTH} levels deep"
+        if problem is not None:
+            message = (
+                f"this string looks like a spec kept as JSON text, but it cannot be read "
+                f"({problem}); it is not checked"
+            )
+            broken = Pending(path, False, Rule.NEEDS_REVIEW, message, whole=False)
+            self.pending.append((document, broken))
+        elif found is not None and (found.specs or found.sweeps):
+            self.contents(document.string(path, value, data), found)
+
+    def checked(
+        self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose
+    ) -> Checked:
+        """Located findings (one for the same finding reached through two aliases), and how to
+        fix a chosen subset of them."""
+        _trust(self.text, documents, self.pending, self.notes)
+        lines = Lines(self.text)
+        checked = Checked(seen=self.seen)
+        sources: dict[Finding, list[tuple[Host, Pending]]] = {}
+        for host, pending in self.pending:
+            finding = _located(lines, self.label, host, pending)
+            if finding not in sources:
+                checked.findings.append(finding)
+            sources.setdefault(finding, []).append((host, pending))
+
+        def fix_text(kept: list[Finding]) -> str | None:
+            chosen: dict[int, tuple[Host, list[Edit]]] = {}
+            units: set[int] = set()
+            for host, pending in (s for f in kept for s in sources.get(f, [])):
+                chosen.setdefault(id(host), (host, []))[1].extend(pending.edits)
+                units |= {pending.unit} if pending.unit >= 0 and pending.edits else set()
+            for host, notes in (self.notes[u] for u in sorted(units)):
+                chosen.setdefault(id(host), (host, []))[1].extend(notes)
+            if not any(edits for _, edits in chosen.values()):
+                return None
+            return compose(self.text, list(chosen.values()))
+
+        checked.fix_text = fix_text
+        return checked
+
+
+def _trust(
+    text: str,
+    documents: Sequence[JsonDocument | YamlDocument],
+    pending: list[tuple[Host, Pending]],
+    notes: list[tuple[Host, list[Edit]]],
+) -> None:
+    """Read every edit of a YAML file back at once: when they all hold, each finding's fix
+    needs no parse of its own (a file of n findings costs one parse, not n)."""
+    yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
+    if not yaml_documents:
+        return
+    everything = [*((h, p.edits) for h, p in pending), *notes]
+    for d in yaml_documents:
+        d.plan = [e for h, found in everything if h is d for e in found]
+    edits = {d.located.index: d.with_shared(d.plan) for d in yaml_documents}
+    if not any(edits.values()) or any(e is None for e in edits.values()):
+        return
+    located = [d.located for d in yaml_documents]
+    trusted = yaml_faithful(text, located, {i: e or [] for i, e in edits.items()}) is not None
+    for document in yaml_documents:
+        document.trusted = trusted
+
+
+def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
+    start, end = host.span(pending.path, key=pending.key)
+    if not pending.whole:
+        end = start  # a point: the names inside still get their own results
+    elif pending.name is not None:
+        start, end = _name_in(lines.text, start, end, pending.name)
+    fix = host.fix(pending.edits) if pending.edits else ()
+    message = pending.message
+    if not fix and isinstance(host, YamlDocument) and host.with_shared(pending.edits) is None:
+        message += " (not fixed: an anchor used elsewhere that needs another change)"
+    return lines.finding(label, start, end, pending.rule, message, fix)
+
+
+def _name_in(text: str, start: int, end: int, name: str) -> Span:
+    """Where the whole name `name` first is in text[start:end] (all of it, when it is not)."""
+    found = re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])").search(text, start, end)
+    return (found.start(), found.end()) if found else (start, end)
+
+
+# --- making the chosen fixes --------------------------------------------------------------
+
+
+def _strings_fixed(text: str, chosen: Chosen) -> str | None:
+    """`text` with the edits inside strings made (a string's new text moves no path)."""
+    found = []
+    for host, edits in chosen:
+        if isinstance(host, StringSpec) and edits:
+            made = host.replacements(edits)
+            if made is None:
+                return None
+            found += [(r.start, r.end, r.text) for r in made]
+    return apply(text, found) if found else text
+
+
+def _compose_json(document: JsonDocument, text: str, chosen: Chosen) -> str | None:
+    current = _strings_fixed(text, chosen)
+    edits = [e for host, found in chosen if host is document for e in found]
+    if current is None or not edits:
+        return current
+    try:
+        return JsonText(current).splice(edits)
+    except (KeyError, ValueError, IndexError, EditConflict):
+        return None
+
+
+def _compose_yaml(documents: list[YamlDocument], text: str, chosen: Chosen) -> str | None:
+    current = _strings_fixed(text, chosen)
+    if current is None:
+        return None
+    located = [d.located for d in documents] if current == text else loaded_again(current)
+    if located is None or len(located) != len(documents):
+        return None
+    edits = {
+        d.located.index: d.with_shared([e for h, found in chosen if h is d for e in found])
+        for d in documents
+    }
+    if any(e is None for e in edits.values()):
+        return None
+    return yaml_faithful(current, located, {i: e or [] for i, e in edits.items()})

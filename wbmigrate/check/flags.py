@@ -1,45 +1,129 @@
-"""Command-line flags (`--orchestrator.max-off-policy-steps 16`) in shell scripts, CI files,
-Makefiles and the code blocks of Markdown files. A flag is a whole token:
-`--max-off-policy-steps-hint` is another flag."""
+"""Command-line flags (`--orchestrator.max-off-policy-steps 16`, and the underscore spelling
+`--orchestrator.max_off_policy_steps=16` prime-rl accepts too) wherever a command line is
+written: shell and sbatch scripts, Makefiles, justfiles, Dockerfiles, CI and Kubernetes YAML,
+docker-compose files, and the code blocks of Markdown files. A flag is a whole token:
+`--max-off-policy-steps-hint` is another flag (see `Targets.flag_pattern`).
+
+In a YAML file a flag sits in a string (plain, quoted or a block scalar), so a fix is kept only
+if the file still parses to the same data but for the flag: YAML is data, and a fix that moved
+anything else (a duplicate key, say) would be a silent change of meaning.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+import math
+from dataclasses import replace
+from typing import Any
 
-from wbmigrate.check.model import Checked, Lines, Replacement, Rule
+import yaml
+
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Replacement, Rule, apply_fixes
+from wbmigrate.check.places import hash_comments
 from wbmigrate.check.targets import Targets
 
-_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[^\n]*\n(.*?)^\1\2[ \t]*$", re.S | re.M)
+_YAML_SUFFIXES = (".yaml", ".yml")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+NOT_FIXED_YAML = " (not fixed: renaming it here would change the YAML's data)"
+NOT_PARSED_YAML = " (not fixed: the file is not valid YAML)"
 
 
-def check_flags(label: str, text: str, targets: Targets, markdown: bool = False) -> Checked:
+def check_flags(label: str, text: str, targets: Targets) -> Checked:
+    checked = Checked(place=hash_comments(text, Place("a command")))
     pattern = targets.flag_pattern
     if pattern is None:
-        return Checked()
+        return checked
     lines = Lines(text)
-    checked = Checked()
-    for start, end in _regions(text, markdown):
-        for match in pattern.finditer(text, start, end):
-            old = match.group()
-            new = targets.flags[old]
-            checked.findings.append(
-                lines.finding(
-                    label,
-                    match.start(),
-                    match.end(),
-                    Rule.RENAMED_CONFIG_KEY,
-                    f"{old} -> {new} (flag)",
-                    (Replacement(match.start(), match.end(), new),),
-                )
+    for match in pattern.finditer(text):
+        old = match.group()
+        new = targets.flags[old]
+        checked.findings.append(
+            lines.finding(
+                label,
+                match.start(),
+                match.end(),
+                Rule.RENAMED_CONFIG_KEY,
+                f"{old} -> {new} (flag)",
+                (Replacement(match.start(), match.end(), new),),
             )
+        )
+    if label.endswith(_YAML_SUFFIXES) and checked.findings:
+        checked.findings = _safe_in_yaml(text, checked.findings, targets)
     return checked
 
 
-def _regions(text: str, markdown: bool) -> Iterator[tuple[int, int]]:
-    """Where flags count: the whole file, or a Markdown file's fenced code blocks."""
-    if not markdown:
-        yield 0, len(text)
-        return
-    for fence in _FENCE.finditer(text):
-        yield fence.start(3), fence.end(3)
+# --- YAML: a fix keeps the data ---------------------------------------------------------------
+
+
+def _safe_in_yaml(text: str, findings: list[Finding], targets: Targets) -> list[Finding]:
+    """The findings, each keeping its fix only if the YAML still means the same but for the
+    renamed flag. All fixes are tried together first (one parse); only if that fails is each
+    tried alone, so one bad spot never costs the others their fix."""
+    before = _load(text)
+    if before is None:
+        return [_unfixed(f, NOT_PARSED_YAML) for f in findings]
+    if _keeps_data(text, findings, before, targets):
+        return findings
+    return [
+        f if _keeps_data(text, [f], before, targets) else _unfixed(f, NOT_FIXED_YAML)
+        for f in findings
+    ]
+
+
+def _keeps_data(text: str, findings: list[Finding], before: Any, targets: Targets) -> bool:
+    fixed = apply_fixes(text, findings)
+    after = _load(fixed) if fixed is not None else None
+    return after is not None and same_but_flags(before, after, targets)
+
+
+def _load(text: str) -> list[Any] | None:
+    """Every document of a YAML stream (a Kubernetes manifest often holds several), or None
+    when it does not parse. Loaded safely: YAML's own types only."""
+    try:
+        return list(yaml.load_all(text, Loader=_LOADER))
+    except (yaml.YAMLError, RecursionError):
+        return None
+
+
+def same_but_flags(before: Any, after: Any, targets: Targets) -> bool:
+    """Whether parsed data (YAML, TOML) is the same after fixes but for old flags made new in
+    its strings (keys too): every table keeps as many members, in the same order (a renamed
+    key that collides with another is a change), and every other value is equal and of the
+    same type."""
+    if isinstance(before, str) and isinstance(after, str):
+        return _renamed(before, targets) == _renamed(after, targets)
+    if isinstance(before, dict) and isinstance(after, dict):
+        return len(before) == len(after) and all(
+            same_but_flags(k1, k2, targets) and same_but_flags(v1, v2, targets)
+            for (k1, v1), (k2, v2) in zip(before.items(), after.items(), strict=True)
+        )
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(
+            same_but_flags(x, y, targets) for x, y in zip(before, after, strict=True)
+        )
+    if isinstance(before, float) and isinstance(after, float) and math.isnan(before):
+        return math.isnan(after)  # NaN equals nothing, not even itself
+    return type(before) is type(after) and bool(before == after)
+
+
+def _renamed(text: str, targets: Targets) -> str:
+    pattern = targets.flag_pattern
+    assert pattern is not None
+    return pattern.sub(lambda m: targets.flags[m.group()], text)
+
+
+def holds_flag(data: Any, targets: Targets) -> bool:
+    """Whether a string in parsed data (keys too) holds an old flag."""
+    pattern = targets.flag_pattern
+    if pattern is None:
+        return False
+    if isinstance(data, str):
+        return pattern.search(data) is not None
+    if isinstance(data, dict):
+        return any(holds_flag(k, targets) or holds_flag(v, targets) for k, v in data.items())
+    if isinstance(data, list):
+        return any(holds_flag(item, targets) for item in data)
+    return False
+
+
+def _unfixed(finding: Finding, why: str) -> Finding:
+    return replace(finding, message=finding.message + why, fix=())

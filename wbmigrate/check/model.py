@@ -6,8 +6,19 @@ import bisect
 import enum
 import itertools
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from wbmigrate.safe_write import Stamp
+
+
+class Level(enum.Enum):
+    """How much a finding matters, as ruff and pint grade it: only errors and warnings fail."""
+
+    ERROR = "error"  # an old name wbmigrate knows how to fix
+    WARNING = "warning"  # an old name, or a file, that a person must look at
+    NOTE = "note"  # information: a name in a comment, docstring or prose
 
 
 class Rule(enum.Enum):
@@ -15,12 +26,18 @@ class Rule(enum.Enum):
     REMOVED_METRIC = "removed-metric"
     RENAMED_CONFIG_KEY = "renamed-config-key"
     NEEDS_REVIEW = "needs-review"
+    MENTION = "mention"
     PARSE_ERROR = "parse-error"
+    INTERNAL_ERROR = "internal-error"
 
     @property
-    def level(self) -> str:
-        """SARIF level: a reference to an old name is an error; a maybe is a warning."""
-        return "warning" if self is Rule.NEEDS_REVIEW else "error"
+    def level(self) -> Level:
+        """The level a finding of this rule usually has (a finding without a fix is a warning)."""
+        if self is Rule.MENTION:
+            return Level.NOTE
+        if self in (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR):
+            return Level.WARNING
+        return Level.ERROR
 
 
 RULE_HELP = {
@@ -28,9 +45,11 @@ RULE_HELP = {
     Rule.REMOVED_METRIC: "A metric that is no longer logged.",
     Rule.RENAMED_CONFIG_KEY: "A config key or flag the mapping renames: the old spelling fails "
     "validation.",
-    Rule.NEEDS_REVIEW: "Something that may refer to an old name and that wbmigrate will not "
-    "change safely: free text, a computed key, a regex.",
+    Rule.NEEDS_REVIEW: "An old name in a place wbmigrate will not change safely: code that "
+    "reads history, an identifier, a computed key, a regex, a place it does not understand.",
+    Rule.MENTION: "An old name in a comment, docstring or prose: information, never a failure.",
     Rule.PARSE_ERROR: "A file that could not be read or parsed.",
+    Rule.INTERNAL_ERROR: "wbmigrate failed on this file: a bug, please report it.",
 }
 
 
@@ -53,10 +72,23 @@ class Finding:
     rule: Rule
     message: str
     fix: tuple[Replacement, ...] = ()  # empty: nothing wbmigrate can change safely
+    span: tuple[int, int] = (0, 0)  # offsets of what the finding is about, in the file's text
 
     @property
     def fixable(self) -> bool:
         return bool(self.fix)
+
+    @property
+    def level(self) -> Level:
+        """Error when wbmigrate can fix it; a finding it cannot fix needs a person (warning)."""
+        level = self.rule.level
+        if level is Level.ERROR and not self.fix and not self.internal:
+            return Level.WARNING
+        return level
+
+    @property
+    def internal(self) -> bool:
+        return self.rule is Rule.INTERNAL_ERROR
 
 
 @dataclass(frozen=True)
@@ -68,14 +100,31 @@ class FileReport:
     text: str = ""
     fixed: str | None = None  # None when nothing can be fixed
     suppressed: int = 0
+    read: Stamp | None = None  # the file as read: a fix is written only over that
+
+
+@dataclass(frozen=True)
+class Place:
+    """The kind of place an old name is in, as the residual pass reports it: in a comment,
+    docstring or prose it is a note; anywhere else a person must review it."""
+
+    what: str  # "a comment", "a Python identifier", "a string", "prose", ...
+    prose: bool = False
 
 
 @dataclass
 class Checked:
-    """A file's findings, and how to fix a chosen subset of them (None: apply their fixes)."""
+    """A file's findings, and how to fix a chosen subset of them (None: apply their fixes).
+
+    `seen` holds the spans of old names a checker looked at and found fine (an old key kept
+    beside its new one in dual mode), so the residual pass leaves them alone; `place` names
+    the kind of place an offset of the text is in (a comment, a string, prose...), for the
+    residual pass's results."""
 
     findings: list[Finding] = field(default_factory=list)
     fix_text: Any = None  # Callable[[list[Finding]], str | None] | None
+    seen: list[tuple[int, int]] = field(default_factory=list)
+    place: Callable[[int], Place] | None = None
 
 
 @dataclass
@@ -105,7 +154,8 @@ class Lines:
     ) -> Finding:
         line, column = self.position(start)
         end_line, end_column = self.position(max(start, end))
-        return Finding(path, line, column, end_line, end_column, rule, message, fix)
+        end = max(start, end)
+        return Finding(path, line, column, end_line, end_column, rule, message, fix, (start, end))
 
 
 def apply_fixes(text: str, findings: tuple[Finding, ...] | list[Finding]) -> str | None:

@@ -1,10 +1,12 @@
-"""Python: string literals that are whole old metric names (in `wandb_workspaces` builders,
-`wandb.automations`, `wandb.log`, history queries...), names inside filter and expression
-strings, config keys as keywords, attributes and strings, and keys a program builds (f-strings,
-concatenation, formatting) that may come out as an old name.
+"""Python: old metric names and config keys in string literals, judged by where they are used
+(see `python_context`): rewritten where the meaning is known (`wandb.log` keys,
+`define_metric`, `wandb_workspaces` and `wandb.automations` builders, config dicts, keyword
+arguments of prime-rl's config classes, command-line flags), reported for review where code
+reads history or the place is unknown. Identifiers are never renamed, and keys a program
+builds (f-strings, concatenation, formatting) are reported for review.
 
 Found with the `ast` module; fixed by replacing only the characters of the name, so quoting,
-comments and layout stay.
+comments and layout stay, and a second fix changes nothing.
 """
 
 from __future__ import annotations
@@ -12,42 +14,24 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 from wbmigrate.check.model import Checked, Finding, Lines, Replacement, Rule
+from wbmigrate.check.places import python_places
+from wbmigrate.check.python_context import Context, Kind, Module, is_prime_rl_config
+from wbmigrate.check.python_source import (
+    Source,
+    drop,
+    insert_after,
+    present,
+    replace_inner,
+    siblings,
+)
 from wbmigrate.check.targets import Targets
+from wbmigrate.mapping import Fate
 from wbmigrate.names import Accessor, accessor, expression_names
 
 # Filter-expression calls in strings, as wandb_workspaces writes them: Summary('loss') > 1
 _CALL = re.compile(r"\b(?:Summary|Metric|SummaryMetric|KeysInfo)\(\s*(['\"])(?P<name>[^'\"]+)\1")
-
-
-@dataclass
-class _Source:
-    label: str
-    text: str
-    lines: Lines
-    targets: Targets
-    line_starts: list[int]
-
-    def offset(self, line: int, byte_column: int) -> int:
-        """A character offset from an ast position (1-based line, UTF-8 byte column)."""
-        start = self.line_starts[line - 1]
-        raw = self.text[start : start + byte_column + 1].encode()[:byte_column]
-        return start + len(raw.decode(errors="ignore"))
-
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        located: Any = node  # every node this module looks at has a position
-        return (
-            self.offset(located.lineno, located.col_offset),
-            self.offset(located.end_lineno, located.end_col_offset),
-        )
-
-    def finding(
-        self, start: int, end: int, rule: Rule, message: str, fix: tuple[Replacement, ...] = ()
-    ) -> Finding:
-        return self.lines.finding(self.label, start, end, rule, message, fix)
 
 
 def check_python(label: str, text: str, targets: Targets) -> Checked:
@@ -56,187 +40,215 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
     except SyntaxError as exc:
         lines = Lines(text)
         offset = lines.starts[max(0, min((exc.lineno or 1) - 1, len(lines.starts) - 1))]
-        return Checked(
-            [
-                lines.finding(
-                    label,
-                    offset + max(0, (exc.offset or 1) - 1),
-                    offset,
-                    Rule.PARSE_ERROR,
-                    f"not valid Python: {exc.msg}",
-                )
-            ]
-        )
+        at = offset + max(0, (exc.offset or 1) - 1)
+        message = f"not valid Python: {exc.msg}"
+        return Checked([lines.finding(label, at, offset, Rule.PARSE_ERROR, message)])
     except (ValueError, RecursionError) as exc:
         lines = Lines(text)
         return Checked([lines.finding(label, 0, 0, Rule.PARSE_ERROR, f"not valid Python: {exc}")])
     lines = Lines(text)
-    source = _Source(label, text, lines, targets, lines.starts)
-    leaves = targets.config_leaves
+    source = Source(label, text, lines, targets, lines.starts, Module.of(tree))
     findings: list[Finding] = []
-    for node, parent in _nodes(tree):
+    for node, parent in source.module.parents.items():
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if not isinstance(parent, ast.JoinedStr):
-                findings += _literal(source, node, parent)
-        elif isinstance(node, ast.keyword) and node.arg in leaves:
-            findings += _identifier(source, node, node.arg)
-        elif isinstance(node, ast.Attribute) and node.attr in leaves:
-            findings += _identifier(source, node, node.attr)
+                findings += _literal(source, node)
+        elif isinstance(node, ast.keyword) and node.arg in targets.config_leaves:
+            findings += _keyword(source, node, parent)
         elif isinstance(node, ast.JoinedStr | ast.BinOp | ast.Call):
             findings += _computed(source, node, parent)
-    return Checked(sorted(findings, key=lambda f: (f.line, f.column)))
-
-
-def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
-    """Every node with its parent, in one pass (a stack: any depth is fine)."""
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
-    while stack:
-        node, parent = stack.pop()
-        yield node, parent
-        stack += [(child, node) for child in ast.iter_child_nodes(node)]
+    return Checked(
+        sorted(findings, key=lambda f: (f.line, f.column)),
+        seen=source.seen,
+        place=python_places(text, tree),
+    )
 
 
 # --- string literals --------------------------------------------------------------------------
 
 
-def _literal(source: _Source, node: ast.Constant, parent: ast.AST | None) -> Iterator[Finding]:
+def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
     value = str(node.value)
+    start, end = source.span(node)
+    targets = source.targets
+    found = accessor(value)
+    fate = targets.migration.fate(found.name) if found else None
+    if found is not None and fate is not None:
+        yield from _metric(source, node, found, fate, source.module.context(node))
+    elif value in targets.config_keys or value in targets.config_leaves:
+        yield from _config_string(source, node, value)
+    else:
+        yield from _embedded_names(source, node, value)
+        yield from _flags(source, start, end)
+
+
+def _metric(
+    source: Source, node: ast.Constant, found: Accessor, fate: Fate, context: Context
+) -> Iterator[Finding]:
+    start, end = source.span(node)
+    raw = source.text[start:end]
+    name = found.name
+    rule = Rule.REMOVED_METRIC if fate.removed else Rule.RENAMED_METRIC
+    if not context.known:
+        yield source.finding(start, end, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
+        return
+    siblings = present(source, node) if context.in_list else None
+    dual = source.targets.dual
+    if fate.new is None:
+        if siblings is not None and dual:
+            message = f"{name} is no longer logged; kept for runs from before the boundary"
+            yield source.finding(start, end, Rule.MENTION, message)
+        elif siblings is not None:
+            yield source.finding(
+                start, end, rule, f"{name} is no longer logged: drop it", drop(source, node)
+            )
+        else:
+            reason = f" ({fate.reason})" if fate.reason else ""
+            yield source.finding(
+                start, end, rule, f"{name} is no longer logged and nothing replaces it{reason}"
+            )
+        return
+    new = found.with_name(fate.new)
+    spelled = raw.count(name) == 1  # not built from parts (`"off_policy/" "mean"`)
+    if siblings is not None and new in siblings:
+        if dual:
+            source.seen.append((start, end))  # the old key beside its new one: fine in dual
+        else:
+            yield source.finding(
+                start, end, rule, f"{name} -> {fate.new} (already listed)", drop(source, node)
+            )
+        return
+    if siblings is not None and dual:
+        fix = insert_after(source, node, raw.replace(name, fate.new, 1)) if spelled else ()
+        yield source.finding(start, end, rule, f"{name} -> {fate.new} (dual: add beside it)", fix)
+        return
+    note = " (removed; the new key carries the same values)" if fate.removed else ""
+    yield source.finding(
+        start, end, rule, f"{name} -> {fate.new}{note}", replace_inner(raw, start, name, fate.new)
+    )
+
+
+def _unplaced(name: str, fate: Fate, context: Context) -> str:
+    becomes = f"now {fate.new}" if fate.new else "no longer logged"
+    if context.kind is Kind.HISTORY:
+        return (
+            f"{name} ({becomes}) in {context.kind.value}: runs from before the boundary keep "
+            f"{name}, newer ones do not; read both (wbmigrate never rewrites reads)"
+        )
+    if context.call:
+        where = f"in an argument of {context.call}(), which wbmigrate does not know"
+    elif context.dict_key:
+        where = "as a key of a dict wbmigrate cannot trace to a W&B call"
+    else:
+        where = "in a string wbmigrate cannot trace to a W&B call"
+    return f"{name} ({becomes}) {where}; review it (rewritten only where its meaning is known)"
+
+
+def _config_string(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
+    """A config key as a string: renamed as a key of a config dict, reviewed where read."""
     start, end = source.span(node)
     raw = source.text[start:end]
     targets = source.targets
-    found = accessor(value)
-    target = targets.migration.fate(found.name) if found else None
-    if found is not None and target is not None:
-        yield from _metric_literal(source, node, parent, found, raw, start)
-    elif value in targets.config_keys or value in targets.config_leaves:
-        new = targets.config_keys.get(value) or targets.config_leaves[value]
+    new = targets.config_keys.get(value) or targets.config_leaves[value]
+    context = source.module.context(node)
+    if context.dict_key and context.kind is not Kind.HISTORY:
+        message = f"{value} -> {new} (config key)"
         yield source.finding(
-            start,
-            end,
-            Rule.RENAMED_CONFIG_KEY,
-            f"{value} -> {new} (config key)",
-            _inner(raw, start, value, new),
-        )
-    else:
-        yield from _embedded_names(source, value, raw, start, end)
-
-
-def _metric_literal(
-    source: _Source,
-    node: ast.Constant,
-    parent: ast.AST | None,
-    found: Accessor,
-    raw: str,
-    start: int,
-) -> Iterator[Finding]:
-    targets = source.targets
-    target = targets.migration.fate(found.name)
-    assert target is not None
-    end = start + len(raw)
-    rule = Rule.REMOVED_METRIC if target.removed else Rule.RENAMED_METRIC
-    if target.new is None:
-        yield source.finding(
-            start,
-            end,
-            rule,
-            f"{found.name} is no longer logged and nothing replaces it ({target.reason})",
+            start, end, Rule.RENAMED_CONFIG_KEY, message, replace_inner(raw, start, value, new)
         )
         return
-    new = found.with_name(target.new)
-    siblings = _siblings(parent, node)
-    if siblings is not None and targets.dual:
-        if new in siblings:
-            return  # the old key beside its new companion: fine in dual mode
-        insertion = _after(source, node, parent, raw.replace(found.name, target.new, 1))
-        yield source.finding(
-            start,
-            end,
-            rule,
-            f"{found.name} -> {target.new} (dual: add beside it)",
-            insertion,
-        )
-        return
-    note = " (removed; the new key carries the same values)" if target.removed else ""
-    yield source.finding(
-        start,
-        end,
-        rule,
-        f"{found.name} -> {target.new}{note}",
-        _inner(raw, start, found.name, target.new),
-    )
+    where = "code that reads a config (old configs keep the old key)"
+    if context.kind is not Kind.HISTORY:
+        where = context.kind.value
+    message = f"{value} (now {new}) in {where}; review it (rewritten only as a config dict key)"
+    yield source.finding(start, end, Rule.NEEDS_REVIEW, message)
 
 
-def _siblings(parent: ast.AST | None, node: ast.AST) -> list[object] | None:
-    """The other values of the list, tuple or set `node` is an element of."""
-    if isinstance(parent, ast.List | ast.Tuple | ast.Set) and node in parent.elts:
-        return [e.value for e in parent.elts if isinstance(e, ast.Constant)]
-    return None
-
-
-def _after(
-    source: _Source, node: ast.AST, parent: ast.AST | None, literal: str
-) -> tuple[Replacement, ...]:
-    """Insert `literal` as the next element, on a line of its own if the elements are."""
-    _, end = source.span(node)
-    assert isinstance(parent, ast.List | ast.Tuple | ast.Set)
-    index = parent.elts.index(node)  # type: ignore[arg-type]
-    later_line = (
-        parent.elts[index + 1].lineno if index + 1 < len(parent.elts) else parent.end_lineno
-    )
-    if later_line is not None and later_line > node.end_lineno:  # type: ignore[attr-defined]
-        line_start = source.line_starts[node.lineno - 1]  # type: ignore[attr-defined]
-        indent = re.match(r"[ \t]*", source.text[line_start:]).group()  # type: ignore[union-attr]
-        return (Replacement(end, end, f",\n{indent}{literal}"),)
-    return (Replacement(end, end, f", {literal}"),)
-
-
-def _inner(raw: str, start: int, old: str, new: str) -> tuple[Replacement, ...]:
-    """Replace `old` where it is spelled out in the literal's source; no fix if it is not."""
-    if raw.count(old) != 1:
-        return ()
-    at = start + raw.index(old)
-    return (Replacement(at, at + len(old), new),)
-
-
-def _embedded_names(
-    source: _Source, value: str, raw: str, start: int, end: int
-) -> Iterator[Finding]:
-    """Names inside filter expressions (`Summary('off_policy/mean') > 0.1`) and `${...}`."""
+def _embedded_names(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
+    """Names inside filter expressions (`Summary('off_policy/mean') > 0.1`) and `${...}`:
+    rewritten in a W&B builder (beside the old one in a dual-mode list), reviewed elsewhere."""
     names = [m["name"] for m in _CALL.finditer(value)]
     names += [a.name for a in expression_names(value)]
-    for name in dict.fromkeys(names):
-        target = source.targets.migration.fate(name)
-        if target is None:
-            continue
-        rule = Rule.REMOVED_METRIC if target.removed else Rule.RENAMED_METRIC
-        if target.new is None:
+    fates = {n: f for n in dict.fromkeys(names) if (f := source.targets.migration.fate(n))}
+    if not fates:
+        return
+    start, end = source.span(node)
+    raw = source.text[start:end]
+    context = source.module.context(node)
+    for name, fate in fates.items():
+        rule = Rule.REMOVED_METRIC if fate.removed else Rule.RENAMED_METRIC
+        if not context.known:
+            yield source.finding(start, end, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
+        elif fate.new is None:
+            message = f"{name} is no longer logged and nothing replaces it"
+            yield source.finding(start, end, rule, message)
+        elif context.in_list and source.targets.dual:
+            renamed = {n: f.new for n, f in fates.items() if f.new}
+            if _renamed_in(value, renamed) in (siblings(source.module, node) or []):
+                source.seen.append((start, end))  # its rewritten twin is there already
+                return
+            new_raw = _renamed_in(raw, renamed)
+            fix = insert_after(source, node, new_raw) if new_raw != raw else ()
             yield source.finding(
-                start, end, rule, f"{name} is no longer logged and nothing replaces it"
+                start,
+                end,
+                rule,
+                f"{name} -> {fate.new} (in an expression; dual: add beside it)",
+                fix,
             )
-            continue
-        fix = tuple(
-            Replacement(start + m.start(), start + m.end(), target.new)
-            for m in re.finditer(rf"(?<![\w/.\-]){re.escape(name)}(?![\w/\-])", raw)
+            return  # one insertion carries every renamed name of the expression
+        else:
+            fix = tuple(
+                Replacement(start + m.start(), start + m.end(), fate.new)
+                for m in _whole(name).finditer(raw)
+            )
+            yield source.finding(start, end, rule, f"{name} -> {fate.new} (in an expression)", fix)
+
+
+def _whole(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w/.\-]){re.escape(name)}(?![\w/\-])")
+
+
+def _renamed_in(raw: str, renamed: dict[str, str]) -> str:
+    """The literal's source with every renamed name of its expression replaced."""
+    for name, new in renamed.items():
+        raw = _whole(name).sub(new.replace("\\", "\\\\"), raw)
+    return raw
+
+
+def _flags(source: Source, start: int, end: int) -> Iterator[Finding]:
+    """Command-line flags in a string (`["rl", "--orchestrator.max-off-policy-steps", "8"]`)."""
+    pattern = source.targets.flag_pattern
+    if pattern is None:
+        return
+    for match in pattern.finditer(source.text, start, end):
+        old = match.group()
+        new = source.targets.flags[old]
+        fix = (Replacement(match.start(), match.end(), new),)
+        yield source.finding(
+            match.start(), match.end(), Rule.RENAMED_CONFIG_KEY, f"{old} -> {new} (flag)", fix
         )
-        yield source.finding(start, end, rule, f"{name} -> {target.new} (in an expression)", fix)
 
 
-# --- identifiers ------------------------------------------------------------------------------
+# --- keyword arguments ------------------------------------------------------------------------
 
 
-def _identifier(source: _Source, node: ast.keyword | ast.Attribute, name: str) -> Iterator[Finding]:
-    new = source.targets.config_leaves[name]
-    if isinstance(node, ast.keyword):
-        start = source.offset(node.lineno, node.col_offset)
-    else:
-        start = source.offset(node.end_lineno or node.lineno, node.end_col_offset or 0) - len(name)
+def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterator[Finding]:
+    """A keyword argument of one of prime-rl's config classes is renamed; any other keyword
+    is a parameter of some function, never renamed (the residual pass reports it)."""
+    qualified = source.module.qualified(call.func) if isinstance(call, ast.Call) else ""
+    if not is_prime_rl_config(qualified):
+        return
+    name = str(node.arg)
+    start = source.offset(node.lineno, node.col_offset)
     if source.text[start : start + len(name)] != name:
         return
+    new = source.targets.config_leaves[name]
     yield source.finding(
         start,
         start + len(name),
         Rule.RENAMED_CONFIG_KEY,
-        f"{name} -> {new} (config key)",
+        f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})",
         (Replacement(start, start + len(name), new),),
     )
 
@@ -244,7 +256,7 @@ def _identifier(source: _Source, node: ast.keyword | ast.Attribute, name: str) -
 # --- keys built at run time -------------------------------------------------------------------
 
 
-def _computed(source: _Source, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
+def _computed(source: Source, node: ast.AST, parent: ast.AST | None) -> Iterator[Finding]:
     """An f-string, concatenation or formatting whose fixed parts name an old metric's
     namespace and whose result may be an old name: for a person to check."""
     if isinstance(parent, ast.BinOp | ast.JoinedStr):

@@ -6,22 +6,26 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.discover import find_files, is_binary
 from wbmigrate.check.documents import check_json, check_yaml
 from wbmigrate.check.flags import check_flags
+from wbmigrate.check.markdown import check_markdown
 from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
+from wbmigrate.check.notebook import check_notebook
+from wbmigrate.check.places import of_file
 from wbmigrate.check.python_code import check_python
+from wbmigrate.check.residual import residual
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml
 from wbmigrate.rewrite import too_big
-from wbmigrate.safe_write import write_text
+from wbmigrate.safe_write import Stamp, UnsafeWrite, write_text
 
 Handler = Callable[[str, str, Targets], Checked]
-SHELLS = re.compile(r"#!.*\b(?:ba|z|k|da)?sh\b")
+SHELLS = re.compile(r"#!.*\b(?:(?:ba|z|k|mk|da|a)?sh|make|just)\b")
 SUFFIXES: dict[str, list[Handler]] = {
     ".json": [check_json],
     ".yaml": [check_yaml, check_flags],
@@ -29,13 +33,28 @@ SUFFIXES: dict[str, list[Handler]] = {
     ".py": [check_python],
     ".pyi": [check_python],
     ".toml": [check_toml],
-    ".md": [lambda label, text, targets: check_flags(label, text, targets, markdown=True)],
-    ".markdown": [lambda label, text, targets: check_flags(label, text, targets, markdown=True)],
+    ".md": [check_markdown],
+    ".markdown": [check_markdown],
+    ".ipynb": [check_notebook],
     ".sh": [check_flags],
     ".bash": [check_flags],
     ".zsh": [check_flags],
+    ".ksh": [check_flags],
+    ".sbatch": [check_flags],
+    ".slurm": [check_flags],
+    ".mk": [check_flags],
+    ".just": [check_flags],
+    ".Dockerfile": [check_flags],
+    ".dockerfile": [check_flags],
+    ".Containerfile": [check_flags],
 }
-NAMES = {"Makefile", "makefile", "Dockerfile", "justfile", "Justfile"}
+NAMES = {
+    *("Makefile", "makefile", "GNUmakefile"),
+    *("Dockerfile", "dockerfile", "Containerfile"),
+    *("justfile", "Justfile", ".justfile"),
+    *("Jenkinsfile", "Procfile"),
+}
+CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
 # `# wbmigrate: ignore[rule, rule] reason` (or an HTML comment in Markdown)
 SUPPRESSION = re.compile(r"(?:#|<!--)\s*wbmigrate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
 
@@ -75,7 +94,7 @@ def _relative(path: Path, base: Path | None) -> str:
 def handlers_for(path: Path, head: str) -> list[Handler]:
     if path.suffix in SUFFIXES:
         return SUFFIXES[path.suffix]
-    if path.name in NAMES or SHELLS.match(head):
+    if path.name in NAMES or path.name.startswith(CONTAINER_FILES) or SHELLS.match(head):
         return [check_flags]
     return []
 
@@ -83,14 +102,28 @@ def handlers_for(path: Path, head: str) -> list[Handler]:
 def check_file(
     path: Path, targets: Targets, ignores: Ignores, fixes: bool = False
 ) -> FileReport | None:
-    """One file's report, or None for a file `check` does not read (binary, unknown type).
-    With `fixes`, the report carries the text with every kept fix made."""
+    """One file's report, or None for a file `check` does not read (binary). With `fixes`, the
+    report carries the text with every kept fix made. An error of wbmigrate's own is reported
+    for this file alone, never raised."""
     label = path.as_posix()
     try:
-        refused = too_big(path.stat().st_size)
+        return _check_file(path, label, targets, ignores, fixes)
+    except RecursionError:
+        return _error(label, "nested too deeply to read")
+    except Exception as exc:  # a bug: said once for this file, and the run goes on
+        message = f"wbmigrate failed on this file ({type(exc).__name__}: {exc}); please report it"
+        return FileReport(label, (Lines("").finding(label, 0, 0, Rule.INTERNAL_ERROR, message),))
+
+
+def _check_file(
+    path: Path, label: str, targets: Targets, ignores: Ignores, fixes: bool
+) -> FileReport | None:
+    try:
+        stat = path.stat()
+        refused = too_big(stat.st_size)
         if refused and handlers_for(path, ""):
             return _error(label, f"not read: {refused}")
-        data = path.read_bytes()
+        data = path.read_bytes() if not refused else b"\0"
     except OSError as exc:
         return _error(label, f"cannot read it: {exc.strerror or exc}")
     if is_binary(data):
@@ -99,24 +132,24 @@ def check_file(
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return _error(label, "not UTF-8 text") if handlers_for(path, "") else None
-    handlers = handlers_for(path, text[:200])
-    if not handlers:
-        return None
     spec_like = path.suffix in (".json", ".yaml", ".yml")
     if not targets.may_contain(text, spec_like=spec_like):
         return FileReport(label, text=text)
-    try:
-        findings = [f for handler in handlers for f in handler(label, text, targets).findings]
-        findings.sort(key=lambda f: (f.line, f.column))
-        kept, suppressed = _suppress(text, findings, path, ignores)
-        fixed = (
-            _fixed(label, text, path, handlers, targets, ignores)
-            if fixes and any(f.fixable for f in kept)
-            else None
-        )
-    except RecursionError:
-        return _error(label, "nested too deeply to read")
-    return FileReport(label, tuple(kept), text, fixed, suppressed)
+    handlers = handlers_for(path, text[:200])
+    checks = [handler(label, text, targets) for handler in handlers]
+    findings = [f for checked in checks for f in checked.findings]
+    accounted = [f.span for f in findings] + [s for checked in checks for s in checked.seen]
+    place = next((c.place for c in checks if c.place), None) or (lambda _: of_file(path))
+    findings += residual(label, text, targets, accounted, place)
+    findings.sort(key=lambda f: (f.line, f.column))
+    kept, suppressed = _suppress(text, findings, path, ignores)
+    fixed = (
+        _fixed(label, text, path, handlers, targets, ignores)
+        if fixes and any(f.fixable for f in kept)
+        else None
+    )
+    read = Stamp.of(path, data, stat.st_mtime_ns) if fixed is not None else None
+    return FileReport(label, tuple(kept), text, fixed, suppressed, read)
 
 
 def _fixed(
@@ -155,15 +188,8 @@ def _suppress(
             if reason:
                 suppressed += 1
                 continue
-            finding = Finding(
-                finding.path,
-                finding.line,
-                finding.column,
-                finding.end_line,
-                finding.end_column,
-                finding.rule,
-                finding.message + " (the suppression on this line needs a reason)",
-                finding.fix,
+            finding = replace(
+                finding, message=finding.message + " (the suppression on this line needs a reason)"
             )
         kept.append(finding)
     return kept, suppressed
@@ -188,22 +214,30 @@ def check_paths(
     extra_ignores: Iterable[Rule] = (),
     exclude: Iterable[str] = (),
     fixes: bool = False,
+    force_exclude: bool = False,
 ) -> list[FileReport]:
     ignores = Ignores.of(config, extra_ignores)
     excluded = [*config.exclude, *exclude]
     reports = []
-    for path in find_files(paths, excluded):
+    for path in find_files(paths, excluded, force_exclude=force_exclude):
         report = check_file(path, targets, ignores, fixes)
         if report is not None:
             reports.append(report)
     return reports
 
 
-def write_fixes(reports: list[FileReport]) -> int:
-    """Write every fixed file in place, keeping its permissions; the number of files written."""
-    written = 0
+def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
+    """Write every fixed file in place, keeping its permissions, unless it is a link or
+    changed since it was read: the paths written, and a one-line reason per file refused."""
+    written, refused = set(), []
     for report in reports:
         if report.fixed is not None and report.fixed != report.text:
-            write_text(Path(report.path), report.fixed)
-            written += 1
-    return written
+            try:
+                write_text(Path(report.path), report.fixed, read=report.read)
+            except (UnsafeWrite, OSError) as exc:
+                refused.append(
+                    str(exc) if isinstance(exc, UnsafeWrite) else f"{report.path}: {exc}"
+                )
+                continue
+            written.add(report.path)
+    return written, refused

@@ -38,24 +38,77 @@ class Targets:
 
     @cached_property
     def flags(self) -> dict[str, str]:
-        """Command-line flags: old -> new."""
-        return {old: new for rename in self.migration.config for old, new in rename.cli.items()}
+        """Command-line flags: old -> new, in both spellings prime-rl's CLI accepts: as the
+        mapping writes them (`--orchestrator.max-off-policy-steps`) and with underscores
+        (`--orchestrator.max_off_policy_steps`), which fix to the new flag with underscores."""
+        found: dict[str, str] = {}
+        for rename in self.migration.config:
+            for old, new in rename.cli.items():
+                found[old] = new
+                found.setdefault(_underscored(old), _underscored(new))
+        return found
 
     @cached_property
     def flag_pattern(self) -> re.Pattern[str] | None:
-        """A whole flag: `--max-off-policy-steps` but not `--max-off-policy-steps-hint`."""
+        """A whole flag: `--max-off-policy-steps` but not `--max-off-policy-steps-hint` nor
+        `x--max-off-policy-steps`. It ends where its value or the next word starts (`=`,
+        whitespace, the end of the text), at a quote (`"--flag", "8"` in a YAML or JSON list,
+        a Dockerfile's exec form), at what ends a shell word or a list item (a comma,
+        semicolon, closing bracket, pipe, ampersand, backtick or backslash), or at a YAML
+        key's colon (`--flag: 8`, the string "--flag" as a key)."""
         if not self.flags:
             return None
         alternatives = "|".join(map(re.escape, sorted(self.flags, key=len, reverse=True)))
-        return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w.-])")
+        end = r"""(?=[\s="'`,;)\]}|&\\]|:(?:\s|$)|$)"""
+        return re.compile(rf"(?<![\w./-])(?:{alternatives}){end}")
+
+    @cached_property
+    def spellings(self) -> dict[str, str]:
+        """Every spelling of an old name the residual pass looks for, with what it became:
+        metric names, dotted config keys and their last parts (snake and kebab case), and
+        flags in both spellings (`--orchestrator.max_off_policy_steps` is accepted too)."""
+        found: dict[str, str] = {}
+        for name in self.migration.old_names:
+            found[name] = _fate_text(self.migration, name)
+        for old, new in {**self.config_keys, **self.config_leaves}.items():
+            found[old] = f"renamed to {new}"
+            found[old.replace("_", "-")] = f"renamed to {new.replace('_', '-')}"
+        for old, new in self.flags.items():
+            found[old] = f"renamed to {new}"
+            found[_underscored(old)] = f"renamed to {_underscored(new)}"
+        return found
+
+    @cached_property
+    def spelling_pattern(self) -> re.Pattern[str] | None:
+        """A whole spelling of an old name: `eval/off_policy/mean`, `off_policy/mean_smoothed`
+        and `max_off_policy_steps_hint` are other names; `run.summary.off_policy/mean` and
+        `self.max_off_policy_steps` are not."""
+        if not self.spellings:
+            return None
+        ordered = sorted(self.spellings, key=len, reverse=True)
+        alternatives = "|".join(map(re.escape, ordered))
+        return re.compile(rf"(?<![\w/-])(?:{alternatives})(?![\w/-])")
 
     @cached_property
     def anchors(self) -> tuple[str, ...]:
         """Substrings every old name, key or flag contains at least one of: a file without any
         of them cannot need a change (but for regex fields, see REGEX_SPEC_KEYS)."""
-        names = [*self.migration.old_names, *self.config_keys, *self.flags]
-        return cover(sorted(names))
+        return cover(sorted(self.spellings))
 
     def may_contain(self, text: str, spec_like: bool = False) -> bool:
         anchors = self.anchors + (REGEX_SPEC_KEYS if spec_like else ())
         return any(anchor in text for anchor in anchors)
+
+
+def _fate_text(migration: Migration, name: str) -> str:
+    fate = migration.fate(name)
+    assert fate is not None
+    if not fate.removed:
+        return f"renamed to {fate.new}"
+    return f"no longer logged; use {fate.new}" if fate.new else "no longer logged"
+
+
+def _underscored(flag: str) -> str:
+    """`--orchestrator.max-off-policy-steps` -> `--orchestrator.max_off_policy_steps`."""
+    dashes = len(flag) - len(flag.lstrip("-"))
+    return flag[:dashes] + flag[dashes:].replace("-", "_")

@@ -1,37 +1,75 @@
-"""TOML configs (prime-rl's rl.toml, orchestrator.toml): renamed config keys, fixed in place.
+"""TOML configs (prime-rl's rl.toml, orchestrator.toml): renamed config keys, fixed in place,
+and command-line flags inside string values (a task runner's command in pyproject.toml).
 
 `tomllib` says whether the file is valid; a small scanner then finds where each key is, in
-every form TOML allows (`[orchestrator]` tables, dotted keys, inline tables, quoted keys), so
-a fix replaces only the key's characters and every comment and layout stays.
+every form TOML allows (`[orchestrator]` tables, dotted keys, inline tables, quoted keys,
+arrays of tables), so a fix replaces only the key's characters and every comment and layout
+stays. A fix is only as good as the scanner's positions, so they are cross-checked: the keys the
+scanner places must be exactly the keys `tomllib` parsed (every dotted path, and how many
+times each value-holding key occurs). A file where they disagree is not fixed at all; it gets
+one `needs-review` finding instead, never a wrong fix.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from wbmigrate.check.model import Checked, Lines, Replacement, Rule
+from wbmigrate.check.flags import holds_flag, same_but_flags
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Replacement, Rule, apply_fixes
+from wbmigrate.check.places import COMMENT, Places, hash_comments, spans
 from wbmigrate.check.targets import Targets
+
+KeyPath = tuple[str, ...]
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _WS = re.compile(r"[ \t]*")
-_TO_LINE_END = re.compile(r"[^\n]*")
+_TO_LINE_END = re.compile(r"[^\r\n]*")
+# Values that are neither strings, arrays nor inline tables. A date may be followed by a space
+# and a time (`1979-05-27 07:32:00Z`): one value, so the space must not end it.
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
+)
+_TIME = re.compile(r"\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?")
+_ATOM = re.compile(r"[^\s,\]}#]+")  # numbers, booleans, inf, nan
+_ML_BASIC_END = re.compile(r'\\.|"""', re.S)
+
+TOML_VALUE = Place("a TOML key or value")
+TOML_STRING = Place("a TOML string")
+TOML_TEXT = Place("text in a TOML string", prose=True)  # a sentence, not a key or a command
+UNPLACED = (
+    "this file holds a renamed key or flag, but wbmigrate's TOML scanner could not place its "
+    "keys exactly (it disagrees with the TOML parser), so nothing here is fixed: review it"
+)
 
 
 @dataclass(frozen=True)
 class Key:
-    path: tuple[str, ...]  # the full dotted path from the document root
+    path: KeyPath  # the full dotted path from the document root
     start: int  # the last part's characters (quotes included)
     end: int
     quote: str  # '"', "'" or "" for a bare key
+    leaf: bool = True  # its value is no table (nor an array holding one)
+
+
+@dataclass
+class Scan:
+    """What the scanner found in a TOML text, each with its position."""
+
+    keys: list[Key] = field(default_factory=list)
+    tables: list[KeyPath] = field(default_factory=list)  # `[a.b]` and `[[a.b]]` headers
+    strings: list[tuple[int, int]] = field(default_factory=list)  # string values, quotes too
+    comments: list[tuple[int, int]] = field(default_factory=list)
 
 
 def check_toml(label: str, text: str, targets: Targets) -> Checked:
     lines = Lines(text)
     try:
-        tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"at line (\d+), column (\d+)", str(exc))
         offset = lines.starts[int(match[1]) - 1] + int(match[2]) - 1 if match else 0
@@ -46,15 +84,32 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
                 )
             ]
         )
-    checked = Checked()
-    for key in keys(text):
-        dotted = ".".join(key.path)
-        new = targets.config_keys.get(dotted)
-        if new is None:
+    scan = placed(text, data)
+    if scan is None:
+        checked = Checked(place=hash_comments(text, TOML_VALUE))
+        if _needs_places(data, targets):
+            checked.findings.append(lines.finding(label, 0, 0, Rule.NEEDS_REVIEW, UNPLACED))
+        return checked
+    checked = Checked(place=_places(text, scan))
+    _check_keys(label, lines, scan, targets, checked)
+    checked.findings += _check_flags(label, text, lines, scan, data, targets)
+    return checked
+
+
+def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked: Checked) -> None:
+    """A finding for each key at a path the mapping renames. A key spelled like an old one at
+    another path (`trainer.max_off_policy_steps`, or one quoted key holding dots) is judged
+    fine, its path being known exactly, and said to be seen."""
+    wanted = {tuple(old.split(".")): (old, new) for old, new in targets.config_keys.items()}
+    for key in scan.keys:
+        if key.path not in wanted:
+            if targets.may_contain(lines.text[key.start : key.end]):
+                checked.seen.append((key.start, key.end))
             continue
+        old, new = wanted[key.path]
         prefix, _, leaf = new.rpartition(".")
         fix: tuple[Replacement, ...] = ()
-        if prefix == dotted.rpartition(".")[0]:
+        if prefix == old.rpartition(".")[0]:
             fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
         checked.findings.append(
             lines.finding(
@@ -62,55 +117,179 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
                 key.start,
                 key.end,
                 Rule.RENAMED_CONFIG_KEY,
-                f"{dotted} -> {new} (config key)",
+                f"{old} -> {new} (config key)",
                 fix,
             )
         )
-    return checked
+
+
+def _check_flags(
+    label: str, text: str, lines: Lines, scan: Scan, data: Any, targets: Targets
+) -> list[Finding]:
+    """Old flags inside string values, renamed in place; kept fixable only if the file still
+    parses to the same data but for the flags."""
+    pattern = targets.flag_pattern
+    if pattern is None:
+        return []
+    found = [
+        lines.finding(
+            label,
+            match.start(),
+            match.end(),
+            Rule.RENAMED_CONFIG_KEY,
+            f"{match.group()} -> {targets.flags[match.group()]} (flag)",
+            (Replacement(match.start(), match.end(), targets.flags[match.group()]),),
+        )
+        for start, end in scan.strings
+        for match in pattern.finditer(text, start, end)
+    ]
+    if not found or _keeps_data(text, found, data, targets):
+        return found
+    return [f if _keeps_data(text, [f], data, targets) else _unfixed(f) for f in found]
+
+
+def _keeps_data(text: str, findings: list[Finding], data: Any, targets: Targets) -> bool:
+    fixed = apply_fixes(text, findings)
+    try:
+        after = tomllib.loads(fixed) if fixed is not None else None
+    except tomllib.TOMLDecodeError:
+        return False
+    return after is not None and same_but_flags(data, after, targets)
+
+
+def _unfixed(finding: Finding) -> Finding:
+    message = finding.message + " (not fixed: renaming it here would change the TOML's data)"
+    return replace(finding, message=message, fix=())
+
+
+def _needs_places(data: Any, targets: Targets) -> bool:
+    """Whether the parsed document holds a key the mapping renames, or an old flag in a string:
+    only then does it matter that the scanner could not place the keys."""
+    wanted = {tuple(old.split(".")) for old in targets.config_keys}
+    paths, _ = parsed_keys(data)
+    return bool(paths & wanted) or holds_flag(data, targets)
+
+
+def _places(text: str, scan: Scan) -> Places:
+    """Comments (notes), string values (a sentence is a note, anything else is reviewed) and
+    keys and other values (reviewed), from the scanner's own positions."""
+    regions = [(start, end, COMMENT) for start, end in scan.comments]
+    for start, end in scan.strings:
+        regions.append((start, end, TOML_TEXT if " " in text[start:end] else TOML_STRING))
+    return spans(regions, TOML_VALUE)
+
+
+# --- where the keys are, cross-checked with tomllib -------------------------------------------
 
 
 def keys(text: str) -> Iterator[Key]:
     """Every key of a valid TOML document, with its full path and position."""
+    return iter(scan(text).keys)
+
+
+def placed(text: str, data: dict[str, Any]) -> Scan | None:
+    """The scan of a valid TOML text, if it agrees with `data` (what tomllib parsed from it);
+    None if the scanner failed or placed other keys than the parser found."""
+    try:
+        found = scan(text)
+    except (ValueError, IndexError, AssertionError, RecursionError):
+        return None
+    return found if scanned_keys(found) == parsed_keys(data) else None
+
+
+def scanned_keys(found: Scan) -> tuple[set[KeyPath], Counter[KeyPath]]:
+    """Every dotted path the scan implies (tables, headers and the parents of dotted keys), and
+    how often each value-holding key occurs (arrays of tables repeat theirs)."""
+    paths: set[KeyPath] = set()
+    for path in [*(k.path for k in found.keys), *found.tables]:
+        paths.update(path[:end] for end in range(1, len(path) + 1))
+    return paths, Counter(k.path for k in found.keys if k.leaf)
+
+
+def parsed_keys(data: dict[str, Any]) -> tuple[set[KeyPath], Counter[KeyPath]]:
+    """The same of a parsed document: every dotted path, walking into tables and into arrays
+    of tables (their elements share the array's path), and the count of every key whose value
+    is no table."""
+    paths: set[KeyPath] = set()
+    leaves: Counter[KeyPath] = Counter()
+    stack: list[tuple[KeyPath, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if path:
+            paths.add(path)
+        if isinstance(value, dict):
+            stack.extend(((*path, str(k)), v) for k, v in value.items())
+        elif isinstance(value, list) and _holds_table(value):
+            stack.extend((path, table) for table in _tables_in(value))
+        elif path:
+            leaves[path] += 1
+    return paths, leaves
+
+
+def _holds_table(items: list[Any]) -> bool:
+    return any(isinstance(i, dict) or (isinstance(i, list) and _holds_table(i)) for i in items)
+
+
+def _tables_in(items: list[Any]) -> Iterator[dict[str, Any]]:
+    for item in items:
+        if isinstance(item, dict):
+            yield item
+        elif isinstance(item, list):
+            yield from _tables_in(item)
+
+
+def scan(text: str) -> Scan:
+    """Scan a valid TOML document (raises on text the scanner cannot follow)."""
     scanner = _Scanner(text)
-    table: tuple[str, ...] = ()
+    table: KeyPath = ()
     while scanner.skip_blank():
         if scanner.peek("["):
             table = scanner.header()
+            scanner.found.tables.append(table)
         else:
-            yield from scanner.pair(table)
+            scanner.pair(table)
+    return scanner.found
 
 
 class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.found = Scan()
 
     def peek(self, token: str) -> bool:
         return self.text.startswith(token, self.pos)
 
+    def skip_ws(self) -> None:
+        self.pos = _end(_WS, self.text, self.pos)
+
     def skip_blank(self) -> bool:
-        """Skip whitespace, newlines and comments; False at the end."""
+        """Skip whitespace, newlines and comments (noting where they are); False at the end."""
         while self.pos < len(self.text):
             ch = self.text[self.pos]
             if ch in " \t\r\n":
                 self.pos += 1
             elif ch == "#":
-                self.pos = _TO_LINE_END.match(self.text, self.pos).end()  # type: ignore[union-attr]
+                start, self.pos = self.pos, _end(_TO_LINE_END, self.text, self.pos)
+                self.found.comments.append((start, self.pos))
             else:
                 return True
         return False
 
-    def header(self) -> tuple[str, ...]:
+    def header(self) -> KeyPath:
         double = self.peek("[[")
         self.pos += 2 if double else 1
         path = tuple(part for part, _, _, _ in self.dotted_key())
-        self.pos = self.text.index("]]" if double else "]", self.pos) + (2 if double else 1)
+        closing = "]]" if double else "]"
+        if not self.peek(closing):
+            raise ValueError(f"expected {closing} at {self.pos}")
+        self.pos += len(closing)
         return path
 
     def dotted_key(self) -> list[tuple[str, int, int, str]]:
         parts = []
         while True:
-            self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+            self.skip_ws()
             start = self.pos
             ch = self.text[self.pos]
             if ch in "\"'":
@@ -121,61 +300,106 @@ class _Scanner:
                 self.pos = end
             else:
                 match = _BARE.match(self.text, self.pos)
-                assert match is not None
+                if match is None:
+                    raise ValueError(f"expected a key at {self.pos}")
                 parts.append((match.group(), start, match.end(), ""))
                 self.pos = match.end()
-            self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+            self.skip_ws()
             if not self.peek("."):
                 return parts
             self.pos += 1
 
-    def pair(self, table: tuple[str, ...]) -> Iterator[Key]:
+    def pair(self, table: KeyPath) -> None:
+        """A `key = value` pair; its key is listed before any key of an inline table in it."""
         parts = self.dotted_key()
-        path = table + tuple(p[0] for p in parts)
+        path = (*table, *(p[0] for p in parts))
         _, start, end, quote = parts[-1]
-        yield Key(path, start, end, quote)
-        self.pos = self.text.index("=", self.pos) + 1
-        yield from self.value(path)
+        if not self.peek("="):
+            raise ValueError(f"expected = at {self.pos}")
+        self.pos += 1
+        index = len(self.found.keys)
+        leaf = self.value(path)
+        self.found.keys.insert(index, Key(path, start, end, quote, leaf))
 
-    def value(self, path: tuple[str, ...]) -> Iterator[Key]:
-        self.pos = _WS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+    def value(self, path: KeyPath) -> bool:
+        """Skip one value, noting its keys and strings; whether it holds no table."""
+        self.skip_ws()
         ch = self.text[self.pos]
         if ch in "\"'":
-            self.pos = self._string_end(self.pos)
-        elif ch == "[":
-            self.pos += 1
-            while self.skip_blank() and not self.peek("]"):
-                yield from self.value(path)
-                self.skip_blank()
-                if self.peek(","):
-                    self.pos += 1
-            self.pos += 1
-        elif ch == "{":
-            self.pos += 1
-            while self.skip_blank() and not self.peek("}"):
-                yield from self.pair(path)
-                self.skip_blank()
-                if self.peek(","):
-                    self.pos += 1
-            self.pos += 1
-        else:  # number, boolean, date: up to a separator
-            match = re.compile(r"[^,\]}\s#]+").match(self.text, self.pos)
-            self.pos = match.end() if match else self.pos + 1
+            start, self.pos = self.pos, self._string_end(self.pos)
+            self.found.strings.append((start, self.pos))
+            return True
+        if ch == "[":
+            return self._array(path)
+        if ch == "{":
+            self._inline_table(path)
+            return False
+        for pattern in (_DATETIME, _TIME, _ATOM):
+            match = pattern.match(self.text, self.pos)
+            if match:
+                self.pos = match.end()
+                return True
+        raise ValueError(f"expected a value at {self.pos}")
+
+    def _array(self, path: KeyPath) -> bool:
+        self.pos += 1
+        leaf = True
+        while self.skip_blank() and not self.peek("]"):
+            leaf = self.value(path) and leaf
+            self.skip_blank()
+            if self.peek(","):
+                self.pos += 1
+        self.pos += 1
+        return leaf
+
+    def _inline_table(self, path: KeyPath) -> None:
+        self.pos += 1
+        while self.skip_blank() and not self.peek("}"):
+            self.pair(path)
+            self.skip_blank()
+            if self.peek(","):
+                self.pos += 1
+        self.pos += 1
 
     def _string_end(self, start: int) -> int:
         text = self.text
-        for quotes in ('"""', "'''"):
-            if text.startswith(quotes, start):
-                end = text.index(quotes, start + 3) + 3
-                while text.startswith(quotes[0], end):  # """a"""" ends with a quote char
-                    end += 1
-                return end
+        if text.startswith('"""', start):
+            return _closing_quotes(text, _end_of_match(_ML_BASIC_END, text, start + 3, '"""'))
+        if text.startswith("'''", start):
+            return _closing_quotes(text, text.index("'''", start + 3) + 3)
         if text[start] == "'":
             return text.index("'", start + 1) + 1
         pos = start + 1
         while text[pos] != '"':
             pos += 2 if text[pos] == "\\" else 1
         return pos + 1
+
+
+def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    match = pattern.match(text, pos)
+    assert match is not None  # both patterns match the empty string
+    return match.end()
+
+
+def _end_of_match(pattern: re.Pattern[str], text: str, pos: int, closing: str) -> int:
+    """Where `closing` ends, past every escape (an escaped quote does not close a string)."""
+    while True:
+        match = pattern.search(text, pos)
+        if match is None:
+            raise ValueError(f"unterminated string at {pos}")
+        if match.group() == closing:
+            return match.end()
+        pos = match.end()
+
+
+def _closing_quotes(text: str, end: int) -> int:
+    """A multi-line string may end with one or two quotes just before its delimiter (four
+    quotes at the end hold one quote, then close): the delimiter is the last three."""
+    quote = text[end - 1]
+    for _ in range(2):
+        if text.startswith(quote, end):
+            end += 1
+    return end
 
 
 def _unescape(raw: str) -> str:

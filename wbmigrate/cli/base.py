@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
@@ -14,8 +15,20 @@ from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity, find_mapping
+from wbmigrate.redact import RedactingStream, forget
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@contextmanager
+def redacted_output() -> Iterator[None]:
+    """stdout and stderr pass through the redactor while a command runs."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 class UserError(click.ClickException):
@@ -47,6 +60,13 @@ class Group(click.Group):
         return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr
+            forget()
+            with redacted_output():
+                return self._invoke(ctx)
+        return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MappingError as exc:

@@ -10,14 +10,24 @@ from typing import Any
 
 import click
 
-from wbmigrate.check.config import CheckConfig, find_config
-from wbmigrate.check.model import FileReport, Rule
+from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
+from wbmigrate.check.model import FileReport, Level, Rule
 from wbmigrate.check.run import check_paths, write_fixes
 from wbmigrate.check.targets import Targets
-from wbmigrate.cli.base import CONTEXT, examples, finish, migration_options, migration_setup
+from wbmigrate.cli.base import (
+    CONTEXT,
+    examples,
+    exit_with,
+    finish,
+    migration_options,
+    migration_setup,
+)
+from wbmigrate.exit_codes import ExitCode
 from wbmigrate.report import check as check_report
+from wbmigrate.report.words import plural
 
 FORMATS = ["text", "json", "sarif", "github", "markdown"]
+RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
 
 
 @click.command(
@@ -26,7 +36,9 @@ FORMATS = ["text", "json", "sarif", "github", "markdown"]
         "wbmigrate check .",
         "wbmigrate check dashboards/ configs/ --fix",
         "wbmigrate check . --diff",
-        "wbmigrate check . --format sarif > wbmigrate.sarif",
+        "wbmigrate check . --statistics",
+        "wbmigrate check . --select renamed-metric --select removed-metric",
+        "wbmigrate check . --format sarif --exit-zero > wbmigrate.sarif",
     ),
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True), metavar="PATH...")
@@ -44,20 +56,50 @@ FORMATS = ["text", "json", "sarif", "github", "markdown"]
     default="text",
     show_default=True,
     envvar="WBMIGRATE_FORMAT",
+    help="json follows schemas/check-report.schema.json; github writes workflow annotations.",
+)
+@click.option(
+    "--select",
+    "selected",
+    multiple=True,
+    metavar="RULE",
+    type=RULES,
+    help="Report only this rule (repeatable; replaces `select` of pyproject.toml).",
 )
 @click.option(
     "--ignore",
     "ignored",
     multiple=True,
     metavar="RULE",
-    type=click.Choice([r.value for r in Rule]),
-    help="Do not report this rule.",
+    type=RULES,
+    help="Do not report this rule (repeatable; applied after --select).",
 )
 @click.option(
     "--exclude",
     multiple=True,
     metavar="GLOB",
     help="Skip paths matching this gitignore-style pattern.",
+)
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply exclude patterns to files named on the command line too (for pre-commit).",
+)
+@click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 even when errors or warnings are found (2 still means a usage error or a bug).",
+)
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Print the number of findings per rule and level instead of the findings.",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only errors and warnings, without the summary line: nothing when all is clear.",
 )
 @click.pass_context
 def check(
@@ -67,8 +109,13 @@ def check(
     fix: bool,
     diff: bool,
     format_: str,
+    selected: tuple[str, ...],
     ignored: tuple[str, ...],
     exclude: tuple[str, ...],
+    force_exclude: bool,
+    exit_zero: bool,
+    statistics: bool,
+    quiet: bool,
     **setup: Any,
 ) -> None:
     """Find old metric names and config keys in files kept in git, and fix them.
@@ -78,43 +125,96 @@ def check(
     (TOML, JSON, YAML) and command-line flags in shell scripts, CI files and Markdown code
     blocks. Folders are walked; `.git`, `.gitignore`d paths and binary files are skipped.
 
+    Findings are errors (wbmigrate has a fix), warnings (a person must decide) or notes (an
+    old name in a comment, docstring or prose: information only).
+
     Settings may live in `[tool.wbmigrate]` of pyproject.toml (mapping, mode, from, to,
-    exclude, ignore, per-file-ignores); options win. Suppress one line with a comment
+    exclude, select, ignore, per-file-ignores); options win. Suppress one line with a comment
     `# wbmigrate: ignore[RULE] reason` (the reason is required).
 
-    Exit code: 0 clean, 1 findings (after --fix: findings left), 2 usage or mapping error.
+    Exit code: 0 when no error or warning is left (notes never fail; always with --exit-zero),
+    1 when some are (after --fix: left unfixed; with --diff: fixes to make), 2 usage or mapping
+    error, or wbmigrate failed on a file (a bug: every other file is still reported).
     """
+    _refuse_conflicts(format_, diff, statistics)
     config = find_config(Path.cwd())
     _apply_config(ctx, setup, config)
     migration, options = migration_setup(**setup)
-    targets = Targets(migration, options)
     reports = check_paths(
         [Path(p) for p in paths],
-        targets,
+        Targets(migration, options),
         config,
-        [Rule(r) for r in ignored],
+        _ignored_rules(config, selected, ignored),
         exclude,
         fixes=fix or diff,
+        force_exclude=force_exclude,
     )
     if diff:
         _print_diff(reports)
-        click.echo(check_report.summary(reports), err=True)
-        finish(any(r.fixed for r in reports))
+        if not quiet:
+            click.echo(check_report.summary(reports), err=True)
+        _finish(reports, any(r.fixed for r in reports), exit_zero)
         return
     fixed = 0
     if fix:
-        write_fixes(reports)
-        fixed = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.fixed)
-        reports = [_remaining(r) for r in reports]
-    render: Callable[[list[FileReport]], str] = {
-        "text": lambda rs: check_report.to_text(rs, fixed),
+        written, refused = write_fixes(reports)
+        for reason in refused:
+            click.echo(f"Error: {reason}", err=True)
+        fixed = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
+        reports = [_remaining(r) if r.path in written else r for r in reports]
+    click.echo(_renderer(format_, fixed, statistics, quiet)(reports), nl=False)
+    _finish(reports, _fails(reports), exit_zero)
+
+
+def _refuse_conflicts(format_: str, diff: bool, statistics: bool) -> None:
+    if statistics and (diff or format_ != "text"):
+        raise click.UsageError(
+            "--statistics prints a text table: use it without --diff, with --format text"
+        )
+
+
+def _ignored_rules(
+    config: CheckConfig, select: tuple[str, ...], ignore: tuple[str, ...]
+) -> set[Rule]:
+    """The rules not to report: those outside --select (else the configured select) and those
+    of --ignore (the configured ignores apply too). Internal errors are never among them."""
+    selected = {Rule(r) for r in select} or config.select or set(CONFIGURABLE.values())
+    return (set(CONFIGURABLE.values()) - selected) | {Rule(r) for r in ignore}
+
+
+def _renderer(
+    format_: str, fixed: int, statistics: bool, quiet: bool
+) -> Callable[[list[FileReport]], str]:
+    if statistics:
+        return lambda rs: check_report.to_statistics(rs, fixed, quiet)
+    return {
+        "text": lambda rs: check_report.to_text(rs, fixed, quiet),
         "json": check_report.to_json,
         "sarif": check_report.to_sarif,
         "github": check_report.to_github,
         "markdown": lambda rs: check_report.to_markdown(rs, fixed),
     }[format_]
-    click.echo(render(reports), nl=False)
-    finish(any(r.findings for r in reports))
+
+
+def _fails(reports: list[FileReport]) -> bool:
+    """Errors and warnings fail a run; notes are information and never do."""
+    return any(f.level is not Level.NOTE for r in reports for f in r.findings)
+
+
+def _finish(reports: list[FileReport], failed: bool, exit_zero: bool) -> None:
+    """The exit code, once the report is out. A file wbmigrate failed on is a bug, not a
+    finding: exit 2 (the one exit path besides finish(), and --exit-zero does not hide it),
+    with one line naming the files; else finish(): 1 when something fails, unless --exit-zero."""
+    broken = [r.path for r in reports if any(f.internal for f in r.findings)]
+    if broken:
+        named = ", ".join(broken[:3]) + (", ..." if len(broken) > 3 else "")
+        click.echo(
+            f"Error: wbmigrate failed on {plural(len(broken), 'file')} ({named}): a bug, "
+            "please report it; every other file was checked.",
+            err=True,
+        )
+        exit_with(ExitCode.ERROR)
+    finish(failed and not exit_zero)
 
 
 def _apply_config(ctx: click.Context, setup: dict[str, Any], config: CheckConfig) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
     CONTEXT,
     UserError,
@@ -43,7 +44,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
         "wbmigrate plan report.json --to 2026.08.21 --format json",
     ),
 )
-@click.argument("target", metavar="TARGET")
+@click.argument("target", metavar="TARGET", required=False)
 @migration_options
 @click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
 @click.option("--verbose", "-v", is_flag=True, help="Also show unchanged objects and info notes.")
@@ -56,7 +57,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 @DRAFTS
 @connection_options
 def plan(
-    target: str,
+    target: str | None,
     format_: str,
     verbose: bool,
     out: str | None,
@@ -66,10 +67,13 @@ def plan(
 ) -> None:
     """Show what migrating TARGET would change, and write nothing to it.
 
-    TARGET is ENTITY/PROJECT (or wandb://ENTITY/PROJECT) for a live W&B project: its published
+    TARGET is ENTITY/PROJECT (or wandb://ENTITY/PROJECT, or the project's W&B URL; without
+    it, WANDB_ENTITY/WANDB_PROJECT) for a live W&B project: its published
     reports, report drafts, saved workspaces and automations. Or it is a folder of spec files
     (view specs, saved triggers or `wbmigrate export` files, as JSON) or one such file; an
-    existing path wins over ENTITY/PROJECT.
+    existing path wins over ENTITY/PROJECT. A folder is walked as `check` walks it
+    (`.gitignore` and `exclude` of `[tool.wbmigrate]` obeyed), and JSON files that are no
+    spec (package.json, configs) are skipped.
 
     Every affected panel, run set and alert is listed with what changes, what is removed and
     what needs a person's review. Exit code: 0 when every object was planned, 1 when some could
@@ -82,10 +86,11 @@ def plan(
         "json": lambda objs: plan_report.json_chunks(migration, options, objs),
     }[format_]
     tally = Tally()
-    if Path(target).exists():
+    if target and Path(target).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
-        _print(chunks(map(tally.add, plan_each(read_sources(Path(target)), migration, options))))
+        sources = read_sources(Path(target), _exclude(Path(target)))
+        _print(chunks(map(tally.add, plan_each(sources, migration, options))))
     else:
         project = open_project(live_target(target, files_too=True), drafts == "migrate", connection)
         census = Census()
@@ -95,6 +100,13 @@ def plan(
         if out:
             status(f"Plan saved to {out}.")
     finish(tally.failed)
+
+
+def _exclude(target: Path) -> tuple[str, ...]:
+    """The `exclude` patterns of `[tool.wbmigrate]`, found from the current folder as `check`
+    finds them, so `plan DIR` reads exactly the spec files `check DIR` reads (a file named
+    alone is always read)."""
+    return find_config(Path.cwd()).exclude if target.is_dir() else ()
 
 
 def _print(chunks: Iterator[str]) -> None:

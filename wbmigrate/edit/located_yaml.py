@@ -2,7 +2,13 @@
 
 Mapping errors must name the file and line, and PyYAML silently keeps the last of two duplicate
 keys, so we compose the node graph ourselves: plain Python values plus a table from each value's
-path to its 1-based line.
+path to its 1-based line and node (for surgical edits).
+
+Specs kept as YAML may use what YAML offers for sharing: several documents in one file (`---`),
+anchors and aliases, and merge keys (`<<: *base`). A node reached through an alias is listed
+under every path that reaches it, and it is the same node object each time, so an edit made
+there is made once, at the anchor. Aliases may not expand without bound (a few lines can
+otherwise stand for billions of nodes), and nesting too deep to read is an error, not a crash.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ _STANDARD_TAGS = tuple(
     f"tag:yaml.org,2002:{name}"
     for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
 )
+MERGE_TAG = "tag:yaml.org,2002:merge"
+# Nodes built per character of text at most (plus a floor): aliases that expand further are
+# refused, the way a decompressor refuses a zip bomb.
+EXPANSION = 4
+EXPANSION_FLOOR = 10_000
 
 
 @dataclass(frozen=True)
@@ -35,7 +46,10 @@ class YamlProblem:
 
 @dataclass
 class Located:
-    """Parsed YAML data with the line of every key and value, by path from the root."""
+    """Parsed YAML data with the line of every key and value, by path from the root.
+
+    `index` is the document's place in a multi-document file; `aliases` lists each path where
+    a node is reached again (an alias, or a mapping merged in), with that node."""
 
     data: Any
     key_lines: dict[Path, int] = field(default_factory=dict)
@@ -43,6 +57,8 @@ class Located:
     problems: list[YamlProblem] = field(default_factory=list)
     nodes: dict[Path, yaml.Node] = field(default_factory=dict)  # for surgical edits
     key_nodes: dict[Path, yaml.Node] = field(default_factory=dict)
+    index: int = 0
+    aliases: list[tuple[Path, yaml.Node]] = field(default_factory=list)
 
     def line(self, path: Path) -> int:
         """The line of the key at `path`, else of its value, else of the nearest parent."""
@@ -52,6 +68,11 @@ class Located:
             if probe in self.value_lines:
                 return self.value_lines[probe]
         return 1
+
+    @property
+    def shared(self) -> bool:
+        """Whether some node is reached by more than one path (edits there are shared)."""
+        return bool(self.aliases)
 
 
 def _prefixes(path: Path) -> Iterator[Path]:
@@ -64,41 +85,124 @@ def load_located(text: str) -> Located:
     not one of YAML's own (`!!python/...`), or nesting too deep to read."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-        located = Located(data=None)
-        if node is not None:
-            located.data = _convert(node, (), located)
+        return _located(node, 0, _Budget(text), merges=False)
     except RecursionError:
         raise yaml.YAMLError("YAML nested too deeply to read") from None
+
+
+def load_located_all(text: str) -> list[Located]:
+    """Every document of a YAML stream (`---`), each located on its own, merge keys resolved
+    as YAML's merge type says (a key of the mapping itself wins over a merged one, and an
+    earlier merged mapping over a later one). Raises like `load_located`."""
+    budget = _Budget(text)
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        return [_located(node, i, budget, merges=True) for i, node in enumerate(nodes)]
+    except RecursionError:
+        raise yaml.YAMLError("YAML nested too deeply to read") from None
+
+
+class _Budget:
+    """How many more nodes the aliases of a text may expand to."""
+
+    def __init__(self, text: str) -> None:
+        self.left = EXPANSION_FLOOR + EXPANSION * len(text)
+
+    def spend(self, node: yaml.Node) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise yaml.constructor.ConstructorError(
+                None, None, "aliases expand to too many nodes to read", node.start_mark
+            )
+
+
+def _located(node: yaml.Node | None, index: int, budget: _Budget, merges: bool) -> Located:
+    located = Located(data=None, index=index)
+    if node is not None:
+        located.data = _Converter(located, budget, merges).convert(node, ())
     return located
 
 
-def _convert(node: yaml.Node, path: Path, located: Located) -> Any:
-    if node.tag not in _STANDARD_TAGS:
+class _Converter:
+    """Plain values from nodes, recording every node by path (one converter per document)."""
+
+    def __init__(self, located: Located, budget: _Budget, merges: bool) -> None:
+        self.located = located
+        self.budget = budget
+        self.merges = merges
+        self.visited: set[int] = set()
+        self.inside_alias = 0  # how many aliases deep the conversion is
+
+    def convert(self, node: yaml.Node, path: Path) -> Any:
+        if node.tag not in _STANDARD_TAGS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the tag {node.tag} is not allowed here", node.start_mark
+            )
+        again = id(node) in self.visited
+        self._visit(node, path)
+        self.located.value_lines[path] = node.start_mark.line + 1
+        self.located.nodes[path] = node
+        self.inside_alias += again
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return self.mapping(node, path)
+            if isinstance(node, yaml.SequenceNode):
+                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+            return _SCALARS.construct_object(node)
+        finally:
+            self.inside_alias -= again
+
+    def _visit(self, node: yaml.Node, path: Path) -> None:
+        """Count the node against the budget; record it when it is reached again (an alias),
+        but not the nodes inside it, which its span covers."""
+        self.budget.spend(node)
+        if id(node) in self.visited and not self.inside_alias:
+            self.located.aliases.append((path, node))
+        self.visited.add(id(node))
+
+    def mapping(
+        self, node: yaml.MappingNode, path: Path, taken: frozenset[Any] = frozenset()
+    ) -> dict[Any, Any]:
+        """A mapping's own keys (the first of duplicates kept, the others reported), then those
+        of the mappings it merges in that it does not have itself. `taken`: the keys a mapping
+        that merges this one already has (they are not read here, so their paths stay theirs)."""
+        result: dict[Any, Any] = {}
+        merged: list[yaml.MappingNode] = []
+        for key_node, value_node in node.value:
+            if self.merges and key_node.tag == MERGE_TAG:
+                merged += _merge_sources(value_node)
+                continue
+            key = _key(key_node)
+            child = (*path, key)
+            line = key_node.start_mark.line + 1
+            if key in result:
+                self.located.problems.append(YamlProblem(child, line, f"duplicate key {key!r}"))
+                continue
+            if key in taken:
+                continue
+            self.located.key_lines[child] = line
+            self.located.key_nodes[child] = key_node
+            result[key] = self.convert(value_node, child)
+        for source in merged:
+            again = id(source) in self.visited
+            self._visit(source, path)
+            self.inside_alias += again
+            try:
+                result.update(self.mapping(source, path, taken | frozenset(result)))
+            finally:
+                self.inside_alias -= again
+        return result
+
+
+def _merge_sources(value: yaml.Node) -> list[yaml.MappingNode]:
+    """The mappings a merge key names: one, or a list of them (earlier ones win)."""
+    sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    mappings = [s for s in sources if isinstance(s, yaml.MappingNode)]
+    if len(mappings) != len(sources):
         raise yaml.constructor.ConstructorError(
-            None, None, f"the tag {node.tag} is not allowed here", node.start_mark
+            None, None, "a merge key (<<) takes a mapping or a list of mappings", value.start_mark
         )
-    located.value_lines[path] = node.start_mark.line + 1
-    located.nodes[path] = node
-    if isinstance(node, yaml.MappingNode):
-        return _convert_mapping(node, path, located)
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, i), located) for i, item in enumerate(node.value)]
-    return _SCALARS.construct_object(node)
-
-
-def _convert_mapping(node: yaml.MappingNode, path: Path, located: Located) -> dict[Any, Any]:
-    result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = _key(key_node)
-        child = (*path, key)
-        line = key_node.start_mark.line + 1
-        if key in result:
-            located.problems.append(YamlProblem(child, line, f"duplicate key {key!r}"))
-            continue
-        located.key_lines[child] = line
-        located.key_nodes[child] = key_node
-        result[key] = _convert(value_node, child, located)
-    return result
+    return mappings
 
 
 def _key(node: yaml.Node) -> str | int:
@@ -106,3 +210,38 @@ def _key(node: yaml.Node) -> str | int:
         return f"<{type(node).__name__}>"  # a complex key: the schema check rejects it
     key = _SCALARS.construct_object(node)
     return key if isinstance(key, str | int) else str(key)
+
+
+def value_start(text: str, node: yaml.Node) -> int:
+    """Where a node's value starts: its marks also cover an anchor (`&base`) or a tag before
+    it, which an edit of the value must keep."""
+    pos = node.start_mark.index
+    end = node.end_mark.index
+    while pos < end:
+        while pos < end and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end or text[pos] not in "&!":
+            return pos
+        close = text.find(">", pos) + 1 if text.startswith("!<", pos) else pos
+        while close < end and text[close] not in " \t\r\n":
+            close += 1
+        pos = close
+    return node.start_mark.index if pos >= end else pos
+
+
+def owner(mapping: yaml.MappingNode, key: yaml.Node) -> yaml.MappingNode:
+    """The mapping that holds `key` itself: `mapping`, or one it merges in (`<<: *base`), where
+    an edit of a merged key belongs (at the anchor, once for every mapping that merges it)."""
+    stack: list[yaml.Node] = [mapping]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, yaml.MappingNode) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for key_node, value in node.value:
+            if key_node is key:
+                return node
+            if key_node.tag == MERGE_TAG:
+                stack += value.value if isinstance(value, yaml.SequenceNode) else [value]
+    raise KeyError("a key outside its mapping")

@@ -13,8 +13,17 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.edit.edits import AddKey, Edit, EditConflict, Insert, RenameKey, Set, materialize
-from wbmigrate.edit.located_yaml import Located
+from wbmigrate.edit.edits import (
+    AddKey,
+    Delete,
+    Edit,
+    EditConflict,
+    Insert,
+    RenameKey,
+    Set,
+    materialize,
+)
+from wbmigrate.edit.located_yaml import Located, load_located_all, owner, value_start
 
 Replacement = tuple[int, int, str]  # start, end, new text
 _PLAIN = re.compile(r"[A-Za-z_$][\w./:$-]*\Z")
@@ -26,17 +35,54 @@ class CannotEdit(Exception):
 
 
 def replacements(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
-    """Replacements that make `edits`, or None when they cannot be placed safely. Every
-    answer is checked: the edited text must parse to exactly the edited data."""
+    """Replacements that make `edits` in the one document of `text`, or None when they cannot
+    be placed safely. Every answer is checked: the edited text must parse to exactly the
+    edited data."""
+    found = unchecked(text, located, edits)
+    if found is None or not faithful(text, [located], {located.index: edits}, found):
+        return None
+    return found
+
+
+def unchecked(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
+    """`replacements` without the check, for callers that check several documents at once."""
     try:
-        found = [_replacement(text, located, edit) for edit in edits]
+        deleted = _deleted(located, edits)
+        return [_replacement(text, located, edit, deleted) for edit in edits]
     except (CannotEdit, KeyError):
         return None
-    return found if faithful(text, located.data, edits, found) else None
+
+
+Deleted = dict[int, set[int]]  # collection node id -> indexes of the members deleted
+
+
+def _deleted(located: Located, edits: list[Edit]) -> Deleted:
+    """The members `edits` delete, by collection: deletions in one collection are placed
+    together (neighbours in `[a, b, c]` share a comma; a collection that loses every member
+    is written as [] or {}, where removing them one by one would leave null)."""
+    found: Deleted = {}
+    for edit in edits:
+        if isinstance(edit, Delete):
+            parent, index = _member(located, edit)
+            found.setdefault(id(parent), set()).add(index)
+    return found
+
+
+def _member(located: Located, edit: Edit) -> tuple[yaml.CollectionNode, int]:
+    """The collection that holds the member an edit deletes, and its index there."""
+    parent = located.nodes[edit.path[:-1]]
+    if isinstance(parent, yaml.MappingNode):
+        key = located.key_nodes[edit.path]
+        holder = owner(parent, key)
+        return holder, next(i for i, (k, _) in enumerate(holder.value) if k is key)
+    if not isinstance(parent, yaml.SequenceNode):
+        raise CannotEdit("delete from a scalar")
+    return parent, int(edit.path[-1])
 
 
 def apply(text: str, found: list[Replacement]) -> str | None:
-    """`text` with the replacements made; None if two of them overlap."""
+    """`text` with the replacements made; None if two of them overlap (the same replacement
+    twice is made once: an edit reached through two aliases of one node)."""
     out, pos = [], 0
     for start, end, new in sorted(set(found)):
         if start < pos:
@@ -46,14 +92,22 @@ def apply(text: str, found: list[Replacement]) -> str | None:
     return "".join(out) + text[pos:]
 
 
-def faithful(text: str, data: Any, edits: list[Edit], found: list[Replacement]) -> bool:
-    """Whether the replacements make exactly the edits (YAML has corners no rule foresees)."""
+def faithful(
+    text: str, documents: list[Located], edits: dict[int, list[Edit]], found: list[Replacement]
+) -> bool:
+    """Whether the replacements make exactly the edits of each document of `text` and change
+    nothing else (YAML has corners no rule foresees). The edited text is read back with the
+    same loader, so merge keys and aliases are read alike on both sides."""
     edited = apply(text, found)
     if edited is None:
         return False
     try:
-        return bool(yaml.safe_load(edited) == materialize(data, edits))
-    except (yaml.YAMLError, EditConflict):
+        after = load_located_all(edited)
+        return len(after) == len(documents) and all(
+            new.data == materialize(old.data, edits.get(old.index, []))
+            for old, new in zip(documents, after, strict=True)
+        )
+    except (yaml.YAMLError, EditConflict, RecursionError):
         return False
 
 
@@ -69,12 +123,12 @@ def render(value: Any, like: yaml.Node | None = None) -> str:
     return json.dumps(value, ensure_ascii=False)  # JSON is valid flow YAML
 
 
-def _replacement(text: str, located: Located, edit: Edit) -> Replacement:
+def _replacement(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
     if isinstance(edit, Set):
         node = located.nodes[edit.path]
         if not isinstance(node, yaml.ScalarNode) or node.style in ("|", ">"):
             raise CannotEdit(edit.path)
-        return node.start_mark.index, node.end_mark.index, render(edit.value, node)
+        return value_start(text, node), node.end_mark.index, render(edit.value, node)
     if isinstance(edit, RenameKey):
         key = located.key_nodes[edit.path]
         return key.start_mark.index, key.end_mark.index, render(edit.new_key, key)
@@ -83,7 +137,7 @@ def _replacement(text: str, located: Located, edit: Edit) -> Replacement:
         return _insert(text, parent, int(edit.path[-1]), edit.value)
     if isinstance(edit, AddKey):
         return _add_key(text, located, edit)
-    return _delete(text, located, edit)
+    return _delete(text, located, edit, deleted)
 
 
 def _insert(text: str, sequence: yaml.Node, index: int, value: Any) -> Replacement:
@@ -92,7 +146,7 @@ def _insert(text: str, sequence: yaml.Node, index: int, value: Any) -> Replaceme
     items = sequence.value
     if sequence.flow_style:
         if not items:
-            start, end = sequence.start_mark.index, sequence.end_mark.index
+            start, end = value_start(text, sequence), sequence.end_mark.index
             return start, end, f"[{render(value)}]"
         if index == 0:
             at = items[0].start_mark.index
@@ -152,6 +206,7 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     if not isinstance(mapping, yaml.MappingNode) or edit.after is None:
         raise CannotEdit("not a mapping")
     key = located.key_nodes[(*edit.path[:-1], edit.after)]
+    mapping = owner(mapping, key)
     value = located.nodes[(*edit.path[:-1], edit.after)]
     new_key = render(str(edit.path[-1]), key)
     if mapping.flow_style:
@@ -162,13 +217,14 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     return at, at, "\n" + " " * indent + f"{new_key}: {render(edit.value, value)}"
 
 
-def _delete(text: str, located: Located, edit: Edit) -> Replacement:
-    parent = located.nodes[edit.path[:-1]]
+def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
+    parent, index = _member(located, edit)
     node = located.nodes[edit.path]
-    if not isinstance(parent, yaml.CollectionNode) or parent.flow_style:
-        raise CannotEdit("delete from a flow collection")
-    if len(parent.value) == 1:  # the collection becomes empty: write it as [] or {}
-        return _emptied(text, parent)
+    gone = deleted.get(id(parent), {index})
+    if len(gone) >= len(parent.value):  # the collection becomes empty: write it as [] or {}
+        return _emptied(text, parent) if not parent.flow_style else _flow_emptied(text, parent)
+    if parent.flow_style:
+        return _flow_delete(text, parent, index, gone)
     if isinstance(parent, yaml.SequenceNode):
         start = text.rfind("-", 0, node.start_mark.index)
         following = [i for i in parent.value if i.start_mark.index > node.start_mark.index]
@@ -186,11 +242,33 @@ def _delete(text: str, located: Located, edit: Edit) -> Replacement:
     return line_start, _line_end(text, _content_end(text, node)) + 1, ""
 
 
+def _flow_delete(text: str, parent: yaml.CollectionNode, index: int, gone: set[int]) -> Replacement:
+    """Delete the run of neighbouring members of `[a, b, c]` (or `{k: v, ...}`) that holds
+    `index`, with the comma before it (after it, for a run at the start)."""
+    if isinstance(parent, yaml.MappingNode):
+        spans = [(key.start_mark.index, value.end_mark.index) for key, value in parent.value]
+    else:
+        spans = [(value_start(text, value), value.end_mark.index) for value in parent.value]
+    first, last = index, index
+    while first - 1 in gone:
+        first -= 1
+    while last + 1 in gone:
+        last += 1
+    if first == 0:
+        return spans[0][0], spans[last + 1][0], ""
+    return spans[first - 1][1], spans[last][1], ""
+
+
+def _flow_emptied(text: str, parent: yaml.CollectionNode) -> Replacement:
+    empty = "[]" if isinstance(parent, yaml.SequenceNode) else "{}"
+    return value_start(text, parent), parent.end_mark.index, empty
+
+
 def _emptied(text: str, collection: yaml.Node) -> Replacement:
     """Replace a collection that loses its last member with `[]` or `{}`, on the line of its
     key (a block collection may start on the next line, where a flow one would not belong)."""
     empty = "[]" if isinstance(collection, yaml.SequenceNode) else "{}"
-    start = collection.start_mark.index
+    start = value_start(text, collection)
     back = start
     while back > 0 and text[back - 1] in " \t\r\n":
         back -= 1

@@ -164,7 +164,7 @@ class Walk:
         """
         if not self.may_hold(items):
             return
-        present = {_dig(item, inner) for item in items}
+        present = {key for item in items if isinstance(key := _dig(item, inner), str)}
         for i, item in enumerate(items):
             old = _dig(item, inner)
             found = decode(old)

@@ -1,0 +1,128 @@
+"""Finding specs, sweeps and spec-holding strings in a document, and engine changes as
+findings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from strategies import MIGRATION
+
+from wbmigrate.check.model import Rule
+from wbmigrate.check.specs import (
+    MAX_DEPTH,
+    TooDeep,
+    check_spec,
+    config_keys,
+    find,
+    may_embed,
+)
+from wbmigrate.check.targets import Targets
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.files import EXPORT_FORMAT
+
+TARGETS = Targets(MIGRATION, Options())
+REPORT = {"blocks": []}
+WORKSPACE = {"section": {}}
+TRIGGER = {"event": {}, "action": {}}
+SWEEP = {"method": "grid", "parameters": {}}
+
+
+def test_specs_are_found_wherever_they_sit_and_nothing_inside_them_is_looked_at():
+    document = {
+        "views": [{"name": "v", "spec": REPORT}, {"name": "w", "spec": WORKSPACE}],
+        "triggers": [TRIGGER, {"name": "not a spec"}],
+        "sweep": {**SWEEP, "parameters": {"inner": {"blocks": []}}},
+        "nested": {"deeper": [[{"section": {"blocks": []}}]]},
+    }
+    found = find(document)
+    assert found.specs == [
+        (("views", 0, "spec"), "report"),
+        (("views", 1, "spec"), "workspace"),
+        (("triggers", 0), "automation"),
+        (("nested", "deeper", 0, 0), "workspace"),
+    ]
+    assert found.sweeps == [("sweep",)]
+
+
+def test_an_export_file_says_its_kind_and_its_metadata_is_walked_apart():
+    document = {"wbmigrate": EXPORT_FORMAT, "kind": "report", "spec": {"blocks": []}, "x": TRIGGER}
+    assert find(document).specs == [(("spec",), "report"), (("x",), "automation")]
+
+
+def test_only_strings_that_look_like_a_spec_with_an_old_name_are_parsed():
+    test = may_embed(TARGETS)
+    assert test(json.dumps({"blocks": ["off_policy/mean"]}))
+    assert not test(json.dumps({"blocks": ["loss"]}))  # no old name: nothing to find
+    assert not test(json.dumps({"other": ["off_policy/mean"]}))  # no spec's shape
+    assert not test("the blocks of off_policy/mean")  # not JSON text
+    document = {"a": json.dumps({"blocks": ["off_policy/mean"]}), "b": "off_policy/mean"}
+    assert find(document, test).strings == [("a",)]
+
+
+def test_a_document_deeper_than_the_walk_reads_is_refused():
+    document: object = "x"
+    for _ in range(MAX_DEPTH + 1):
+        document = [document]
+    with pytest.raises(TooDeep):
+        find(document)
+
+
+def test_changes_become_findings_rooted_where_the_spec_sits():
+    feed = {"runFeed": {"columnVisible": {"off_policy/mean": True}}}
+    spec = {"section": {"runSets": [feed], "panelBankConfig": {"sections": [{"panels": []}]}}}
+    pending, notes = check_spec(spec, ("views", 0, "spec"), "workspace", "f", TARGETS, 3)
+    (finding,) = pending
+    feed = ("views", 0, "spec", "section", "runSets", 0, "runFeed")
+    assert finding.path == (*feed, "columnVisible", "off_policy/mean")
+    assert finding.key  # a map key: the finding points at the key, not at `true`
+    assert finding.unit == 3
+    assert all(e.path[:3] == ("views", 0, "spec") for e in finding.edits)
+    assert notes  # the migration note, made only with the spec's fixes
+
+
+def test_a_spec_the_engine_cannot_read_is_one_needs_review_at_its_start(monkeypatch):
+    def failing(*args: object, **kwargs: object) -> None:
+        raise TypeError("unhashable type: 'dict'")
+
+    monkeypatch.setattr("wbmigrate.check.specs.rewrite", failing)
+    (finding,), notes = check_spec({"blocks": []}, ("spec",), "report", "f", TARGETS, 0)
+    assert notes is None
+    assert finding.rule is Rule.NEEDS_REVIEW
+    assert "TypeError: unhashable type: 'dict'" in finding.message
+    assert (finding.key, finding.whole, finding.edits) == (True, False, [])
+
+
+def test_config_keys_are_looked_for_outside_specs_only():
+    document = {
+        "orchestrator": {"max_off_policy_steps": 8},
+        "spec": {"orchestrator": {"max_off_policy_steps": 8}},
+    }
+    (found,) = config_keys(document, TARGETS, {("spec",)})
+    assert found.path == ("orchestrator", "max_off_policy_steps")
+    assert found.rule is Rule.RENAMED_CONFIG_KEY
+
+
+@pytest.mark.parametrize("mode", [Mode.DUAL, Mode.REPLACE])
+def test_a_removed_key_beside_live_keys_is_kept_in_dual_mode_only(mode):
+    spec = {
+        "blocks": [
+            {
+                "type": "panel-grid",
+                "metadata": {
+                    "panelBankSectionConfig": {
+                        "panels": [
+                            {
+                                "viewType": "Run History Line Plot",
+                                "config": {"metrics": ["loss", "dispatcher/off_policy/max"]},
+                            }
+                        ]
+                    }
+                },
+            }
+        ]
+    }
+    targets = Targets(MIGRATION, Options(mode=mode))
+    pending, _ = check_spec(spec, (), "report", "f", targets, 0)
+    removed = [p for p in pending if p.rule is Rule.REMOVED_METRIC]
+    assert len(removed) == (0 if mode is Mode.DUAL else 1)

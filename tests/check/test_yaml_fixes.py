@@ -1,0 +1,34 @@
+"""YAML edits as `check` makes them: inside block scalars, and over every document at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from wbmigrate.check.yaml_fixes import yaml_faithful, yaml_replacements
+from wbmigrate.edit.edits import Insert, Set
+from wbmigrate.edit.located_yaml import load_located_all
+from wbmigrate.edit.yaml import apply
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('f: |\n  {"name": "a",\n   "n": 1}\n', 'f: |\n  {"name": "b",\n   "n": 1}\n'),
+        ('f: >-\n  {"name": "a",\n  "n": 1}\n', 'f: >-\n  {"name": "b",\n  "n": 1}\n'),
+    ],
+)
+def test_a_new_string_for_a_block_scalar_is_written_inside_the_block(text, expected):
+    (located,) = load_located_all(text)
+    new = located.data["f"].replace('"a"', '"b"')
+    found = yaml_replacements(text, located, [Set(("f",), new)])
+    assert found is not None
+    assert apply(text, found) == expected
+
+
+def test_the_edits_of_every_document_are_read_back_together():
+    text = "a: [x]\n---\nb: [y]\n"
+    documents = load_located_all(text)
+    edits = {0: [Insert(("a", 1), "x2")], 1: [Insert(("b", 0), "y0")]}
+    assert yaml_faithful(text, documents, edits) == "a: [x, x2]\n---\nb: [y0, y]\n"
+    assert yaml_faithful(text, documents, {0: [Insert(("a", 1), "---")]}) is not None  # quoted
+    assert yaml_faithful(text, documents, {1: [Set(("b",), "z")]}) is None  # not a scalar

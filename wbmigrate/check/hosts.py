@@ -1,0 +1,261 @@
+"""The texts findings live in: a JSON document, one YAML document of a file, or a spec kept as
+JSON text in a string of either. Each locates a path (its value, or its key) in the file and
+turns one finding's edits into the file replacement that fixes it, in the file's own style.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+import yaml
+
+from wbmigrate.check.diffs import Piece, made, minimal
+from wbmigrate.check.embedded import StringText, json_string, yaml_string
+from wbmigrate.check.model import Replacement
+from wbmigrate.check.yaml_fixes import yaml_replacements
+from wbmigrate.edit.edits import (
+    AddKey,
+    Delete,
+    Edit,
+    EditConflict,
+    Insert,
+    Path,
+    RenameKey,
+    Set,
+)
+from wbmigrate.edit.json import JsonText, container_of
+from wbmigrate.edit.located_yaml import Located, value_start
+from wbmigrate.edit.yaml import apply, faithful
+
+Span = tuple[int, int]
+_MISSING = (KeyError, ValueError, IndexError, TypeError)
+
+
+class JsonDocument:
+    """A JSON file's document."""
+
+    def __init__(self, text: str, data: Any) -> None:
+        self.text = text
+        self.data = data
+        self.indexed = JsonText(text)
+
+    def span(self, path: Path, key: bool = False) -> Span:
+        for end in range(len(path), -1, -1):  # the nearest part of the path that is there
+            try:
+                return self.indexed.locate(path[:end], key=key and end == len(path))
+            except _MISSING:
+                continue
+        return 0, 0
+
+    def seen(self, root: Path) -> list[Span]:
+        return [self.span(root)]
+
+    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+        try:
+            start, end, new = self.indexed.splice_within(edits)
+        except (*_MISSING, EditConflict):
+            return ()
+        (found,) = minimal(self.text[start:end], new)
+        return (Replacement(start + found.start, start + found.end, found.text),)
+
+    def string(self, path: Path, value: str, data: Any) -> StringSpec:
+        start, end = self.span(path)
+        return StringSpec(self.text, (start, end), json_string(self.text, start, end, value), data)
+
+
+class YamlDocument:
+    """One document of a YAML file (a file may hold several, `---` apart)."""
+
+    def __init__(self, text: str, located: Located, documents: list[Located]) -> None:
+        self.text = text
+        self.located = located
+        self.documents = documents
+        self.data = located.data
+        self.trusted = False  # every edit of the file was read back together, and is made
+        self.plan: list[Edit] = []  # every edit the engine wants in this document
+        self._by_node: dict[int, list[Path]] | None = None
+
+    def span(self, path: Path, key: bool = False) -> Span:
+        nodes, keys = self.located.nodes, self.located.key_nodes
+        for end in range(len(path), -1, -1):
+            node = (keys.get(path[:end]) if key or end < len(path) else None) or nodes.get(
+                path[:end]
+            )
+            if node is not None:
+                return value_start(self.text, node), node.end_mark.index
+        return 0, 0
+
+    def seen(self, root: Path) -> list[Span]:
+        """The spec's own text, and the anchors it reaches through aliases and merge keys."""
+        inside = [
+            node
+            for path, node in self.located.aliases
+            if path[: len(root)] == root and len(path) >= len(root)
+        ]
+        return [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
+
+    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+        """One finding's fix. Each is read back on its own (a parse of the file) unless the
+        edits of the whole file were read back together (`trusted`), one parse for all."""
+        shared = self.with_shared(edits)
+        if shared is None:
+            return ()
+        found = yaml_replacements(self.text, self.located, shared)
+        if found is None or not (
+            self.trusted or faithful(self.text, self.documents, {self.located.index: shared}, found)
+        ):
+            return ()
+        new = apply(self.text, found)
+        if new is None:
+            return ()
+        return minimal(self.text, new, (min(f[0] for f in found), max(f[1] for f in found)))
+
+    def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
+        """`edits`, each also made at every other path that reaches the node it changes: a
+        change of an anchored node is made once, at the anchor, and shows wherever the node is
+        used, so that is what the edited text is checked against. None when two uses of one
+        node would need different edits (`plan`): they cannot be told apart in the text."""
+        if not self.located.shared:
+            return edits
+        out = list(edits)
+        for edit in edits:
+            if self._diverges(edit):
+                return None
+            out += [e for e in self._elsewhere(edit) if e not in out]
+        return out
+
+    def _diverges(self, edit: Edit) -> bool:
+        """Whether a node the edit lies in is used in several places that the engine edits
+        differently (a list that one panel extends and another renames)."""
+        at = _position(edit)
+        for end in range(len(at), -1, -1):
+            uses = self._paths(self.located.nodes.get(at[:end]), keys=False)
+            if len(uses) > 1 and len({self._inside(u) for u in uses} - {frozenset()}) > 1:
+                return True
+        return False
+
+    def _inside(self, use: Path) -> frozenset[tuple[object, ...]]:
+        """The planned edits within one use of a node, relative to it."""
+        depth = len(use)
+        return frozenset(
+            (type(e).__name__, e.path[depth:], repr(replace(e, path=())))
+            for e in self.plan
+            if _position(e)[:depth] == use
+        )
+
+    def _elsewhere(self, edit: Edit) -> list[Edit]:
+        path = edit.path
+        if isinstance(edit, Set):
+            return [replace(edit, path=p) for p in self._paths(self.located.nodes.get(path))]
+        if isinstance(edit, RenameKey | Delete) and path in self.located.key_nodes:
+            return [replace(edit, path=p) for p in self._paths(self.located.key_nodes[path])]
+        if isinstance(edit, Insert | Delete):
+            container = self._paths(self.located.nodes.get(path[:-1]))
+            return [replace(edit, path=(*p, path[-1])) for p in container]
+        if not isinstance(edit, AddKey) or edit.after is None:
+            return []
+        after = self.located.key_nodes.get((*path[:-1], edit.after))
+        return [replace(edit, path=(*p[:-1], path[-1])) for p in self._paths(after)]
+
+    def _paths(self, node: yaml.Node | None, keys: bool = True) -> list[Path]:
+        """Every path that reaches `node` (as a value, or also as a key)."""
+        if self._by_node is None:
+            self._by_node = {}
+            for table in (self.located.nodes, self.located.key_nodes):
+                for path, at in table.items():
+                    self._by_node.setdefault(id(at), []).append(path)
+        paths = self._by_node.get(id(node), []) if node is not None else []
+        return paths if keys else [p for p in paths if self.located.nodes.get(p) is node]
+
+    def string(self, path: Path, value: str, data: Any) -> StringSpec:
+        node = self.located.nodes[path]
+        literal = value_start(self.text, node), node.end_mark.index
+        return StringSpec(self.text, literal, yaml_string(self.text, node, value), data)
+
+
+class StringSpec:
+    """A spec kept as JSON text in a string of a document: located inside the string, fixed
+    in the string's own quoting or block style (or not at all, for a style that is not)."""
+
+    def __init__(self, text: str, literal: Span, string: StringText | None, data: Any) -> None:
+        self.text = text
+        self.literal = literal
+        self.string = string
+        self.data = data
+        self.value = string.value if string is not None else ""
+        self.inner = JsonText(self.value) if string is not None else None
+
+    def span(self, path: Path, key: bool = False) -> Span:
+        if self.string is None or self.inner is None:
+            return self.literal
+        try:
+            start, end = self.inner.locate(path, key=key)
+        except _MISSING:
+            return self.literal
+        return self.string.span(start, end)
+
+    def seen(self, root: Path) -> list[Span]:
+        return [self.literal]
+
+    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+        """One finding's fix: spliced within the containers of its edits (exact, so the
+        string need not be read back for each finding)."""
+        if self.string is None or self.inner is None or not edits:
+            return ()
+        try:
+            pieces = self._pieces(_apart(edits))
+        except (*_MISSING, EditConflict):
+            return ()
+        written = self.string.replacements(self.text, pieces, whole=False) if pieces else None
+        return tuple(written or ())
+
+    def replacements(self, edits: list[Edit]) -> list[Replacement] | None:
+        """The replacements that make `edits` (those of several findings) in the string: one
+        for each part of the JSON text they change, so the text between keeps its bytes (and
+        its escapes), read back as a whole. None: not safely."""
+        if self.string is None or self.inner is None or not edits:
+            return None
+        try:
+            whole = self.inner.splice(edits)
+            pieces = next(
+                found
+                for found in (self._pieces([[e] for e in edits]), self._pieces(_apart(edits)))
+                if found is not None and made(self.value, found) == whole
+            )
+        except (*_MISSING, EditConflict, StopIteration):
+            return None
+        return self.string.replacements(self.text, pieces)
+
+    def _pieces(self, groups: list[list[Edit]]) -> list[Piece] | None:
+        """One piece of new text for each group of edits, spliced within its container; None
+        when two of them overlap."""
+        assert self.inner is not None
+        pieces = []
+        for group in groups:
+            start, end, new = self.inner.splice_within(group)
+            (found,) = minimal(self.value[start:end], new)
+            pieces.append((start + found.start, start + found.end, found.text))
+        pieces.sort()
+        apart = all(a[1] <= b[0] for a, b in itertools.pairwise(pieces))
+        return pieces if apart else None
+
+
+def _position(edit: Edit) -> Path:
+    """The value an edit changes: the one it sets, or the collection it changes a member of."""
+    return edit.path if isinstance(edit, Set) else edit.path[:-1]
+
+
+def _apart(edits: list[Edit]) -> list[list[Edit]]:
+    """The edits in groups whose containers lie apart (an edit inside another's container
+    joins its group), so each group is spliced within its own container."""
+    groups: dict[Path, list[Edit]] = {}
+    for edit in sorted(edits, key=lambda e: len(container_of([e]))):
+        container = container_of([edit])
+        owner = next((c for c in groups if container[: len(c)] == c), container)
+        groups.setdefault(owner, []).append(edit)
+    return list(groups.values())
+
+
+Host = JsonDocument | YamlDocument | StringSpec

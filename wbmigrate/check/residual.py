@@ -1,0 +1,94 @@
+"""The residual pass: every whole-name occurrence of an old name that no structured check
+accounted for still gets a result on its line, so a new file kind or shape can only make
+results more precise, never make them disappear.
+
+A structured checker accounts for an occurrence with a finding whose span covers it, or by
+listing it as seen (an old key kept beside its new one in dual mode). What is left is a note
+in comments, docstrings and prose, and a `needs-review` warning anywhere else, naming the kind
+of place it is in.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Callable, Iterator
+
+from wbmigrate.check.model import Finding, Lines, Place, Rule
+from wbmigrate.check.targets import Targets
+
+TEXT = Place("text wbmigrate does not parse")
+# `off_policy/{mean,max}`: the brace shorthand of docs and runbooks (a list: a comma inside)
+_BRACES = re.compile(r"(?<![\w/-])[\w/.-]*\{[\w/.-]*,[\w/.,-]*\}(?:[\w/.-]|\{[\w/.,-]+\})*")
+
+
+def residual(
+    label: str,
+    text: str,
+    targets: Targets,
+    accounted: list[tuple[int, int]],
+    place: Callable[[int], Place] | None = None,
+) -> list[Finding]:
+    """A finding for each old name in `text` outside the `accounted` spans."""
+    lines: Lines | None = None
+    found = []
+    covered = _Spans(accounted)
+    for start, end, name in occurrences(text, targets):
+        if covered.contain(start, end):
+            continue
+        lines = lines or Lines(text)
+        where = (place or (lambda _: TEXT))(start)
+        what = f"{name} ({describe(name, targets)})"
+        if where.prose:
+            message = f"{what} is mentioned in {where.what}"
+            rule = Rule.MENTION
+        else:
+            message = f"{what} in {where.what}: wbmigrate does not change it there; review it"
+            rule = Rule.NEEDS_REVIEW
+        found.append(lines.finding(label, start, end, rule, message))
+    return found
+
+
+def occurrences(text: str, targets: Targets) -> Iterator[tuple[int, int, str]]:
+    """(start, end, name) of every whole spelling of an old name, brace shorthand included."""
+    braces = []
+    if "{" in text:
+        for match in _BRACES.finditer(text):
+            found = match.group().rstrip(".")  # a full stop ends the sentence, not the name
+            old = [n for n in expand(found) if n in targets.spellings]
+            if old:
+                braces.append((match.start(), match.start() + len(found), ", ".join(old)))
+    yield from braces
+    pattern = targets.spelling_pattern
+    if pattern is not None:
+        for match in pattern.finditer(text):
+            if not any(s <= match.start() < e for s, e, _ in braces):
+                yield match.start(), match.end(), match.group()
+
+
+def describe(name: str, targets: Targets) -> str:
+    names = name.split(", ")
+    return "; ".join(dict.fromkeys(targets.spellings[n] for n in names))
+
+
+def expand(text: str) -> list[str]:
+    """`off_policy/{in_flight,in_queue}/{mean,max}` -> its four names."""
+    parts = re.split(r"\{([^{}]*)\}", text)
+    choices = [[p] if i % 2 == 0 else p.split(",") for i, p in enumerate(parts)]
+    return ["".join(combination) for combination in itertools.product(*choices)]
+
+
+class _Spans:
+    """Is a span inside one of many? Sorted once, answered by bisection: a file with thousands
+    of findings costs a log factor, not a product."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self._spans = sorted(spans)
+        self._starts = [start for start, _ in self._spans]
+        # the furthest end of any span starting at or before each position in the list
+        self._reach = list(itertools.accumulate((end for _, end in self._spans), max))
+
+    def contain(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start) - 1
+        return i >= 0 and self._reach[i] >= end

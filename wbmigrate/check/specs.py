@@ -1,0 +1,288 @@
+"""Where a JSON or YAML document holds W&B specs, and what the rewrite engine says of each.
+
+A spec is found by its shape wherever it sits: at the root, under an export file's `spec`, in
+a saved view's wrapper, in a list of triggers, as a JSON string. Each is run through the same
+engine as `plan` and `apply` on its own, and its changes become findings (`Pending`, not yet
+located) with paths rooted at the document. Config keys are looked for outside specs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from wbmigrate import kinds
+from wbmigrate.check.model import Rule
+from wbmigrate.check.targets import Targets
+from wbmigrate.edit.edits import Edit, Path, RenameKey
+from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
+from wbmigrate.files import EXPORT_FORMAT, spec_in
+from wbmigrate.mapping import Action
+from wbmigrate.names import accessor
+from wbmigrate.rewrite import rewrite
+
+# Deeper documents are refused: no real spec comes near, and the engine walks recursively.
+MAX_DEPTH = 500
+# What a string that holds a spec as JSON text shows before it is parsed.
+_JSON_TEXT = re.compile(r"\s*[\[{]")
+_SPEC_MARKERS = ('"blocks"', '"section"', '"event"', '"triggeringCondition"', '"Trigger"')
+
+
+class TooDeep(Exception):
+    """A document nested deeper than MAX_DEPTH."""
+
+
+@dataclass
+class Pending:
+    """A finding before it is located: `path` (in its host document) and whether it is about
+    the key there, its rule and message, and the edits that fix it (none: not fixable)."""
+
+    path: Path
+    key: bool
+    rule: Rule
+    message: str
+    edits: list[Edit] = field(default_factory=list)
+    unit: int = -1  # the spec whose migration note goes with the fix (-1: none)
+    whole: bool = True  # False: only the start of `path` (names inside still get results)
+    name: str | None = None  # a name inside the string at `path` (an alert's filter JSON)
+
+
+@dataclass
+class Found:
+    """What a document holds: specs (path and kind), sweep configs, strings that may hold a
+    spec as JSON text."""
+
+    specs: list[tuple[Path, str]] = field(default_factory=list)
+    sweeps: list[Path] = field(default_factory=list)
+    strings: list[Path] = field(default_factory=list)
+
+
+def find(document: Any, may_embed: Callable[[str], bool] | None = None) -> Found:
+    """Every spec, sweep and spec-holding string in `document`, outermost first (nothing inside
+    a spec or sweep is looked at again). A stack, not recursion: any depth short of MAX_DEPTH."""
+    found = Found()
+    stack: list[tuple[Path, Any]] = [((), document)]
+    while stack:
+        path, node = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise TooDeep
+        if isinstance(node, dict):
+            stack += reversed(_in_mapping(path, node, found))
+        elif isinstance(node, list):
+            stack += reversed([((*path, i), item) for i, item in enumerate(node)])
+        elif isinstance(node, str) and may_embed is not None and may_embed(node):
+            found.strings.append(path)
+    return found
+
+
+def _in_mapping(path: Path, node: dict[Any, Any], found: Found) -> list[tuple[Path, Any]]:
+    """Record what `node` is; the members still to look at."""
+    if node.get("wbmigrate") == EXPORT_FORMAT and isinstance(node.get("spec"), dict):
+        declared = spec_in(node)
+        if declared is not None:
+            root, declared_kind = declared
+            found.specs.append(((*path, *root), declared_kind))
+            return [((*path, k), v) for k, v in node.items() if (k,) != root]
+    kind = kind_of(node)
+    if kind is not None:
+        found.specs.append((path, kind))
+        return []
+    if is_sweep(node):
+        found.sweeps.append(path)
+        return []
+    return [((*path, k), v) for k, v in node.items()]
+
+
+def is_sweep(node: Any) -> bool:
+    """A W&B sweep config: a search `method` over `parameters` (its `metric` is optional)."""
+    return (
+        isinstance(node, dict)
+        and isinstance(node.get("method"), str)
+        and isinstance(node.get("parameters"), dict)
+    )
+
+
+def kind_of(node: Any) -> str | None:
+    """The kind `kinds.detect` tells from a shape, without the cost of its error for the many
+    subtrees that are no spec."""
+    return next((name for name, kind in kinds.KINDS.items() if kind.matches(node)), None)
+
+
+def may_embed(targets: Targets) -> Callable[[str], bool]:
+    """Whether a string may be a spec kept as JSON text that needs a look (a cheap test: no
+    string is parsed unless it looks like one and may hold an old name)."""
+
+    def test(text: str) -> bool:
+        return (
+            len(text) > 16
+            and _JSON_TEXT.match(text) is not None
+            and any(marker in text for marker in _SPEC_MARKERS)
+            and targets.may_contain(text, spec_like=True)
+        )
+
+    return test
+
+
+def parse_embedded(text: str) -> tuple[Any, str | None]:
+    """A string's JSON value, or why it is not JSON."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+    except RecursionError:
+        return None, "nested too deeply to read"
+
+
+def at(document: Any, path: Path) -> Any:
+    for part in path:
+        document = document[part]
+    return document
+
+
+# --- one spec through the engine ----------------------------------------------------------
+
+
+def check_spec(
+    spec: Any, root: Path, kind: str, label: str, targets: Targets, unit: int
+) -> tuple[list[Pending], list[Edit] | None]:
+    """The findings of one spec (paths rooted at `root`) and the edits of its migration note
+    (None: the spec could not be read). A spec the engine cannot read is one needs-review
+    finding at its start, never a crash."""
+    try:
+        result = rewrite(spec, targets.migration, kind=kind, name=label, options=targets.options)
+    except Exception as exc:  # malformed data: said for this spec, and the scan goes on
+        reason = str(exc) if isinstance(exc, kinds.UnknownKindError) else _described(exc)
+        message = f"this {kind} spec could not be checked ({reason}); review it by hand"
+        on_key = bool(root) and isinstance(root[-1], str)
+        return [Pending(root, on_key, Rule.NEEDS_REVIEW, message, whole=False)], None
+    groups, notes = _grouped(result)
+    pending = [
+        Pending(
+            (*root, *change.path),
+            on_map_key(change, spec),
+            change_rule(change, targets),
+            change_message(change, result),
+            [_rooted(e, root) for e in edits],
+            unit,
+            name=inner_name(change, spec),
+        )
+        for change, edits in groups
+    ]
+    for note in result.notes:
+        if note.kind is NoteKind.REVIEW:
+            where = SEPARATOR.join((*note.where, note.field))
+            message = f"{note.message} ({where})"
+            pending.append(Pending((*root, *note.path), False, Rule.NEEDS_REVIEW, message))
+    return pending, [_rooted(e, root) for e in notes]
+
+
+def _described(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to read"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def on_map_key(change: Change, spec: Any) -> bool:
+    """Whether a change is about a key of a map keyed by metric (run-table columns, panel
+    overrides): its path ends in that key, which the finding must point at, not its value."""
+    path = change.path
+    if not path or not isinstance(path[-1], str) or change.old != path[-1]:
+        return False
+    try:
+        parent = at(spec, path[:-1])
+    except (KeyError, IndexError, TypeError):
+        return False
+    return isinstance(parent, dict) and path[-1] in parent
+
+
+def inner_name(change: Change, spec: Any) -> str | None:
+    """The old name a change makes inside a longer string (a JSON document kept as a string,
+    such as an alert's `event.filter`), for the finding to point at it rather than at the
+    whole string."""
+    if change.is_regex or not isinstance(change.old, str):
+        return None
+    try:
+        value = at(spec, change.path)
+    except (KeyError, IndexError, TypeError):
+        return None
+    return change.old if isinstance(value, str) and value != change.old else None
+
+
+def change_rule(change: Change, targets: Targets) -> Rule:
+    if change.action in (ChangeAction.REMOVED, ChangeAction.DISABLED):
+        return Rule.REMOVED_METRIC
+    found = None if change.is_regex else accessor(change.old)
+    resolution = targets.migration.resolve(found.name) if found else None
+    if resolution is not None and resolution.action is Action.REMOVED:
+        return Rule.REMOVED_METRIC
+    return Rule.RENAMED_METRIC
+
+
+def change_message(change: Change, result: Rewrite) -> str:
+    """A short line in the style of a linter, with where in the spec it is."""
+    where = SEPARATOR.join((*change.where[-1:], change.field))
+    old, new = change.old, change.new
+    if change.action is ChangeAction.ADDED:
+        text = f"{old} -> {new} (dual: add beside it)"
+    elif change.action is ChangeAction.DISABLED:
+        notes = [
+            n.message
+            for n in result.notes
+            if n.kind is NoteKind.WARNING and n.pointer == change.pointer
+        ]
+        text = (notes or ["alert on a metric that is no longer logged: disable it"])[0]
+    elif change.action is ChangeAction.REMOVED and isinstance(old, dict):
+        text = "every metric of this panel is no longer logged: delete the panel"
+    elif change.action is ChangeAction.REMOVED:
+        text = f"{old} is no longer logged: drop it"
+    elif change.is_regex:
+        text = f"regex must also match the renamed keys: {new!r}"
+    else:
+        text = f"{old} -> {new}"
+    return f"{text} [{where}]"
+
+
+def _grouped(result: Rewrite) -> tuple[list[tuple[Change, list[Edit]]], list[Edit]]:
+    """Findings-to-be (a disabled alert is one, with its description), and note edits."""
+    groups: list[tuple[Change, list[Edit]]] = []
+    notes: list[Edit] = []
+    for change, edit in zip(result.changes, result.change_edits, strict=True):
+        if change.action is ChangeAction.ANNOTATED:
+            notes.append(edit)
+        elif change.action is ChangeAction.DISABLED and change.field == "description" and groups:
+            groups[-1][1].append(edit)
+        elif groups and groups[-1][1][-1] is edit:  # one embedded string, several changes
+            continue
+        else:
+            groups.append((change, [edit]))
+    return groups, notes
+
+
+def _rooted(edit: Edit, root: Path) -> Edit:
+    return replace(edit, path=(*root, *edit.path))
+
+
+# --- config keys --------------------------------------------------------------------------
+
+
+def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pending]:
+    """Dotted config keys the mapping renames, outside the subtrees in `skip` (specs, sweeps)."""
+    stack: list[tuple[Path, Any]] = [((), document)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, dict) or path in skip:
+            continue
+        for key, value in node.items():
+            child = (*path, key)
+            dotted = ".".join(map(str, child))
+            new = targets.config_keys.get(dotted)
+            if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
+                leaf = new.rpartition(".")[2]
+                message = f"{dotted} -> {new} (config key)"
+                yield Pending(
+                    child, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(child, leaf)]
+                )
+            stack.append((child, value))

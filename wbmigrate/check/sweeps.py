@@ -1,0 +1,87 @@
+"""W&B sweep configs (`method`, `metric: {name, goal}`, `parameters`), in YAML or JSON.
+
+A sweep optimises one metric, so an old `metric.name` must move to the new key in dual mode
+too: the sweep cannot optimise two. Runs the sweep already made keep the old key, which the
+message says. Its parameters are config keys of the program it runs (`max_off_policy_steps`,
+dotted `orchestrator.max_off_policy_steps`, or nested `parameters`), renamed like any config.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wbmigrate.check.model import Rule
+from wbmigrate.check.specs import Pending
+from wbmigrate.check.targets import Targets
+from wbmigrate.edit.edits import Path, RenameKey, Set
+from wbmigrate.mapping import Fate
+
+ONE_METRIC = (
+    "a sweep optimises one metric, so it moves in dual mode too; "
+    "runs it already made keep the old key"
+)
+
+
+def check_sweep(sweep: dict[str, Any], path: Path, targets: Targets) -> list[Pending]:
+    """The findings of one sweep config found at `path`."""
+    found = []
+    metric = sweep.get("metric")
+    name = metric.get("name") if isinstance(metric, dict) else None
+    fate = targets.migration.fate(name) if isinstance(name, str) else None
+    if fate is not None:
+        found.append(_metric(fate, (*path, "metric", "name")))
+    found += _parameters(sweep["parameters"], (*path, "parameters"), (), targets)
+    return found
+
+
+def _metric(fate: Fate, path: Path) -> Pending:
+    if fate.new is None:
+        message = (
+            f"{fate.old} is no longer logged and nothing replaces it ({fate.reason}); choose "
+            "another metric for this sweep to optimise [metric.name]"
+        )
+        return Pending(path, False, Rule.NEEDS_REVIEW, message)
+    removed = "removed; the new key carries the same values; " if fate.removed else ""
+    message = f"{fate.old} -> {fate.new} ({removed}{ONE_METRIC}) [metric.name]"
+    rule = Rule.REMOVED_METRIC if fate.removed else Rule.RENAMED_METRIC
+    return Pending(path, False, rule, message, [Set(path, fate.new)])
+
+
+def _parameters(
+    parameters: dict[Any, Any], path: Path, prefix: tuple[str, ...], targets: Targets
+) -> list[Pending]:
+    """Parameters by their dotted config key; nested `parameters` add to the key's prefix."""
+    found = []
+    stack = [(parameters, path, prefix)]
+    while stack:
+        members, at, outer = stack.pop()
+        for key, spec in members.items():
+            dotted = (*outer, *str(key).split("."))
+            new = _renamed(dotted, targets)
+            if new is not None:
+                found.append(_parameter(members, (*at, key), str(key), outer, new))
+            if isinstance(spec, dict) and isinstance(spec.get("parameters"), dict):
+                stack.append((spec["parameters"], (*at, key, "parameters"), dotted))
+    return found
+
+
+def _renamed(dotted: tuple[str, ...], targets: Targets) -> str | None:
+    """The new dotted key of a parameter, or None when the mapping leaves it alone."""
+    new = targets.config_keys.get(".".join(dotted))
+    if new is None and len(dotted) == 1:
+        new = targets.config_leaves.get(dotted[0])
+    return new
+
+
+def _parameter(
+    members: dict[Any, Any], path: Path, key: str, outer: tuple[str, ...], new: str
+) -> Pending:
+    head = ".".join(outer)
+    new_key = new[len(head) + 1 :] if head and new.startswith(head + ".") else new
+    message = f"{'.'.join((*outer, key))} -> {new} (sweep parameter: a config key)"
+    if head and not new.startswith(head + "."):
+        return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message + "; move it by hand")
+    if new_key in members:
+        message += f"; {new_key} is set too, so remove this one by hand"
+        return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message)
+    return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(path, new_key)])

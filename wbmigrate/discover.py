@@ -1,0 +1,259 @@
+"""Which files a command reads, for `check` and `plan DIR` alike: the paths given, folders walked
+without following symlinks, `.git` and `.gitignore`d paths and configured excludes skipped.
+
+Only regular files are ever opened. Found by walking, a symlink, FIFO, socket or device is
+skipped without a word (opening a FIFO would wait forever for a writer). Named on the command
+line, a FIFO, socket or device is refused, and so is a symlink whose target lies outside the
+tree of the paths given (a fix would otherwise write outside it): `on_refused` hears of each,
+and by default one line on stderr says it was skipped. A symlink whose target is inside that
+tree is read, and fixed, at its target, so the link stays a link.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+SKIPPED_FOLDERS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".hypothesis",
+}
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+Ignores = list[tuple[Path, GitIgnoreSpec]]  # (the folder of a .gitignore, resolved; its rules)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A path named on the command line that is not read, and why."""
+
+    path: Path
+    reason: str
+
+
+def tell_stderr(refusal: Refusal) -> None:
+    """The default for a refused path: one line on stderr, and the run goes on."""
+    sys.stderr.write(f"wbmigrate: {refusal.path}: skipped: {refusal.reason}\n")
+
+
+def find_files(
+    paths: Iterable[Path],
+    exclude: Iterable[str] = (),
+    *,
+    force_exclude: bool = False,
+    on_refused: Callable[[Refusal], None] = tell_stderr,
+) -> Iterator[Path]:
+    """Every file to read, each once, in a stable order: each path in the order given, a
+    folder's files before its subfolders, both by name.
+
+    A file named on the command line is read even if ignored (as linters do), unless
+    `force_exclude`: then the configured excludes (not `.gitignore`) apply to it too, as ruff's
+    `--force-exclude` does, so a pre-commit hook that passes every staged file agrees with
+    `check .`. Files found by walking always obey both."""
+    given = list(paths)
+    excluded = GitIgnoreSpec.from_lines(list(exclude))
+    project = Path.cwd().resolve()
+    tree = _tree(given)
+    seen: set[Path] = set()
+    for path in given:
+        if force_exclude and _named_excluded(path, excluded, project):
+            continue
+        for file in _files_of(path, excluded, project, tree, on_refused):
+            key = Path(os.path.normpath(file))
+            if key not in seen:
+                seen.add(key)
+                yield file
+
+
+def _files_of(
+    path: Path,
+    excluded: GitIgnoreSpec,
+    project: Path,
+    tree: Path,
+    on_refused: Callable[[Refusal], None],
+) -> Iterator[Path]:
+    """The files of one path given on the command line."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # gone, a dangling link, no permission: reading it says why, as a finding
+        yield path
+        return
+    if stat.S_ISDIR(mode):
+        yield from _walk(path, excluded, project)
+    elif not stat.S_ISREG(mode):
+        on_refused(Refusal(path, f"{_kind(mode)} is not a regular file; not read"))
+    elif path.is_symlink():
+        target = path.resolve()
+        if target.is_relative_to(tree):
+            yield _shown(target, project)
+        else:
+            reason = f"a symlink to {target}, outside {tree}; not read, never fixed through it"
+            on_refused(Refusal(path, reason))
+    else:
+        yield path
+
+
+def refusal(path: Path) -> str | None:
+    """Why a path named on the command line must not be opened (a FIFO, socket or device), or
+    None for a regular file, a folder or a path that cannot be looked at."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return f"{_kind(mode)} is not a regular file"
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def _tree(given: list[Path]) -> Path:
+    """The deepest folder holding every path given (a file stands for its folder), resolved:
+    a named symlink may lead anywhere inside it, and nowhere else."""
+    folders = []
+    for path in given:
+        try:
+            is_dir = path.is_dir() and not path.is_symlink()
+        except OSError:
+            is_dir = False
+        folder = path if is_dir else path.absolute().parent
+        folders.append(str(folder.resolve()))
+    return Path(os.path.commonpath(folders)) if folders else Path.cwd().resolve()
+
+
+def _shown(target: Path, project: Path) -> Path:
+    """A resolved path as the user would write it: relative to the current folder if inside."""
+    return target.relative_to(project) if target.is_relative_to(project) else target
+
+
+def _named_excluded(path: Path, excluded: GitIgnoreSpec, project: Path) -> bool:
+    """Whether `--force-exclude` drops a path named on the command line: a configured exclude
+    matches it or a folder above it, or it lies in a folder that is never read (`.git`)."""
+    real = path.absolute()
+    inside = real.relative_to(project) if real.is_relative_to(project) else Path(path.name)
+    folder = path.is_dir()
+    if any(part in SKIPPED_FOLDERS for part in inside.parts[: None if folder else -1]):
+        return True
+    if not excluded.patterns:
+        return False
+    return excluded.match_file(inside.as_posix() + ("/" if folder else ""))
+
+
+# --- walking ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Folder:
+    path: Path  # as walked
+    real: Path  # resolved once per folder: resolving is a system call per part
+    ignores: Ignores  # the .gitignore files that apply inside it
+
+
+def _walk(root: Path, excluded: GitIgnoreSpec, project: Path) -> Iterator[Path]:
+    """Regular files under `root`, depth first; symlinks and special files are skipped, read
+    from their directory entries alone (no file is opened to find out what it is)."""
+    stack = [_Folder(root, root.resolve(), _ignores_above(root))]
+    while stack:
+        folder = stack.pop()
+        entries = _entries(folder.path)
+        ignores = folder.ignores
+        gitignore = entries.get(".gitignore")
+        if gitignore is not None and gitignore.is_file(follow_symlinks=False):
+            ignores = [*ignores, (folder.real, _read_spec(Path(gitignore.path)))]
+        subfolders = []
+        for name in sorted(entries):
+            entry = entries[name]
+            if entry.is_symlink():
+                continue
+            where = _Where(folder.path / name, folder.real / name, root, project)
+            if entry.is_dir(follow_symlinks=False):
+                if name not in SKIPPED_FOLDERS and not _ignored(where, ignores, excluded, "/"):
+                    subfolders.append(_Folder(where.path, where.real, ignores))
+            elif entry.is_file(follow_symlinks=False) and not _ignored(
+                where, ignores, excluded, ""
+            ):
+                yield where.path
+        stack.extend(reversed(subfolders))
+
+
+def _entries(folder: Path) -> dict[str, os.DirEntry[str]]:
+    """A folder's entries by name; none if it cannot be listed (as `os.walk` skips it)."""
+    try:
+        with os.scandir(folder) as found:
+            return {entry.name: entry for entry in found}
+    except OSError:
+        return {}
+
+
+def _ignores_above(root: Path) -> Ignores:
+    """`.gitignore` files of the folders above `root`, up to the repository root."""
+    found = []
+    folder = root.resolve()
+    for parent in [folder, *folder.parents]:
+        spec = parent / ".gitignore"
+        if parent != folder and spec.is_file() and not spec.is_symlink():
+            found.append((parent, _read_spec(spec)))
+        if (parent / ".git").exists():
+            break
+    return list(reversed(found))
+
+
+def _read_spec(path: Path) -> GitIgnoreSpec:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return GitIgnoreSpec.from_lines(lines)
+
+
+@dataclass(frozen=True)
+class _Where:
+    path: Path  # as walked
+    real: Path  # in its real folder
+    root: Path  # the folder being walked
+    project: Path  # the current folder, resolved
+
+
+def _ignored(where: _Where, ignores: Ignores, excluded: GitIgnoreSpec, suffix: str) -> bool:
+    """Whether a configured exclude or a `.gitignore` (`base`, resolved, and its patterns)
+    ignores the path; `suffix` is "/" for a folder."""
+    if excluded.patterns and excluded.match_file(_from_project(where) + suffix):
+        return True
+    for base, spec in ignores:
+        if where.real.is_relative_to(base):
+            inside = where.real.relative_to(base).as_posix() + suffix
+            if spec.match_file(inside):
+                return True
+    return False
+
+
+def _from_project(where: _Where) -> str:
+    """The path as excludes see it: relative to the current folder (the project) when inside
+    it, else to the folder being walked."""
+    if where.real.is_relative_to(where.project):
+        return where.real.relative_to(where.project).as_posix()
+    return where.path.relative_to(where.root).as_posix()
+
+
+def is_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB, as git decides."""
+    return b"\0" in data[:8192]
