@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
-from wbmigrate.check.markdown import splice
 from wbmigrate.check.model import FileReport, Rule
-from wbmigrate.check.notebook import blanked, magics, read_source
+from wbmigrate.check.notebook import blanked, magics
+from wbmigrate.check.notebook_sources import read_source
 from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.snippets import splice
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.json import JsonText
 from wbmigrate.engine.model import Mode, Options

@@ -12,15 +12,8 @@ from wbmigrate import find_mapping
 from wbmigrate.check import toml_config
 from wbmigrate.check.model import Rule, apply_fixes
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_config import (
-    Scan,
-    check_toml,
-    keys,
-    parsed_keys,
-    placed,
-    scan,
-    scanned_keys,
-)
+from wbmigrate.check.toml_config import check_toml, placed
+from wbmigrate.check.toml_keys import Scan, keys, parsed_keys, scan, scanned_keys
 from wbmigrate.engine.model import Options
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())

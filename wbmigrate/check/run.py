@@ -241,3 +241,10 @@ def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
                 continue
             written.add(report.path)
     return written, refused
+
+
+def remaining(report: FileReport) -> FileReport:
+    """After --fix: what is left in a file (everything, if its fixes could not be applied)."""
+    if report.fixed is None:
+        return report
+    return replace(report, findings=tuple(f for f in report.findings if not f.fixable))

@@ -8,35 +8,22 @@ stays. A fix is only as good as the scanner's positions, so they are cross-check
 scanner places must be exactly the keys `tomllib` parsed (every dotted path, and how many
 times each value-holding key occurs). A file where they disagree is not fixed at all; it gets
 one `needs-review` finding instead, never a wrong fix.
+
+The scanner and the key counts it is cross-checked with are `toml_keys`.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from wbmigrate.check.flags import holds_flag, same_but_flags
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Replacement, Rule, apply_fixes
 from wbmigrate.check.places import COMMENT, Places, hash_comments, spans
 from wbmigrate.check.targets import Targets
-
-KeyPath = tuple[str, ...]
-
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
-_WS = re.compile(r"[ \t]*")
-_TO_LINE_END = re.compile(r"[^\r\n]*")
-# Values that are neither strings, arrays nor inline tables. A date may be followed by a space
-# and a time (`1979-05-27 07:32:00Z`): one value, so the space must not end it.
-_DATETIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
-)
-_TIME = re.compile(r"\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?")
-_ATOM = re.compile(r"[^\s,\]}#]+")  # numbers, booleans, inf, nan
-_ML_BASIC_END = re.compile(r'\\.|"""', re.S)
+from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
 
 TOML_VALUE = Place("a TOML key or value")
 TOML_STRING = Place("a TOML string")
@@ -45,25 +32,6 @@ UNPLACED = (
     "this file holds a renamed key or flag, but wbmigrate's TOML scanner could not place its "
     "keys exactly (it disagrees with the TOML parser), so nothing here is fixed: review it"
 )
-
-
-@dataclass(frozen=True)
-class Key:
-    path: KeyPath  # the full dotted path from the document root
-    start: int  # the last part's characters (quotes included)
-    end: int
-    quote: str  # '"', "'" or "" for a bare key
-    leaf: bool = True  # its value is no table (nor an array holding one)
-
-
-@dataclass
-class Scan:
-    """What the scanner found in a TOML text, each with its position."""
-
-    keys: list[Key] = field(default_factory=list)
-    tables: list[KeyPath] = field(default_factory=list)  # `[a.b]` and `[[a.b]]` headers
-    strings: list[tuple[int, int]] = field(default_factory=list)  # string values, quotes too
-    comments: list[tuple[int, int]] = field(default_factory=list)
 
 
 def check_toml(label: str, text: str, targets: Targets) -> Checked:
@@ -179,14 +147,6 @@ def _places(text: str, scan: Scan) -> Places:
     return spans(regions, TOML_VALUE)
 
 
-# --- where the keys are, cross-checked with tomllib -------------------------------------------
-
-
-def keys(text: str) -> Iterator[Key]:
-    """Every key of a valid TOML document, with its full path and position."""
-    return iter(scan(text).keys)
-
-
 def placed(text: str, data: dict[str, Any]) -> Scan | None:
     """The scan of a valid TOML text, if it agrees with `data` (what tomllib parsed from it);
     None if the scanner failed or placed other keys than the parser found."""
@@ -195,213 +155,3 @@ def placed(text: str, data: dict[str, Any]) -> Scan | None:
     except (ValueError, IndexError, AssertionError, RecursionError):
         return None
     return found if scanned_keys(found) == parsed_keys(data) else None
-
-
-def scanned_keys(found: Scan) -> tuple[set[KeyPath], Counter[KeyPath]]:
-    """Every dotted path the scan implies (tables, headers and the parents of dotted keys), and
-    how often each value-holding key occurs (arrays of tables repeat theirs)."""
-    paths: set[KeyPath] = set()
-    for path in [*(k.path for k in found.keys), *found.tables]:
-        paths.update(path[:end] for end in range(1, len(path) + 1))
-    return paths, Counter(k.path for k in found.keys if k.leaf)
-
-
-def parsed_keys(data: dict[str, Any]) -> tuple[set[KeyPath], Counter[KeyPath]]:
-    """The same of a parsed document: every dotted path, walking into tables and into arrays
-    of tables (their elements share the array's path), and the count of every key whose value
-    is no table."""
-    paths: set[KeyPath] = set()
-    leaves: Counter[KeyPath] = Counter()
-    stack: list[tuple[KeyPath, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if path:
-            paths.add(path)
-        if isinstance(value, dict):
-            stack.extend(((*path, str(k)), v) for k, v in value.items())
-        elif isinstance(value, list) and _holds_table(value):
-            stack.extend((path, table) for table in _tables_in(value))
-        elif path:
-            leaves[path] += 1
-    return paths, leaves
-
-
-def _holds_table(items: list[Any]) -> bool:
-    return any(isinstance(i, dict) or (isinstance(i, list) and _holds_table(i)) for i in items)
-
-
-def _tables_in(items: list[Any]) -> Iterator[dict[str, Any]]:
-    for item in items:
-        if isinstance(item, dict):
-            yield item
-        elif isinstance(item, list):
-            yield from _tables_in(item)
-
-
-def scan(text: str) -> Scan:
-    """Scan a valid TOML document (raises on text the scanner cannot follow)."""
-    scanner = _Scanner(text)
-    table: KeyPath = ()
-    while scanner.skip_blank():
-        if scanner.peek("["):
-            table = scanner.header()
-            scanner.found.tables.append(table)
-        else:
-            scanner.pair(table)
-    return scanner.found
-
-
-class _Scanner:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-        self.found = Scan()
-
-    def peek(self, token: str) -> bool:
-        return self.text.startswith(token, self.pos)
-
-    def skip_ws(self) -> None:
-        self.pos = _end(_WS, self.text, self.pos)
-
-    def skip_blank(self) -> bool:
-        """Skip whitespace, newlines and comments (noting where they are); False at the end."""
-        while self.pos < len(self.text):
-            ch = self.text[self.pos]
-            if ch in " \t\r\n":
-                self.pos += 1
-            elif ch == "#":
-                start, self.pos = self.pos, _end(_TO_LINE_END, self.text, self.pos)
-                self.found.comments.append((start, self.pos))
-            else:
-                return True
-        return False
-
-    def header(self) -> KeyPath:
-        double = self.peek("[[")
-        self.pos += 2 if double else 1
-        path = tuple(part for part, _, _, _ in self.dotted_key())
-        closing = "]]" if double else "]"
-        if not self.peek(closing):
-            raise ValueError(f"expected {closing} at {self.pos}")
-        self.pos += len(closing)
-        return path
-
-    def dotted_key(self) -> list[tuple[str, int, int, str]]:
-        parts = []
-        while True:
-            self.skip_ws()
-            start = self.pos
-            ch = self.text[self.pos]
-            if ch in "\"'":
-                end = self._string_end(self.pos)
-                raw = self.text[start:end]
-                name = raw[1:-1] if ch == "'" else _unescape(raw)
-                parts.append((name, start, end, ch))
-                self.pos = end
-            else:
-                match = _BARE.match(self.text, self.pos)
-                if match is None:
-                    raise ValueError(f"expected a key at {self.pos}")
-                parts.append((match.group(), start, match.end(), ""))
-                self.pos = match.end()
-            self.skip_ws()
-            if not self.peek("."):
-                return parts
-            self.pos += 1
-
-    def pair(self, table: KeyPath) -> None:
-        """A `key = value` pair; its key is listed before any key of an inline table in it."""
-        parts = self.dotted_key()
-        path = (*table, *(p[0] for p in parts))
-        _, start, end, quote = parts[-1]
-        if not self.peek("="):
-            raise ValueError(f"expected = at {self.pos}")
-        self.pos += 1
-        index = len(self.found.keys)
-        leaf = self.value(path)
-        self.found.keys.insert(index, Key(path, start, end, quote, leaf))
-
-    def value(self, path: KeyPath) -> bool:
-        """Skip one value, noting its keys and strings; whether it holds no table."""
-        self.skip_ws()
-        ch = self.text[self.pos]
-        if ch in "\"'":
-            start, self.pos = self.pos, self._string_end(self.pos)
-            self.found.strings.append((start, self.pos))
-            return True
-        if ch == "[":
-            return self._array(path)
-        if ch == "{":
-            self._inline_table(path)
-            return False
-        for pattern in (_DATETIME, _TIME, _ATOM):
-            match = pattern.match(self.text, self.pos)
-            if match:
-                self.pos = match.end()
-                return True
-        raise ValueError(f"expected a value at {self.pos}")
-
-    def _array(self, path: KeyPath) -> bool:
-        self.pos += 1
-        leaf = True
-        while self.skip_blank() and not self.peek("]"):
-            leaf = self.value(path) and leaf
-            self.skip_blank()
-            if self.peek(","):
-                self.pos += 1
-        self.pos += 1
-        return leaf
-
-    def _inline_table(self, path: KeyPath) -> None:
-        self.pos += 1
-        while self.skip_blank() and not self.peek("}"):
-            self.pair(path)
-            self.skip_blank()
-            if self.peek(","):
-                self.pos += 1
-        self.pos += 1
-
-    def _string_end(self, start: int) -> int:
-        text = self.text
-        if text.startswith('"""', start):
-            return _closing_quotes(text, _end_of_match(_ML_BASIC_END, text, start + 3, '"""'))
-        if text.startswith("'''", start):
-            return _closing_quotes(text, text.index("'''", start + 3) + 3)
-        if text[start] == "'":
-            return text.index("'", start + 1) + 1
-        pos = start + 1
-        while text[pos] != '"':
-            pos += 2 if text[pos] == "\\" else 1
-        return pos + 1
-
-
-def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
-    match = pattern.match(text, pos)
-    assert match is not None  # both patterns match the empty string
-    return match.end()
-
-
-def _end_of_match(pattern: re.Pattern[str], text: str, pos: int, closing: str) -> int:
-    """Where `closing` ends, past every escape (an escaped quote does not close a string)."""
-    while True:
-        match = pattern.search(text, pos)
-        if match is None:
-            raise ValueError(f"unterminated string at {pos}")
-        if match.group() == closing:
-            return match.end()
-        pos = match.end()
-
-
-def _closing_quotes(text: str, end: int) -> int:
-    """A multi-line string may end with one or two quotes just before its delimiter (four
-    quotes at the end hold one quote, then close): the delimiter is the last three."""
-    quote = text[end - 1]
-    for _ in range(2):
-        if text.startswith(quote, end):
-            end += 1
-    return end
-
-
-def _unescape(raw: str) -> str:
-    value: str = tomllib.loads(f"k = {raw}")["k"]
-    return value
