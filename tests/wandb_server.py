@@ -2,9 +2,33 @@
 
 It executes real GraphQL (graphql-core) against a schema written for the part of W&B's API that
 wbmigrate and the wandb SDK use: views (reports, drafts, saved workspaces) and automations. It
-checks HTTP Basic auth, records every request, and can inject faults: 429s with Retry-After,
-5xx, dropped connections and latency. Hooks run before named operations, to edit an object
-between a read and a write the way a colleague in the UI would.
+checks HTTP Basic auth and records every request.
+
+Faults: `server.faults` is a list of `Fault`s, each used by the next request of its
+`operation` (any, when None) and then removed, unless `sticky`; `server.chaos(operation)` may
+return one per request; `server.latency` delays every answer. What a `Fault` does:
+
+- `status=429, headers={"Retry-After": "1"}`: an error status instead of the answer, with any
+  headers (`retry_after(value)` builds one; the value may be seconds or an HTTP date).
+- `delay=2.5`: answer that much later. `drop=True`: close the connection without an answer.
+  `die=True`: stop the whole server.
+- `drip=2.0`: the normal answer, its body sent one byte every 2 s (`drip_headers=True`: the
+  status line and headers too), for deadlines that must be total, not per read.
+- `body=b"<html>"`: these raw bytes instead of the JSON answer (a body that is not JSON).
+- `answer=fn`: the JSON answer passed through `fn(payload, variables)`, which returns what to
+  send instead: any JSON value (a list, a string: the wrong type), or the payload edited.
+  `replace_at(path, value)` and `remove_at(path)` build such faults for odd shapes
+  (`allViews: null`, a null edge node, a node without `id`, `triggers: null` or `[null]`, a
+  trigger without `scope`, `event` or `action`); `repeated_cursor()`, `missing_cursor()` and
+  `endless_pages()` make listings that would page for ever.
+- `echo_key=True`: an error that repeats the request's secrets, as a careless server might:
+  the request's Authorization header and API key in the GraphQL error message, in the body
+  and in the HTTP reason phrase (with `status`: that status; without: a 200 with `errors`),
+  for tests that the key never reaches output.
+
+Hooks: `server.hooks[operation](variables)` runs before that operation is answered, to edit an
+object between a read and a write the way a colleague in the UI would; `edit_on(operation,
+object_id, change)` installs one that edits a view's spec (or a trigger) once.
 """
 
 from __future__ import annotations
@@ -14,6 +38,7 @@ import copy
 import itertools
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -143,7 +168,74 @@ class Fault:
     delay: float = 0.0  # wait this long first
     die: bool = False  # stop the whole server (it answers nothing more)
     operation: str | None = None  # only for this GraphQL operation (None: the next request)
-    operation: str | None = None  # only for this GraphQL operation (None: the next request)
+    drip: float = 0.0  # send the body one byte every this many seconds
+    drip_headers: bool = False  # with `drip`: the status line and headers too
+    body: bytes | None = None  # these bytes instead of the JSON answer
+    answer: Callable[[Any, dict[str, Any]], Any] | None = None  # (payload, variables) -> sent
+    echo_key: bool = False  # an error repeating the request's Authorization header and key
+    sticky: bool = False  # applies to every matching request, until removed
+
+
+def retry_after(value: str, status: int = 429, operation: str | None = None) -> Fault:
+    """An error status asking the client to wait `value` (seconds or an HTTP date)."""
+    return Fault(status=status, headers={"Retry-After": value}, operation=operation)
+
+
+def _at(payload: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        payload = payload[step]
+    return payload
+
+
+def replace_at(path: tuple[Any, ...], value: Any, operation: str | None = None) -> Fault:
+    """The answer with the value at `path` (keys and indexes from the top) set to `value`; an
+    empty path replaces the whole answer."""
+
+    def answer(payload: Any, _variables: dict[str, Any]) -> Any:
+        if not path:
+            return value
+        _at(payload, path[:-1])[path[-1]] = value
+        return payload
+
+    return Fault(answer=answer, operation=operation)
+
+
+def remove_at(path: tuple[Any, ...], operation: str | None = None) -> Fault:
+    """The answer without the key at `path` (a node without `id`, a trigger without `scope`)."""
+
+    def answer(payload: Any, _variables: dict[str, Any]) -> Any:
+        del _at(payload, path[:-1])[path[-1]]
+        return payload
+
+    return Fault(answer=answer, operation=operation)
+
+
+def _paging(page_info: Callable[[dict[str, Any]], dict[str, Any]]) -> Fault:
+    """Every views listing page with `page_info(variables)` as its pageInfo, for ever."""
+
+    def answer(payload: Any, variables: dict[str, Any]) -> Any:
+        project = (payload.get("data") or {}).get("project")
+        if project and project.get("allViews"):
+            project["allViews"]["pageInfo"] = page_info(variables)
+        return payload
+
+    return Fault(answer=answer, operation="WbmigrateViews", sticky=True)
+
+
+def repeated_cursor() -> Fault:
+    """Listings that always say more follow, with the same cursor."""
+    return _paging(lambda _v: {"hasNextPage": True, "endCursor": "same-cursor"})
+
+
+def missing_cursor() -> Fault:
+    """Listings that say more follow but give no cursor."""
+    return _paging(lambda _v: {"hasNextPage": True, "endCursor": None})
+
+
+def endless_pages() -> Fault:
+    """Listings whose every page has a new cursor and says more follow."""
+    pages = itertools.count(1)
+    return _paging(lambda _v: {"hasNextPage": True, "endCursor": f"page-{next(pages)}"})
 
 
 @dataclass
@@ -233,6 +325,16 @@ class WandbState:
             view["spec"] = change(view["spec"])
             view["updatedAt"] = self.now()
 
+    def edit(self, object_id: str, change: Callable[[Any], Any]) -> None:
+        """A colleague edits a view's spec (`change(spec) -> spec`) or a trigger
+        (`change(trigger)` edits it in place) in the UI."""
+        with self.lock:
+            if object_id in self.views:
+                self.edit_view(object_id, change)
+                return
+            change(self.triggers[object_id])
+            self.triggers[object_id]["updatedAt"] = self.now()
+
     def find(self, title: str) -> str:
         for view_id, view in self.views.items():
             if view["displayName"] == title:
@@ -265,7 +367,7 @@ class WandbServer:
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
         self.schema = self._schema()
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._http = _QuietServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
@@ -280,6 +382,22 @@ class WandbServer:
     def stop(self) -> None:
         self._http.shutdown()
         self._http.server_close()
+
+    def edit_on(
+        self, operation: str, object_id: str, change: Callable[[Any], Any], times: int = 1
+    ) -> None:
+        """A colleague's edit of `object_id` (see `WandbState.edit`), made just before the
+        server answers `operation` about it (the `id` of its variables or input) or, for a
+        listing, before the next one; `times` times at most. Replaces that operation's hook."""
+        left = [times]
+
+        def hook(variables: dict[str, Any]) -> None:
+            about = variables.get("id") or (variables.get("input") or {}).get("id")
+            if left[0] > 0 and about in (object_id, None):
+                left[0] -= 1
+                self.state.edit(object_id, change)
+
+        self.hooks[operation] = hook
 
     def mutations(self) -> list[Request]:
         return [
@@ -487,15 +605,50 @@ class WandbServer:
                         server.timings.append((operation, variables.get("viewType"), served))
 
             def _send(
-                self, status: int, payload: Any, headers: dict[str, str] | None = None
+                self,
+                status: int,
+                payload: Any,
+                headers: dict[str, str] | None = None,
+                fault: Fault | None = None,
+                reason: str | None = None,
             ) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
+                self._write(status, json.dumps(payload).encode(), headers, fault, reason)
+
+            def _write(
+                self,
+                status: int,
+                data: bytes,
+                headers: dict[str, str] | None = None,
+                fault: Fault | None = None,
+                reason: str | None = None,
+            ) -> None:
+                self.send_response(status, reason)
                 for key, value in {"Content-Type": "application/json", **(headers or {})}.items():
                     self.send_header(key, value)
                 self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                if fault is None or not fault.drip:
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                head = b"".join(self._headers_buffer)  # type: ignore[attr-defined]
+                self._headers_buffer = []  # type: ignore[attr-defined]
+                self._drip(head + b"\r\n", fault.drip if fault.drip_headers else 0.0)
+                self._drip(data, fault.drip)
+
+            def _drip(self, data: bytes, every: float) -> None:
+                """Send `data` one byte every `every` seconds (at once when 0), until the
+                client hangs up."""
+                if not every:
+                    self.wfile.write(data)
+                    return
+                for i in range(len(data)):
+                    try:
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        self.close_connection = True
+                        return
+                    time.sleep(every)
 
         return Handler
 
@@ -515,7 +668,7 @@ class WandbServer:
         with self._lock:
             self.requests.append(handler.recorded)
             fault = next((f for f in self.faults if f.operation in (None, operation)), None)
-            if fault is not None:
+            if fault is not None and not fault.sticky:
                 self.faults.remove(fault)
             elif self.chaos is not None:
                 fault = self.chaos(operation)
@@ -528,8 +681,15 @@ class WandbServer:
             handler.close_connection = True
             handler.connection.shutdown(2)
             return
+        if fault and fault.echo_key:
+            self._echo(handler, fault)
+            return
+        if fault and fault.body is not None:
+            handler._write(fault.status or 200, fault.body, fault.headers, fault)
+            return
         if fault and fault.status:
-            handler._send(fault.status, {"errors": [{"message": "injected"}]}, fault.headers)
+            body = {"errors": [{"message": "injected"}]}
+            handler._send(fault.status, body, fault.headers, fault)
             return
         if not authorized:
             handler._send(401, {"errors": [{"message": "unauthorized"}]})
@@ -538,10 +698,37 @@ class WandbServer:
         if hook:
             hook(variables)
         result = graphql_sync(self.schema, query, variable_values=variables)
-        payload: dict[str, Any] = {"data": result.data}
+        payload: Any = {"data": result.data}
         if result.errors:
             payload["errors"] = [{"message": e.message} for e in result.errors]
-        handler._send(200, payload)
+        if fault and fault.answer:
+            payload = fault.answer(payload, variables)
+        handler._send(200, payload, fault.headers if fault else None, fault)
+
+    def _echo(self, handler: Any, fault: Fault) -> None:
+        """An error that repeats the request's Authorization header and API key."""
+        auth = handler.headers.get("Authorization") or ""
+        try:
+            key = base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")[2]
+        except ValueError:
+            key = ""
+        message = f"request refused: Authorization: {auth} (api key {key})"
+        status = fault.status or 200
+        payload = {"errors": [{"message": message}], "error": message}
+        if status == 200:
+            payload["data"] = None
+        handler._send(status, payload, fault.headers, fault, reason=message)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A server that prints nothing when a client hangs up mid-answer (as clients that give
+    up on a dripping answer do): the tests read stderr. Other errors are printed."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 def serve(state_file: Path, latency: float) -> None:
@@ -565,6 +752,4 @@ def serve(state_file: Path, latency: float) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     serve(Path(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)

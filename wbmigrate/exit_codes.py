@@ -10,4 +10,6 @@ class ExitCode(enum.IntEnum):
     FINDINGS = (
         1  # check: old names found; plan/apply/rollback/export: some objects failed or skipped
     )
-    ERROR = 2  # usage, mapping, auth or connection error: nothing was written
+    ERROR = 2  # usage, mapping, auth or connection error (nothing written); check: wbmigrate
+    # failed on a file (a bug, reported; every other file was checked)
+    INTERRUPTED = 130  # Ctrl-C: writes in flight finished and are reported; the rest not started

@@ -1,28 +1,37 @@
-"""Backups of an apply run: private files, a manifest, a journal, and reading them back."""
+"""Backups of an apply run: private files, a manifest, a journal with chained checksums, and
+reading them back: every check a tampered or broken backup fails, in one line."""
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
+import hashlib
 import json
+import os
+import re
 import stat
+from pathlib import Path
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, TARGET, snapshot, writes
 
 from wbmigrate import __version__
 from wbmigrate.live.backup import (
     FORMAT,
     JOURNAL,
     MANIFEST,
+    MEMBER,
     Backup,
     BackupError,
+    chained,
     digest,
-    load_backup,
+    file_stem,
+    genesis,
     safe_name,
 )
 from wbmigrate.live.client import View
 from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.restore import load_backup
 
 TRIGGER = json.loads((FIXTURES / "demo-project" / "automations" / "token-max.json").read_text())
 INFO = {"target": "team/async-rl", "mapping": {"id": "prime-rl"}, "mode": "dual"}
@@ -47,14 +56,24 @@ def journal(folder) -> list[dict]:
     return [json.loads(line) for line in (folder / JOURNAL).read_text().splitlines()]
 
 
+def name_of(obj: LiveObject) -> str:
+    return f"{file_stem(obj.kind, obj.id)}.json"
+
+
+def write_journal(folder, events: list[dict]) -> None:
+    (folder / JOURNAL).write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
 @pytest.fixture
 def folder(tmp_path):
-    """A backup of five objects: all backed up, the report, draft and automation written."""
+    """A backup of five objects: all backed up, the report, draft and automation written; the
+    run over (its manifest closed)."""
     backup = Backup(tmp_path / "backup", INFO)
     for obj in (AUTOMATION, WORKSPACE, DRAFT, SECOND, REPORT):
         backup.save(obj, obj.text.replace("blocks", "blocks2"))
     for obj in (REPORT, AUTOMATION, DRAFT):
         backup.written(obj)
+    backup.close()
     return backup.folder
 
 
@@ -63,7 +82,7 @@ def test_the_folder_and_its_files_are_private(tmp_path):
     backup.save(REPORT, "{}")
     assert mode_of(backup.folder) == 0o700
     files = sorted(backup.folder.iterdir())
-    assert [f.name for f in files] == [JOURNAL, MANIFEST, "report-V1.json"]
+    assert [f.name for f in files] == [JOURNAL, MANIFEST, name_of(REPORT)]
     assert {f.name: mode_of(f) for f in files} == {f.name: 0o600 for f in files}
 
 
@@ -81,7 +100,23 @@ def test_a_folder_holding_files_is_refused(tmp_path):
     assert [p.name for p in (tmp_path / "run").iterdir()] == ["notes.txt"]
 
 
-def test_the_manifest_says_what_was_migrated_how(tmp_path):
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("file/run", r"file/run: cannot make a folder under .*/file, a file"),
+        ("file", r"file: a file is in the way, not a folder"),
+    ],
+    ids=["under-a-file", "a-file"],
+)
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path, where, message):
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(BackupError, match=message) as error:
+        Backup(tmp_path / where, INFO)
+    assert "\n" not in str(error.value)
+    assert (tmp_path / "file").read_text() == "mine"
+
+
+def test_the_manifest_says_what_was_migrated_how_and_closes_with_the_journal(tmp_path):
     backup = Backup(tmp_path / "run", INFO)
     manifest = json.loads((backup.folder / MANIFEST).read_text())
     assert manifest == {
@@ -92,44 +127,76 @@ def test_the_manifest_says_what_was_migrated_how(tmp_path):
     }
     assert dt.datetime.fromisoformat(manifest["created"]).tzinfo is not None
     assert (backup.folder / JOURNAL).read_text() == ""
+    backup.save(REPORT, "{}")
+    backup.close()
+    closed = json.loads((backup.folder / MANIFEST).read_text())
+    (line,) = journal(backup.folder)
+    assert closed == {**manifest, "journal": {"lines": 1, "checksum": line["checksum"]}}
 
 
-def test_the_journal_gets_a_line_per_event(tmp_path):
+def test_the_journal_gets_a_line_per_event_each_chained_to_the_last(tmp_path):
     backup = Backup(tmp_path / "run", INFO)
     backup.save(REPORT, '{"sent": 1}')
-    assert journal(backup.folder) == [
-        {
-            "event": "backed-up",
-            "file": "report-V1.json",
-            "kind": "report",
-            "id": "V1",
-            "title": "Zeta report",
-            "sending_sha256": digest(REPORT, '{"sent": 1}'),
-        }
-    ]
+    (first,) = journal(backup.folder)
+    file_sha256 = hashlib.sha256((backup.folder / name_of(REPORT)).read_bytes()).hexdigest()
+    assert first == {
+        "event": "backed-up",
+        "file": name_of(REPORT),
+        "kind": "report",
+        "id": "V1",
+        "file_sha256": file_sha256,
+        "title": "Zeta report",
+        "sending_sha256": digest(REPORT, '{"sent": 1}'),
+        "checksum": first["checksum"],
+    }
     backup.save(AUTOMATION, AUTOMATION.text)
     backup.written(REPORT)
+    backup.not_written(AUTOMATION, "changed")
     events = journal(backup.folder)
     assert [(e["event"], e["id"]) for e in events] == [
         ("backed-up", "V1"),
         ("backed-up", TRIGGER["id"]),
         ("written", "V1"),
+        ("not-written", TRIGGER["id"]),
     ]
-    assert events[1]["file"] == f"automation-{safe_name(TRIGGER['id'])}.json"
+    assert events[1]["file"] == name_of(AUTOMATION)
+    previous = genesis(json.loads((backup.folder / MANIFEST).read_text()))
+    for event in events:
+        given = event.pop("checksum")
+        previous = chained(previous, event)
+        assert given == previous
 
 
 def test_the_backup_file_holds_the_object_as_fetched(folder):
-    stored = json.loads((folder / "report-V1.json").read_text())
+    stored = json.loads((folder / name_of(REPORT)).read_text())
     assert stored == {"kind": "report", "id": "V1", "entity": "team", "project": "async-rl"} | {
         "view": REPORT.view.node()
     }
-    stored = json.loads((folder / f"automation-{safe_name(TRIGGER['id'])}.json").read_text())
+    stored = json.loads((folder / name_of(AUTOMATION)).read_text())
     assert stored["trigger"] == TRIGGER
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [("id+1", "id/1", "id_1", "ID+1"), ("x" * 70 + "a", "x" * 70 + "b"), ("é", "è", "\ud800")],
+    ids=["clean-alike", "long-shared-prefix", "non-ascii"],
+)
+def test_file_names_are_apart_for_every_id_and_short(tmp_path, ids):
+    names = [f"{file_stem('report', i)}.json" for i in ids]
+    assert len({n.casefold() for n in names}) == len(ids)
+    assert all(MEMBER.fullmatch(n) and len(n) <= 80 for n in names)
+    backup = Backup(tmp_path / "run", INFO)
+    for object_id in ids:
+        backup.save(view(object_id, object_id), "{}")
+    backup.close()
+    assert {r.original.id for r in load_backup(backup.folder).items} == set(ids)
+
+
 def test_load_backup_reads_back_every_object_in_a_stable_order(folder):
-    manifest, restorables = load_backup(folder)
-    assert manifest == json.loads((folder / MANIFEST).read_text())
+    loaded = load_backup(folder)
+    assert loaded.manifest == json.loads((folder / MANIFEST).read_text())
+    assert loaded.notes == ()
+    restorables = loaded.items
     assert [r.original for r in restorables] == [SECOND, REPORT, DRAFT, WORKSPACE, AUTOMATION]
     sent = {obj.id: digest(obj, obj.text.replace("blocks", "blocks2")) for obj in (REPORT, DRAFT)}
     assert {r.original.id: r.sent_sha256 for r in restorables if r.original.view} == {
@@ -146,15 +213,41 @@ def test_load_backup_reads_back_every_object_in_a_stable_order(folder):
     }
 
 
-def test_a_journal_cut_short_on_its_last_line_is_tolerated(folder):
-    expected = load_backup(folder)
+def test_an_object_not_written_after_all_is_left_alone_and_a_conflict_keeps_both(tmp_path):
+    backup = Backup(tmp_path / "run", INFO)
+    backup.save(REPORT, "{}")
+    backup.save(SECOND, "{}")
+    backup.not_written(REPORT, "changed")
+    theirs = view("V4", "Beta report", spec='{"blocks":["theirs"]}')
+    backup.conflict(SECOND, theirs)
+    backup.close()
+    items = {r.original.id: r for r in load_backup(backup.folder).items}
+    assert items["V1"].sent_sha256 is None
+    assert items["V4"].theirs_sha256 == digest(theirs)
+    assert items["V4"].original == SECOND
+    (conflict,) = [e for e in journal(backup.folder) if e["event"] == "conflict"]
+    assert conflict["file"] == f"{file_stem('report', 'V4')}.theirs.json"
+    assert json.loads((backup.folder / conflict["file"]).read_text())["view"] == theirs.view.node()
+
+
+def unfinished(folder):
+    """The backup as a run killed before its end leaves it: no closing line in the manifest."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    del manifest["journal"]
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_journal_cut_short_on_its_last_line_is_tolerated_for_a_run_that_did_not_finish(folder):
+    expected = load_backup(unfinished(folder))
+    assert expected.notes == ("the apply run did not finish; restoring what its journal records",)
     with (folder / JOURNAL).open("a") as out:
         out.write('{"event": "backed-up", "file": "report-V9.js')
     assert load_backup(folder) == expected
 
 
 def test_a_journal_cut_inside_a_character_is_tolerated(folder):
-    expected = load_backup(folder)
+    expected = load_backup(unfinished(folder))
     with (folder / JOURNAL).open("ab") as out:
         out.write('{"event": "backed-up", "title": "Ü'.encode()[:-1])
     assert load_backup(folder) == expected
@@ -168,6 +261,142 @@ def test_a_bad_line_in_the_middle_of_the_journal_is_an_error(folder):
         load_backup(folder)
 
 
+def drop_line(number: int):
+    def tamper(folder):
+        lines = (folder / JOURNAL).read_text().splitlines(keepends=True)
+        del lines[number]
+        (folder / JOURNAL).write_text("".join(lines))
+
+    return tamper
+
+
+def edit_json(name: str, change):
+    def tamper(folder):
+        path = folder / (name if name in (MANIFEST, JOURNAL) else name_of(REPORT))
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data, indent=2))
+
+    return tamper
+
+
+def edit_journal(folder):
+    events = journal(folder)
+    events[0]["sending_sha256"] = "0" * 64
+    write_journal(folder, events)
+
+
+TAMPERED = {
+    "entity-edited": (
+        edit_json("file", lambda d: d.update(entity="other")),
+        r"report-V1-\w+\.json: an object of other/async-rl, but the backup is of team/async-rl",
+    ),
+    "id-edited": (
+        edit_json("file", lambda d: (d.update(id="V9"), d["view"].update(id="V9"))),
+        r"report-V1-\w+\.json: holds report V9, not the one journaled",
+    ),
+    "spec-edited": (
+        edit_json("file", lambda d: d["view"].update(spec='{"blocks":["mine"]}')),
+        r"report-V1-\w+\.json: changed since it was backed up \(checksum mismatch\)",
+    ),
+    "middle-line-deleted": (
+        drop_line(2),
+        r"journal\.jsonl:3: checksum mismatch \(lines edited or deleted\)",
+    ),
+    "first-line-deleted": (
+        drop_line(0),
+        r"journal\.jsonl:1: checksum mismatch \(lines edited or deleted\)",
+    ),
+    "last-line-deleted": (drop_line(-1), r"journal\.jsonl: 7 lines, but the run wrote 8"),
+    "line-edited": (edit_journal, r"journal\.jsonl:1: checksum mismatch"),
+    "target-edited": (
+        edit_json(MANIFEST, lambda d: d.update(target="other/async-rl")),
+        r"journal\.jsonl:1: checksum mismatch",
+    ),
+    "file-missing": (
+        lambda folder: (folder / name_of(REPORT)).unlink(),
+        r"report-V1-\w+\.json: missing from the backup",
+    ),
+}
+
+
+@pytest.mark.parametrize(("tamper", "message"), list(TAMPERED.values()), ids=list(TAMPERED))
+def test_a_tampered_backup_is_refused_in_one_line(folder, tamper, message):
+    tamper(folder)
+    with pytest.raises(BackupError, match=message) as error:
+        load_backup(folder)
+    assert "\n" not in str(error.value)
+
+
+def as_format_2(folder):
+    """The backup as wbmigrate wrote it before checksums: format /2, a journal without them."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest["format"] = "wbmigrate-backup/2"
+    manifest.pop("journal", None)
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    events = journal(folder)
+    for event in events:
+        event.pop("checksum")
+        event.pop("file_sha256", None)
+    write_journal(folder, events)
+    return folder
+
+
+def test_a_format_2_backup_still_loads_and_is_said_to_be_unverified(folder):
+    expected = load_backup(folder)
+    loaded = load_backup(as_format_2(folder))
+    assert loaded.items == expected.items
+    assert loaded.notes == ("wbmigrate-backup/2 keeps no checksums: unverified",)
+
+
+def test_a_format_2_backup_of_an_object_of_another_project_is_refused(folder):
+    edit_json("file", lambda d: d.update(project="elsewhere"))(as_format_2(folder))
+    with pytest.raises(BackupError, match="an object of team/elsewhere, but the backup is of"):
+        load_backup(folder)
+
+
+def test_a_format_2_backup_with_a_long_id_is_read_back(tmp_path):
+    """Format /2 named files `kind-<id cleaned, cut at 80>.json`, then cut the name itself at
+    80 when reading: a 70-character id lost its `.json` and the whole backup was unreadable."""
+    long_id = "V" * 70
+    backup = Backup(tmp_path / "run", INFO)
+    backup.save(view(long_id, "Long"), "{}")
+    folder = as_format_2(tmp_path / "run")
+    old_name = f"report-{safe_name(long_id)}.json"
+    (folder / name_of(view(long_id, "Long"))).rename(folder / old_name)
+    events = journal(folder)
+    events[0]["file"] = old_name
+    write_journal(folder, events)
+    assert [r.original.id for r in load_backup(folder).items] == [long_id]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [lambda e: e.pop("sending_sha256"), lambda e: e.pop("event"), lambda e: e.update(file=7)],
+    ids=["no-digest", "no-event", "file-not-text"],
+)
+def test_a_journal_of_the_wrong_shape_is_one_line(folder, change):
+    as_format_2(folder)  # no checksums to catch it first
+    events = journal(folder)
+    change(events[0])
+    write_journal(folder, events)
+    with pytest.raises(BackupError, match=r"damaged backup|cannot be a backup") as error:
+        load_backup(folder)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["../outside.json", "/etc/passwd", ".hidden.json", "report-V1"], ids=str
+)
+def test_a_journal_naming_a_file_outside_the_folder_is_refused(folder, name):
+    as_format_2(folder)
+    events = journal(folder)
+    events[0]["file"] = name
+    write_journal(folder, events)
+    with pytest.raises(BackupError, match="names a file that cannot be a backup"):
+        load_backup(folder)
+
+
 @pytest.mark.parametrize(
     "manifest",
     ['{"format": "wbmigrate-backup/9"}', '{"target": "team/async-rl"}', "[]", "{not json", None],
@@ -178,15 +407,24 @@ def test_a_folder_without_a_known_manifest_is_refused(folder, manifest):
         (folder / MANIFEST).unlink()
     else:
         (folder / MANIFEST).write_text(manifest)
-    with pytest.raises(BackupError, match="not a wbmigrate backup folder") as error:
+    with pytest.raises(BackupError, match="not a wbmigrate backup") as error:
         load_backup(folder)
     assert "\n" not in str(error.value)
 
 
-def test_a_missing_object_file_is_an_error(folder):
-    (folder / "report-V1.json").unlink()
-    with pytest.raises(BackupError, match=r"report-V1\.json: cannot read the backup"):
-        load_backup(folder)
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.mkdir(), "an empty folder, not a wbmigrate backup"),
+        (lambda p: None, "no such folder"),
+        (lambda p: p.write_text("x"), "not a folder"),
+    ],
+    ids=["empty", "missing", "a-file"],
+)
+def test_a_backup_folder_that_is_not_one_is_refused(tmp_path, make, message):
+    make(tmp_path / "b")
+    with pytest.raises(BackupError, match=message):
+        load_backup(tmp_path / "b")
 
 
 def edited(path: tuple[str, ...], value) -> str:
@@ -248,3 +486,167 @@ def test_safe_name_never_yields_a_separator_or_a_leading_dot(text):
     assert not name.startswith(".")
     assert len(name) <= 80
     assert safe_name(name) == name  # already safe: kept
+
+
+# --- through the command line, against the local W&B-compatible server --------------------------
+
+SENTINEL = "SENTINEL" + "b" * 40
+
+
+@pytest.fixture
+def keyed(live, monkeypatch):
+    """The live server, with an API key that is easy to find in any output or file."""
+    live.api_key = SENTINEL
+    monkeypatch.setenv("WANDB_API_KEY", SENTINEL)
+    return live
+
+
+def assert_key_nowhere(results, root) -> None:
+    """No traceback, and the key in 0 bytes of output and of the files under `root`."""
+    for result in results:
+        assert "Traceback" not in result.output
+        assert SENTINEL not in result.output
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert SENTINEL.encode() not in path.read_bytes(), path
+
+
+def assert_one_line_refusal(result, message: str, root) -> None:
+    """Exit 2, one `Error:` line naming the problem, no traceback, and the key nowhere."""
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, result.stderr
+    assert re.search(message, errors[0]), errors[0]
+    assert_key_nowhere([result], root)
+
+
+LIVE_TAMPERING = {
+    "entity-edited": (
+        lambda d: d.update(entity="other"),
+        r"an object of other/async-rl, but the backup is of team/async-rl; nothing restored",
+    ),
+    "spec-edited": (
+        lambda d: d["view"].update(spec='{"blocks": []}'),
+        r"changed since it was backed up \(checksum mismatch\); nothing restored",
+    ),
+    "journal-line-deleted": (None, r"journal\.jsonl:2: checksum mismatch"),
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"), list(LIVE_TAMPERING.values()), ids=list(LIVE_TAMPERING)
+)
+def test_rollback_refuses_a_tampered_backup_before_writing_anything(
+    run, keyed, tmp_path, change, message
+):
+    assert run("apply", TARGET, "--yes", "--backup-dir", "b").exit_code == 0
+    after = snapshot(keyed)
+    folder = tmp_path / "b"
+    if change is None:
+        lines = (folder / JOURNAL).read_text().splitlines(keepends=True)
+        (folder / JOURNAL).write_text("".join(lines[:1] + lines[2:]))
+    else:
+        entry = next(e for e in journal(folder) if e["event"] == "backed-up")
+        path = folder / entry["file"]
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data, indent=2))
+    count = len(writes(keyed))
+    result = run("rollback", "b", "--yes")
+    assert_one_line_refusal(result, message, tmp_path)
+    assert len(writes(keyed)) == count
+    assert snapshot(keyed) == after
+
+
+def test_a_format_2_backup_rolls_back_with_a_warning(run, keyed, tmp_path):
+    before = snapshot(keyed)[0]
+    assert run("apply", TARGET, "--yes", "--backup-dir", "b").exit_code == 0
+    as_format_2(tmp_path / "b")
+    result = run("rollback", "b", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Warning: wbmigrate-backup/2 keeps no checksums: unverified" in result.stderr
+    assert "Summary: 10 restored." in result.stdout
+    assert snapshot(keyed)[0] == before
+    assert_key_nowhere([result], tmp_path)
+
+
+def test_ids_that_clean_alike_and_a_long_id_are_backed_up_apart_and_roll_back(run, keyed, tmp_path):
+    """`id+1` and `id/1` used to share `report-id_1.json` (one original lost), and a
+    70-character id made the backup unreadable: rollback exited 2 after apply exited 0."""
+    state = keyed.state
+    template = state.views[state.find("Async health")]
+    for view_id, title in (("id+1", "Plus"), ("id/1", "Slash"), ("W" * 70, "Long")):
+        spec = template["spec"].replace("Async health", title)
+        state.views[view_id] = {**template, "id": view_id, "displayName": title, "spec": spec}
+    before = snapshot(keyed)[0]
+    result = run("apply", TARGET, "--yes", "--backup-dir", "b")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 13 applied." in result.stdout
+    files = [p.name for p in (tmp_path / "b").iterdir()]
+    assert len(files) == 13 + 2
+    assert all(len(name) <= 80 for name in files)
+    undo = run("rollback", "b", "--yes")
+    assert undo.exit_code == 0, undo.output
+    assert "Summary: 13 restored." in undo.stdout
+    assert snapshot(keyed)[0] == before
+    assert_key_nowhere([result, undo], tmp_path)
+
+
+def sys_is_read_only() -> bool:
+    """Whether even root cannot make a folder in /sys (a container's, a CI runner's)."""
+    try:
+        os.mkdir("/sys/wbmigrate-probe")
+    except OSError:
+        return Path("/sys").is_dir()
+    os.rmdir("/sys/wbmigrate-probe")
+    return False
+
+
+@pytest.mark.parametrize(
+    ("backup_dir", "message"),
+    [
+        ("/etc/passwd/x", r"/etc/passwd/x: cannot make a folder under /etc/passwd, a file"),
+        ("a-file", r"a-file: a file is in the way, not a folder"),
+        ("full", r"full exists and is not empty"),
+        ("/sys/wbmigrate-backups", r"/sys/wbmigrate-backups: cannot make the backup folder"),
+    ],
+    ids=["under-a-file", "a-file", "not-empty", "not-writable"],
+)
+def test_a_backup_dir_that_cannot_be_used_is_refused_before_any_write(
+    run, keyed, tmp_path, backup_dir, message
+):
+    if backup_dir.startswith("/sys") and not sys_is_read_only():
+        pytest.skip("needs a /sys where no folder can be made")
+    (tmp_path / "a-file").write_text("mine")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes").write_text("mine")
+    result = run("apply", TARGET, "--yes", "--backup-dir", backup_dir)
+    assert_one_line_refusal(result, message, tmp_path)
+    assert writes(keyed) == []
+    if not backup_dir.startswith("/sys"):  # root passes the early check there; mkdir fails
+        assert keyed.requests == []  # refused before the project was even read
+    assert (tmp_path / "a-file").read_text() == "mine"
+
+
+def test_rollback_of_a_folder_that_is_no_backup_is_one_line(run, keyed, tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert_one_line_refusal(
+        run("rollback", "empty", "--yes"), r"an empty folder, not a wbmigrate backup", tmp_path
+    )
+    assert_one_line_refusal(run("rollback", "nowhere", "--yes"), r"no such folder", tmp_path)
+    assert run("apply", TARGET, "--yes", "--backup-dir", "b").exit_code == 0
+    entry = next(e for e in journal(tmp_path / "b") if e["event"] == "backed-up")
+    (tmp_path / "b" / entry["file"]).unlink()
+    count = len(writes(keyed))
+    result = run("rollback", "b", "--yes")
+    assert_one_line_refusal(result, r"missing from the backup; nothing restored", tmp_path)
+    assert len(writes(keyed)) == count
+
+
+def test_a_backup_of_another_host_is_refused(run, keyed, tmp_path, monkeypatch):
+    assert run("apply", TARGET, "--yes", "--backup-dir", "b").exit_code == 0
+    count = len(writes(keyed))
+    monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")
+    result = run("rollback", "b", "--yes")
+    assert_one_line_refusal(result, rf"the backup is from {keyed.url}", tmp_path)
+    assert len(writes(keyed)) == count

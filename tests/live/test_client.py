@@ -173,3 +173,102 @@ def test_upsert_copies_every_field(client):
         "spec": '{"new":1}',
         "parentId": "P1",
     }
+
+
+# --- odd answers, and the retry policy ----------------------------------------------------------
+
+
+@responses.activate
+def test_a_null_mutation_answer_is_one_line(client):
+    from wbmigrate.live.client import ShapeError, View
+
+    view = View("V1", "abc123", "runs", "Title", "", "{}", "t", None, "team", "proj")
+    responses.post(f"{BASE}/graphql", json={"data": {"upsertView": None}})
+    with pytest.raises(ShapeError, match="upsertView is null, not an object"):
+        client.upsert_view(view, "{}")
+    responses.post(f"{BASE}/graphql", json={"data": {"updateFilterTrigger": {"trigger": 3}}})
+    with pytest.raises(ShapeError, match=r"updateFilterTrigger\.trigger is a number"):
+        client.update_trigger({"id": "T1"})
+
+
+@responses.activate
+def test_graphql_errors_of_any_shape_are_one_line(client):
+    responses.post(f"{BASE}/graphql", json={"data": None, "errors": "rate limited"})
+    with pytest.raises(GraphQLError, match=r"W&B answered with an error: rate limited$"):
+        client.triggers("team", "proj")
+
+
+@responses.activate
+def test_a_view_field_of_the_wrong_type_is_one_line(client):
+    responses.post(f"{BASE}/graphql", json=page([{**view_node(1), "displayName": ["x"]}], False))
+    with pytest.raises(ApiError, match="displayName of view V1 is a list, not a string"):
+        list(client.views("team", "proj", "runs"))
+
+
+@pytest.mark.parametrize(
+    ("pages", "message"),
+    [
+        ([("c1", True), ("c1", True)], "repeats an earlier page's cursor at page 2"),
+        ([(None, True)], "says more pages follow page 1 but gives no cursor"),
+        ([("", True)], "says more pages follow page 1 but gives no cursor"),
+    ],
+)
+@responses.activate
+def test_a_listing_that_would_loop_stops(client, pages, message):
+    for cursor, more in pages:
+        answer = page([view_node(1)], more)
+        answer["data"]["project"]["allViews"]["pageInfo"]["endCursor"] = cursor  # type: ignore[index]
+        responses.post(f"{BASE}/graphql", json=answer)
+    with pytest.raises(ApiError, match=message):
+        list(client.views("team", "proj", "runs"))
+    assert len(responses.calls) == len(pages)
+
+
+def test_a_retry_after_the_work_was_called_off_is_not_started():
+    import threading
+
+    from wbmigrate.live.transport import BoundedRetry, Stopped, stop_with
+
+    stop = threading.Event()
+    stop_with(stop)
+    try:
+        BoundedRetry(total=3).sleep()  # not called off: backs off (at once, the first time)
+        stop.set()
+        with pytest.raises(Stopped):
+            BoundedRetry(total=3).sleep()
+    finally:
+        stop_with(threading.Event())
+
+
+def test_unreachable_hosts_are_retried_little_or_not_at_all():
+    import socket
+
+    from urllib3.exceptions import (
+        ConnectTimeoutError,
+        MaxRetryError,
+        NameResolutionError,
+        NewConnectionError,
+        ProtocolError,
+    )
+
+    from wbmigrate.live.transport import BoundedRetry, unreachable
+
+    def refused() -> NewConnectionError:
+        try:
+            raise NewConnectionError(None, "refused") from ConnectionRefusedError()  # type: ignore[arg-type]
+        except NewConnectionError as exc:
+            return exc
+
+    unanswered = ConnectTimeoutError(None, "connect timed out")
+    not_found = NameResolutionError("x.invalid", None, socket.gaierror())  # type: ignore[arg-type]
+    assert unreachable(refused()) == "connection refused"
+    assert unreachable(unanswered) == "connection timed out"
+    assert unreachable(not_found) == "host not found"
+    assert unreachable(ProtocolError("Connection aborted.")) is None  # retried as usual
+    with pytest.raises(MaxRetryError):
+        BoundedRetry(total=8).increment("POST", "/graphql", error=not_found)
+    for error in (refused(), unanswered):
+        retry = BoundedRetry(total=8).increment("POST", "/graphql", error=error)
+        retry = retry.increment("POST", "/graphql", error=error)
+        with pytest.raises(MaxRetryError):
+            retry.increment("POST", "/graphql", error=error)

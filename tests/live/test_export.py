@@ -1,17 +1,20 @@
-"""`export`: one readable export file per live object, read back as dashboards as code."""
+"""`export`: one readable export file per live object, read back as dashboards as code; names
+that never collide; an object that cannot be exported reported on its own."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-from helpers import FIXTURES, MIGRATION
+from helpers import FIXTURES, MIGRATION, TARGET
 
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.files import EXPORT_FORMAT, EXPORT_SPEC, read_sources, spec_in
+from wbmigrate.live.backup import safe_name, short_hash
 from wbmigrate.live.client import View
-from wbmigrate.live.export import export_objects
+from wbmigrate.live.export import export_objects, prepare_folder
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.plan import plan_one, signature
 
@@ -33,20 +36,27 @@ AUTOMATION = LiveObject.of_trigger(TRIGGER, "team", "async-rl")
 OBJECTS = [REPORT, DRAFT, WORKSPACE, AUTOMATION]
 
 
+def paths_of(objects, folder):
+    """Export, expecting every object to be written; the paths."""
+    results = export_objects(objects, folder)
+    assert [r.error for r in results] == [""] * len(results)
+    return [r.path for r in results]
+
+
 @pytest.fixture
 def exported(tmp_path):
     folder = tmp_path / "out"
-    return folder, export_objects(OBJECTS, folder)
+    return folder, paths_of(OBJECTS, folder)
 
 
 def test_one_file_per_object_in_a_folder_per_kind(exported):
     folder, paths = exported
     relative = [p.relative_to(folder).as_posix() for p in paths]
     assert relative == [
-        "reports/async-health--V1.json",
-        "reports/draft-async-health--V2.json",
-        "workspaces/overview--V3.json",
-        f"automations/token-max--{TRIGGER['id']}.json",
+        f"reports/async-health--V1-{short_hash('V1')}.json",
+        f"reports/draft-async-health--V2-{short_hash('V2')}.json",
+        f"workspaces/overview--V3-{short_hash('V3')}.json",
+        f"automations/token-max--{safe_name(TRIGGER['id'])}-{short_hash(TRIGGER['id'])}.json",
     ]
     assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json")) == sorted(
         relative
@@ -121,7 +131,7 @@ def test_an_exported_object_plans_as_the_live_one(exported):
 )
 def test_no_title_or_id_writes_outside_the_folder(tmp_path, title, object_id):
     folder = tmp_path / "out"
-    (path,) = export_objects([view(object_id, title)], folder)
+    (path,) = paths_of([view(object_id, title)], folder)
     assert folder.resolve() in path.resolve().parents
     assert path.parent == folder / "reports"
     assert not path.name.startswith(".")
@@ -130,34 +140,130 @@ def test_no_title_or_id_writes_outside_the_folder(tmp_path, title, object_id):
 
 
 def test_a_title_without_letters_is_named_after_its_kind(tmp_path):
-    paths = export_objects([view("V1", "日本語"), view("V2", "!!! ---")], tmp_path)
-    assert [p.name for p in paths] == ["report--V1.json", "report--V2.json"]
+    paths = paths_of([view("V1", "日本語"), view("V2", "!!! ---")], tmp_path)
+    assert [p.name for p in paths] == [
+        f"report--V1-{short_hash('V1')}.json",
+        f"report--V2-{short_hash('V2')}.json",
+    ]
 
 
 def test_objects_with_one_title_get_files_of_their_own(tmp_path):
-    paths = export_objects([view("V1", "Same"), view("V2", "Same")], tmp_path)
+    paths = paths_of([view("V1", "Same"), view("V2", "Same")], tmp_path)
     assert len({p.name for p in paths}) == 2
     assert [json.loads(p.read_text())["id"] for p in paths] == ["V1", "V2"]
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ("id+1", "id/1", "id_1", "id 1"),
+        ("VmlldzoxMDc=", "vmlldzoxmdc="),  # apart on a case-insensitive disk too
+        ("x" * 70 + "a", "x" * 70 + "b"),  # the same first 48 characters
+    ],
+    ids=["clean-alike", "case", "long"],
+)
+def test_ids_that_clean_alike_get_files_of_their_own(tmp_path, ids):
+    paths = paths_of([view(i, "Same title") for i in ids], tmp_path)
+    assert len({p.name.casefold() for p in paths}) == len(ids)
+    assert all(len(p.name) <= 130 for p in paths)
+    assert [json.loads(p.read_text())["id"] for p in paths] == list(ids)
+
+
 @pytest.mark.parametrize("spec", ["{not json", "", '{"blocks": ['], ids=["bad", "empty", "cut"])
-def test_a_spec_that_is_not_json_is_a_one_line_error(tmp_path, spec):
-    with pytest.raises(WbmigrateError, match="report V9: its spec is not valid JSON") as error:
-        export_objects([view("V9", "Broken", spec)], tmp_path)
+def test_a_spec_that_is_not_json_is_reported_and_the_others_are_written(tmp_path, spec):
+    results = export_objects([view("V9", "Broken", spec), REPORT], tmp_path)
+    assert [(r.obj.id, r.path is None, r.error) for r in results] == [
+        ("V9", True, "its spec is not valid JSON; not exported"),
+        ("V1", False, ""),
+    ]
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [results[1].path]
+
+
+@pytest.mark.parametrize(
+    ("title", "spec"),
+    [("Lone \ud800 surrogate", SPEC), ("Fine", '{"blocks": [], "title": "\\udfff"}')],
+    ids=["in-the-title", "in-the-spec"],
+)
+def test_text_utf8_cannot_store_is_reported_never_a_half_file(tmp_path, title, spec):
+    results = export_objects([view("V9", title, spec), REPORT], tmp_path)
+    assert results[0].path is None
+    assert re.fullmatch(
+        r"holds '\\ud[8-9a-f]\w\w', which UTF-8 cannot store; not exported", results[0].error
+    )
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert files == [results[1].path]
+    assert all(p.stat().st_size > 0 for p in files)
+
+
+@pytest.mark.parametrize("where", ["file", "file/below"], ids=["a-file", "under-a-file"])
+def test_an_export_folder_that_cannot_be_made_is_one_line(tmp_path, where):
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(WbmigrateError, match=r"file") as error:
+        prepare_folder(tmp_path / where)
     assert "\n" not in str(error.value)
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    assert (tmp_path / "file").read_text() == "mine"
 
 
 def test_draft_file_names_start_with_draft(exported):
     _, paths = exported
     drafts = [p.name for p, obj in zip(paths, OBJECTS, strict=True) if obj.is_draft]
-    assert drafts == ["draft-async-health--V2.json"]
+    assert drafts == [f"draft-async-health--V2-{short_hash('V2')}.json"]
     assert [p.name for p in paths if p.name.startswith("draft-")] == drafts
 
 
 def test_exporting_again_replaces_the_files(exported):
     folder, paths = exported
     changed = view("V1", "Async health", '{"version": 5, "blocks": []}')
-    (again,) = export_objects([changed], folder)
+    (again,) = paths_of([changed], folder)
     assert again == paths[0]
     assert json.loads(again.read_text())["spec"] == {"version": 5, "blocks": []}
+
+
+# --- through the command line, against the local W&B-compatible server --------------------------
+
+SENTINEL = "SENTINEL" + "e" * 40
+
+
+def test_export_reports_what_it_cannot_write_and_writes_the_rest(run, live, tmp_path, monkeypatch):
+    """Objects whose ids clean alike used to overwrite each other's file ("Exported 21 objects",
+    19 files); a spec UTF-8 cannot store or that is not JSON stopped the export with a
+    traceback."""
+    live.api_key = SENTINEL
+    monkeypatch.setenv("WANDB_API_KEY", SENTINEL)
+    state = live.state
+    template = state.views[state.find("Async health")]
+    added = {
+        "id+1": ("Twin", template["spec"]),
+        "id/1": ("Twin", template["spec"]),
+        "bad-title": ("Lone \ud800", template["spec"]),
+        "bad-spec": ("Broken", "{not json"),
+    }
+    for view_id, (title, spec) in added.items():
+        state.views[view_id] = {**template, "id": view_id, "displayName": title, "spec": spec}
+    result = run("export", TARGET, "out")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [
+        "Error: report \"Lone \\ud800\" (bad-title): holds '\\ud800', which UTF-8 cannot store; "
+        "not exported",
+        'Error: report "Broken" (bad-spec): its spec is not valid JSON; not exported',
+    ]
+    assert result.stderr.splitlines()[-1] == "Exported 13 of 15 objects to out."
+    files = sorted(p for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert len(files) == 13 == len(result.stdout.splitlines())
+    assert all(p.stat().st_size > 0 and not p.name.startswith(".") for p in files)
+    ids = [json.loads(p.read_text())["id"] for p in files]
+    assert {"id+1", "id/1"} <= set(ids)
+    assert SENTINEL not in result.output
+    assert all(SENTINEL.encode() not in p.read_bytes() for p in files)
+
+
+def test_an_export_folder_that_cannot_be_made_is_refused_before_reading(run, live, tmp_path):
+    (tmp_path / "file").write_text("mine")
+    result = run("export", TARGET, "file/out")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "Error: file/out: cannot make the export folder (Not a directory)"
+    ]
+    assert live.requests == []

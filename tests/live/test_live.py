@@ -146,7 +146,7 @@ def test_backup_file_names_stay_inside_the_folder(tmp_path):
     backup.save(hostile, hostile.text)
     assert [p.name for p in tmp_path.iterdir()] == ["backups"]
     assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == [
-        "automation-_.._outside.json",  # one name, no separator
+        "automation-_.._outside-e28b700f24.json",  # one name, no separator; the id's hash
         "journal.jsonl",
         "manifest.json",
     ]
@@ -187,11 +187,18 @@ def test_a_run_killed_after_writing_is_still_rolled_back(run, live, tmp_path):
     confirming its writes (and a last line cut short) still leaves a complete undo."""
     before = snapshot(live)
     assert run("apply", TARGET, "--yes", "--backup-dir", "backups").exit_code == 0
-    journal = tmp_path / "backups" / "journal.jsonl"
-    lines = [line for line in journal.read_text().splitlines() if '"written"' not in line]
-    journal.write_text("\n".join(lines) + '\n{"event": "backed-up", "fi')
+    folder = tmp_path / "backups"
+    journal = folder / "journal.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    assert '"written"' in lines[-1]
+    # killed while confirming the last write, its line cut short, before the run's end record
+    journal.write_text("".join(lines[:-1]) + '{"event": "backed-up", "fi')
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["journal"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
     result = run("rollback", "backups", "--yes")
     assert result.exit_code == 0, result.output
+    assert "Warning: the apply run did not finish" in result.stderr
     assert "Summary: 10 restored." in result.stdout
     assert snapshot(live)[0] == before[0]
 
@@ -248,7 +255,7 @@ def test_export_then_plan_the_files(run, live, tmp_path):
     files = sorted(
         p.relative_to(tmp_path / "exported") for p in (tmp_path / "exported").rglob("*.json")
     )
-    assert Path("reports/escape-attempt--VmlldzoxMTI_.json") in files
+    assert Path("reports/escape-attempt--VmlldzoxMTI_-bc7b27a6c3.json") in files
     assert all(".." not in str(f) for f in files)
     assert len(files) == 12
     document = json.loads((tmp_path / "exported" / files[-1]).read_text())
@@ -330,7 +337,7 @@ def test_api_key_never_appears_anywhere(run, wandb_server, tmp_path, monkeypatch
         ),
         (
             {"WANDB_API_KEY": ""},
-            "Error: no API key for 127.0.0.1: set WANDB_API_KEY or run `wandb login`",
+            "Error: no API key for 127.0.0.1:",  # with its port, as `wandb login` stores it
         ),
         (
             {"WANDB_BASE_URL": "http://wandb.example.com"},
@@ -349,7 +356,8 @@ def test_connection_errors_exit_2(run, live, monkeypatch, env, message):
 def test_key_from_netrc(run, live, monkeypatch, tmp_path):
     monkeypatch.delenv("WANDB_API_KEY")
     netrc = tmp_path / "home" / ".netrc"
-    netrc.write_text(f"machine 127.0.0.1\n  login user\n  password {live.api_key}\n")
+    port = live.url.rpartition(":")[2]  # `wandb login --host` names the machine with its port
+    netrc.write_text(f"machine 127.0.0.1:{port}\n  login user\n  password {live.api_key}\n")
     netrc.chmod(0o600)
     assert run("plan", TARGET).exit_code == 0
 

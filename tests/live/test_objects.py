@@ -40,3 +40,43 @@ def test_a_reader_ahead_ends_when_the_consumer_stops():
     settled = len(produced)
     time.sleep(0.3)
     assert len(produced) == settled <= 5  # bounded by the queue, then stopped
+
+
+# --- automations W&B answered without a part ----------------------------------------------------
+
+TRIGGER = {
+    "id": "T1",
+    "name": "alert",
+    "enabled": True,
+    "scope": {"__typename": "Project", "id": "P1"},
+    "event": {"eventType": "RUN_METRIC", "filter": "{}"},
+    "action": {"__typename": "NotificationTriggeredAction", "integration": {"id": "I1"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        ({"action": None}, "W&B gave no action to copy back"),
+        ({"scope": "x"}, "W&B gave no scope to copy back"),
+        ({"event": {"eventType": "RUN_METRIC"}}, "lacks fields to copy back"),
+        ({"enabled": None}, "lacks fields to copy back"),
+        ({"action": {"__typename": "NotificationTriggeredAction"}}, "no integration"),
+    ],
+)
+def test_a_trigger_that_cannot_be_copied_back_whole_is_refused(broken, message):
+    from wbmigrate.live.objects import UnsupportedTrigger, trigger_input
+
+    assert trigger_input(TRIGGER)["scopeID"] == "P1"
+    with pytest.raises(UnsupportedTrigger, match=f"automation 'alert': .*{message}"):
+        trigger_input({**TRIGGER, **broken})
+
+
+@pytest.mark.parametrize("part", ["event", "action"])
+def test_an_automation_without_its_condition_or_action_is_not_planned(part):
+    from wbmigrate.live.objects import LiveObject
+
+    whole = LiveObject.of_trigger(TRIGGER, "team", "proj")
+    assert whole.problem is None
+    broken = LiveObject.of_trigger({**TRIGGER, part: None}, "team", "proj")
+    assert broken.source().error == f"W&B gave no {part} for this automation"

@@ -12,13 +12,14 @@ from wandb_server import Fault
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.apply import Expected, Outcome, WriteStatus
-from wbmigrate.live.backup import MANIFEST
+from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import ObjectRef
 from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.project import (
     Census,
     Project,
+    backup_folder,
     parse_target,
     plan_project,
     prepare_apply,
@@ -162,6 +163,18 @@ def test_start_backup_picks_a_fresh_default_folder_each_run(project):
         assert backup.folder.parent == Path("wbmigrate-backups")
         assert backup.folder.name.startswith("team-async-rl-")
         assert (backup.folder / MANIFEST).is_file()
+
+
+def test_backup_folder_is_checked_before_anything_is_read(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert backup_folder("team", "async-rl", tmp_path / "b") == tmp_path / "b"
+    default = backup_folder("team", "async-rl")
+    assert default.parent == Path("wbmigrate-backups")
+    assert default.name.startswith("team-async-rl-")
+    assert not default.exists()  # checked, not made: a cancelled run leaves nothing behind
+    (tmp_path / "wbmigrate-backups").write_text("in the way")
+    with pytest.raises(BackupError, match=r"under .*wbmigrate-backups, a file"):
+        backup_folder("team", "async-rl")
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from helpers import REPO
 from wbmigrate import __version__
 from wbmigrate.check.model import FileReport, Finding, Level, Lines, Replacement, Rule
 from wbmigrate.report import check as report
+from wbmigrate.report import ci
 
 SCHEMA = json.loads((REPO / "schemas" / "check-report.schema.json").read_text())
 TEXT = "a: off_policy/mean\nb: 1\n  c: off_policy/max\n"
@@ -216,7 +217,7 @@ def test_schema_refuses_what_the_report_never_writes():
 
 
 def test_sarif():
-    sarif = json.loads(report.to_sarif([CFG, CLEAN, BROKEN, NOTES]))
+    sarif = json.loads(ci.to_sarif([CFG, CLEAN, BROKEN, NOTES]))
     assert sarif["version"] == "2.1.0"
     assert sarif["$schema"].endswith("sarif-2.1.0.json")
     (run,) = sarif["runs"]
@@ -253,7 +254,7 @@ def test_sarif():
 
 
 def test_sarif_run_is_unsuccessful_when_wbmigrate_failed_on_a_file():
-    (run,) = json.loads(report.to_sarif([CFG, CRASHED]))["runs"]
+    (run,) = json.loads(ci.to_sarif([CFG, CRASHED]))["runs"]
     assert run["invocations"] == [{"executionSuccessful": False}]
     assert (run["results"][-1]["ruleId"], run["results"][-1]["level"]) == (
         "internal-error", "error",
@@ -261,7 +262,7 @@ def test_sarif_run_is_unsuccessful_when_wbmigrate_failed_on_a_file():
 
 
 def test_sarif_region_across_lines_keeps_its_end_column():
-    (result,) = json.loads(report.to_sarif([FileReport("cfg.yaml", (REVIEW,), TEXT)]))["runs"][0][
+    (result,) = json.loads(ci.to_sarif([FileReport("cfg.yaml", (REVIEW,), TEXT)]))["runs"][0][
         "results"
     ]
     region = result["locations"][0]["physicalLocation"]["region"]
@@ -272,7 +273,7 @@ def test_sarif_region_across_lines_keeps_its_end_column():
 
 
 def test_github_annotations_by_level():
-    lines = report.to_github([CFG, CLEAN, NOTES]).splitlines()
+    lines = ci.to_github([CFG, CLEAN, NOTES]).splitlines()
     assert lines == [
         "::error file=cfg.yaml,line=1,col=4,endLine=1,endColumn=19,"
         "title=wbmigrate renamed-metric::off_policy/mean -> staleness/rollout/mean",
@@ -286,7 +287,7 @@ def test_github_annotations_by_level():
 
 def test_github_escapes_data_and_properties():
     finding = Finding("a,b:c%.md", 2, 3, 2, 4, Rule.NEEDS_REVIEW, "50%: a, b\r\nnext")
-    (line, _) = report.to_github([FileReport("a,b:c%.md", (finding,))]).splitlines()
+    (line, _) = ci.to_github([FileReport("a,b:c%.md", (finding,))]).splitlines()
     assert line.startswith("::warning file=a%2Cb%3Ac%25.md,line=2,col=3,endLine=2,endColumn=4,")
     assert line.endswith("::50%25: a, b%0D%0Anext")
 
@@ -305,7 +306,7 @@ def count(lines: list[str], level: str) -> int:
 @pytest.mark.parametrize("cap", [1, 10], ids=["cap-1", "default-cap"])
 def test_github_caps_annotations_per_level(cap):
     findings = (*errors(12), *errors(2, Rule.NEEDS_REVIEW, Level.WARNING))
-    lines = report.to_github([FileReport("f.py", findings)], cap=cap).splitlines()
+    lines = ci.to_github([FileReport("f.py", findings)], cap=cap).splitlines()
     assert (count(lines, "error"), count(lines, "warning")) == (min(cap, 12), min(cap, 2))
     hidden_errors, hidden_warnings = 12 - min(cap, 12), 2 - min(cap, 2)
     what = (
@@ -320,26 +321,26 @@ def test_github_caps_annotations_per_level(cap):
 def test_github_keeps_the_last_notice_slot_for_the_hidden_count():
     """GitHub drops notices past the cap too: the line saying what is hidden must be shown."""
     findings = (*errors(11), *errors(12, Rule.MENTION, Level.NOTE))
-    lines = report.to_github([FileReport("f.py", findings)]).splitlines()
+    lines = ci.to_github([FileReport("f.py", findings)]).splitlines()
     assert (count(lines, "error"), count(lines, "notice")) == (10, 9)
     assert sum(line.startswith("::notice") for line in lines) == 10
     assert lines[-2] == hidden_notice("4 more findings (1 error and 3 notes) are")
 
 
 def test_github_shows_every_notice_when_nothing_is_hidden():
-    lines = report.to_github([FileReport("f.py", errors(10, Rule.MENTION, Level.NOTE))])
+    lines = ci.to_github([FileReport("f.py", errors(10, Rule.MENTION, Level.NOTE))])
     assert count(lines.splitlines(), "notice") == 10
     assert "more" not in lines
 
 
 def test_github_adds_no_notice_under_the_cap():
-    lines = report.to_github([FileReport("f.py", errors(10))]).splitlines()
+    lines = ci.to_github([FileReport("f.py", errors(10))]).splitlines()
     assert len(lines) == 11
     assert not any(line.startswith("::notice") for line in lines)
 
 
 def test_github_notice_for_one_hidden_finding_is_singular():
-    out = report.to_github([FileReport("f.py", errors(2))], cap=1)
+    out = ci.to_github([FileReport("f.py", errors(2))], cap=1)
     assert hidden_notice("1 more error is", cap=1) in out
 
 

@@ -1,13 +1,15 @@
-"""What the live commands print: the per-object outcome table and the project census."""
+"""What the live commands print: the per-object outcome table, the lines after it (an
+interrupted batch, conflicts, an export) and the project census."""
 
 from __future__ import annotations
 
 import pytest
 
 from wbmigrate.live.apply import Outcome, WriteStatus
+from wbmigrate.live.export import Exported
 from wbmigrate.live.objects import ObjectRef
 from wbmigrate.live.project import Census
-from wbmigrate.report.live import census, to_text
+from wbmigrate.report.live import census, conflicts, export_line, interrupted, to_text
 
 HEALTH = ObjectRef("report", "v1", "Async health")
 DRAFT = ObjectRef("report", "v2", "Async health", is_draft=True)
@@ -116,3 +118,51 @@ def test_object_names():
 )  # fmt: skip
 def test_census(found, expected):
     assert census(found) == expected
+
+
+def test_a_conflict_is_its_own_status_and_counts_in_the_summary():
+    outcomes = [
+        Outcome(HEALTH, WriteStatus.APPLIED, changes=2),
+        Outcome(OVERVIEW, WriteStatus.CONFLICT, "saved by someone else while it was written"),
+        Outcome(ALERT, WriteStatus.FAILED, "HTTP 500"),
+    ]
+    lines = to_text(outcomes, "Applied").splitlines()
+    assert (
+        lines[2]
+        == '  conflict   workspace "Overview"    saved by someone else while it was written'
+    )
+    assert lines[-1] == "Summary: 1 applied, 1 conflict, 1 failed."
+
+
+def test_conflicts_line_gives_the_undo_command_only_when_there_are_conflicts():
+    clean = [Outcome(HEALTH, WriteStatus.APPLIED, changes=2)]
+    assert conflicts(clean, "wbmigrate rollback b --yes") is None
+    line = conflicts(
+        [*clean, Outcome(OVERVIEW, WriteStatus.CONFLICT)], "wbmigrate rollback b --yes"
+    )
+    assert line.startswith("Conflicts: 1 object saved by someone else while being written;")
+    assert line.endswith("put the originals back: wbmigrate rollback b --yes --force")
+    assert "\n" not in line
+
+
+@pytest.mark.parametrize(("count", "line"), [(1, "1 object"), (7, "7 objects"), (0, "0 objects")])
+def test_interrupted_says_how_many_objects_were_not_started(count, line):
+    assert interrupted(count) == f"Interrupted: {line} not started."
+
+
+def test_names_and_messages_cannot_forge_lines_or_break_the_output():
+    forged = ObjectRef("report", "v9", "evil\nSummary: 10 applied.\ud800")
+    (_, row, _) = to_text(
+        [Outcome(forged, WriteStatus.FAILED, "bad\rline")], "Applied"
+    ).splitlines()
+    assert row.startswith('  failed     report "evil\\nSummary: 10 applied.\\ud800"')
+    assert row.endswith("bad\\rline")
+    row.encode("utf-8")  # printable, whatever the title holds
+
+
+def test_export_lines():
+    from pathlib import Path
+
+    assert export_line(Exported(HEALTH, Path("out/reports/a.json"))) == "out/reports/a.json"
+    failed = Exported(ObjectRef("report", "v\ud800", "T\ud800"), None, "not exported")
+    assert export_line(failed) == 'Error: report "T\\ud800" (v\\ud800): not exported'

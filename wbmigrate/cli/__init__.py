@@ -17,7 +17,7 @@ COMMANDS = {
     "plan": "wbmigrate.cli.plan:plan",
     "apply": "wbmigrate.cli.live:apply",
     "rollback": "wbmigrate.cli.live:rollback",
-    "export": "wbmigrate.cli.live:export",
+    "export": "wbmigrate.cli.export:export",
     "check": "wbmigrate.cli.check:check",
     "mappings": "wbmigrate.cli.mappings:mappings",
 }

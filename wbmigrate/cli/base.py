@@ -15,7 +15,7 @@ from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity, find_mapping
-from wbmigrate.redact import RedactingStream, forget
+from wbmigrate.redact import RedactingStream, forget, redact
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -37,7 +37,7 @@ class UserError(click.ClickException):
     exit_code = ExitCode.ERROR
 
     def show(self, file: Any = None) -> None:
-        for line in self.format_message().splitlines():
+        for line in redact(self.format_message()).splitlines():  # shown after the command ran
             click.echo(f"Error: {line}", err=True)
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +10,7 @@ import click
 
 from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level, Rule
-from wbmigrate.check.run import check_paths, write_fixes
+from wbmigrate.check.run import check_paths, remaining, write_fixes
 from wbmigrate.check.targets import Targets
 from wbmigrate.cli.base import (
     CONTEXT,
@@ -24,6 +22,7 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.report import check as check_report
+from wbmigrate.report import ci as ci_report
 from wbmigrate.report.words import plural
 
 FORMATS = ["text", "json", "sarif", "github", "markdown"]
@@ -150,7 +149,7 @@ def check(
         force_exclude=force_exclude,
     )
     if diff:
-        _print_diff(reports)
+        click.echo(check_report.to_diff(reports), nl=False)
         if not quiet:
             click.echo(check_report.summary(reports), err=True)
         _finish(reports, any(r.fixed for r in reports), exit_zero)
@@ -161,7 +160,7 @@ def check(
         for reason in refused:
             click.echo(f"Error: {reason}", err=True)
         fixed = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
-        reports = [_remaining(r) if r.path in written else r for r in reports]
+        reports = [remaining(r) if r.path in written else r for r in reports]
     click.echo(_renderer(format_, fixed, statistics, quiet)(reports), nl=False)
     _finish(reports, _fails(reports), exit_zero)
 
@@ -190,8 +189,8 @@ def _renderer(
     return {
         "text": lambda rs: check_report.to_text(rs, fixed, quiet),
         "json": check_report.to_json,
-        "sarif": check_report.to_sarif,
-        "github": check_report.to_github,
+        "sarif": ci_report.to_sarif,
+        "github": ci_report.to_github,
         "markdown": lambda rs: check_report.to_markdown(rs, fixed),
     }[format_]
 
@@ -231,30 +230,3 @@ def _apply_config(ctx: click.Context, setup: dict[str, Any], config: CheckConfig
             None,
         ):
             setup[name] = value
-
-
-def _remaining(report: FileReport) -> FileReport:
-    """After --fix: what is left in a file (everything, if its fixes could not be applied)."""
-    if report.fixed is None:
-        return report
-    return replace(report, findings=tuple(f for f in report.findings if not f.fixable))
-
-
-def _print_diff(reports: list[FileReport]) -> None:
-    for report in reports:
-        if report.fixed is None or report.fixed == report.text:
-            continue
-        lines = difflib.unified_diff(
-            report.text.splitlines(keepends=True),
-            report.fixed.splitlines(keepends=True),
-            f"a/{report.path}",
-            f"b/{report.path}",
-        )
-        # as git does, a last line without a newline says so
-        click.echo(
-            "".join(
-                line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
-                for line in lines
-            ),
-            nl=False,
-        )

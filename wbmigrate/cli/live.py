@@ -1,4 +1,4 @@
-"""`wbmigrate apply | rollback | export`: write to a live project, undo it, or save it as files."""
+"""`wbmigrate apply | rollback`: write a migration to a live project, and undo it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from wbmigrate.cli.base import (
     migration_setup,
     status,
 )
+from wbmigrate.cli.batch import end_batch, end_batch_with_undo, interruptible, shielded, stopping
 from wbmigrate.cli.project import (
     DRAFTS,
     Connection,
@@ -28,17 +29,26 @@ from wbmigrate.cli.project import (
     tell_found,
 )
 from wbmigrate.live.apply import apply_one, failed, restore_one, run_all
-from wbmigrate.live.backup import load_backup
-from wbmigrate.live.export import export_objects
-from wbmigrate.live.planfile import load_plan, saved_migration
+from wbmigrate.live.backup import BackupError
+from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.project import (
     Census,
+    backup_folder,
     prepare_apply,
     start_backup,
 )
+from wbmigrate.live.restore import load_backup
 from wbmigrate.mapping import find_mapping
 from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
+
+
+def _given(*names: str) -> set[str]:
+    """The options of this command that the command line set (not left at their default)."""
+    context = click.get_current_context()
+    source = click.core.ParameterSource.COMMANDLINE
+    return {name for name in names if context.get_parameter_source(name) is source}
+
 
 # --- apply ---------------------------------------------------------------------------------------
 
@@ -62,7 +72,7 @@ from wbmigrate.report import plan as plan_report
 )
 @click.option(
     "--backup-dir",
-    type=click.Path(file_okay=False),
+    type=click.Path(),
     metavar="DIR",
     help="Where to back up the originals (default: wbmigrate-backups/ENTITY-PROJECT-TIME).",
 )
@@ -77,6 +87,7 @@ from wbmigrate.report import plan as plan_report
 )
 @DRAFTS
 @connection_options
+@interruptible("nothing written")
 def apply(
     target: str,
     plan_path: str | None,
@@ -89,21 +100,30 @@ def apply(
 ) -> None:
     """Migrate a live W&B project: rewrite its reports, drafts, workspaces and alerts.
 
-    Before each write the object is read again and skipped if it changed since it was fetched
-    (or since the saved plan); its original is backed up first (files of mode 0600 in a 0700
-    folder); after the write it is read back to check W&B stores what was sent. One failing
-    object never stops the others. Undo with `wbmigrate rollback BACKUP_DIR`.
+    Each original is backed up first (files of mode 0600 in a 0700 folder, with a checksummed
+    journal); then the object is read again and written at once only if it is still as planned
+    (else skipped), and read back: if someone saved it meanwhile it is a conflict, and their
+    version is kept in the backup too. One failing object never stops the others; Ctrl-C starts
+    no new object, lets the writes in flight finish and reports them. Undo with
+    `wbmigrate rollback BACKUP_DIR`.
 
-    Exit code: 0 when every object was migrated or needed nothing, 1 when some were skipped or
-    failed (or you answered no), 2 on a usage, mapping, auth or connection error (nothing
-    written).
+    Exit code: 0 when every object was migrated or needed nothing, 1 when some were skipped,
+    in conflict or failed (or you answered no), 2 on a usage, mapping, auth or connection error
+    or an unusable --backup-dir (nothing written), 130 after Ctrl-C.
     """
 
     live = live_target(target)
+    folder = backup_folder(*live, Path(backup_dir) if backup_dir else None)
     migration, options = migration_setup(**setup)
     saved = load_plan(Path(plan_path)) if plan_path else None
     if saved is not None:
         migration = saved_migration(saved, find_mapping(setup["mapping_ref"]), "/".join(live))
+        check_options(
+            saved,
+            options,
+            drafts == "migrate",
+            _given("mode", "rewrite_text", "no_annotate", "project_keys", "drafts"),
+        )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     census = Census()
@@ -118,18 +138,22 @@ def apply(
         return
     status(plan_report.summary(work.tally))
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
-    backup = start_backup(project, migration, options, Path(backup_dir) if backup_dir else None)
+    backup = start_backup(project, migration, options, folder)
     with progress(len(work.todo), "Applying") as tick:
-        written = run_all(
+        batch = run_all(
             work.todo,
             lambda item: apply_one(project.client, item[0], item[1], migration, options, backup),
             jobs,
             tick,
+            stopping,
         )
-    results = work.settled + written
-    click.echo(live_report.to_text(results, heading))
-    click.echo(f"Backups: {backup.folder}  (undo: wbmigrate rollback {backup.folder} --yes)")
-    finish(failed(results))
+    with shielded():
+        unrecorded = backup.close()
+        if unrecorded:
+            status(f"Warning: {unrecorded}")
+        results = work.settled + batch.outcomes
+        click.echo(live_report.to_text(results, heading))
+        end_batch_with_undo(batch, results, backup.folder)
 
 
 # --- rollback ------------------------------------------------------------------------------------
@@ -141,7 +165,7 @@ def apply(
         "wbmigrate rollback wbmigrate-backups/my-team-my-project-20261129T101500Z --yes",
     ),
 )
-@click.argument("backup_dir", type=click.Path(exists=True, file_okay=False), metavar="BACKUP_DIR")
+@click.argument("backup_dir", type=click.Path(), metavar="BACKUP_DIR")
 @click.option("--yes", "-y", is_flag=True, help="Write without asking.")
 @click.option(
     "--force",
@@ -150,6 +174,7 @@ def apply(
 )
 @click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4, show_default=True)
 @connection_options
+@interruptible("nothing restored")
 def rollback(
     backup_dir: str,
     yes: bool,
@@ -159,49 +184,29 @@ def rollback(
 ) -> None:
     """Restore every object an apply run wrote to its exact original.
 
-    An object edited after the migration is refused (exit 1) unless --force.
+    An object edited after the migration is refused (exit 1) unless --force. The backup is
+    checked whole before anything is written: a file or journal line that was changed, deleted
+    or belongs to another project refuses the rollback (exit 2). Ctrl-C: 130, as for apply.
     """
 
-    manifest, items = load_backup(Path(backup_dir))
+    try:
+        loaded = load_backup(Path(backup_dir))
+    except BackupError as exc:
+        raise UserError(f"{exc}; nothing restored") from None
+    for note in loaded.notes:
+        status(f"Warning: {note}")
+    manifest, items = loaded.manifest, loaded.items
     client = connect(connection)
     if manifest.get("base_url") != client.base_url:
         raise UserError(
-            f"the backup is from {manifest.get('base_url')}, but WANDB_BASE_URL is "
-            f"{client.base_url}"
+            f"the backup is from {manifest.get('base_url')}, but the W&B host is {client.base_url}"
         )
+    status(f"Restoring {manifest.get('target')} on {client.base_url} ...")
     sent = sum(item.sent_sha256 is not None for item in items)
     confirm_or_refuse(f"Restore {sent} objects in {manifest.get('target')}?", yes)
     with progress(len(items), "Restoring") as tick:
-        results = run_all(items, lambda item: restore_one(client, item, force), jobs, tick)
-    click.echo(live_report.to_text(results, f"Rolled back {manifest.get('target')}"))
-    finish(failed(results))
-
-
-# --- export --------------------------------------------------------------------------------------
-
-
-@click.command(
-    context_settings=CONTEXT,
-    epilog=examples(
-        "wbmigrate export my-team/my-project dashboards/",
-        "wbmigrate plan dashboards/",
-    ),
-)
-@click.argument("target", metavar="ENTITY/PROJECT")
-@click.argument("folder", type=click.Path(file_okay=False), metavar="DIR")
-@DRAFTS
-@connection_options
-def export(target: str, folder: str, drafts: str, connection: Connection) -> None:
-    """Write a live project as dashboards-as-code: one readable JSON file per object.
-
-    Each file holds the object's metadata and its spec, pretty-printed with W&B's key order,
-    under reports/, workspaces/ and automations/. `plan DIR` and `check` read them.
-    """
-
-    project = open_project(live_target(target), drafts == "migrate", connection)
-    census = Census()
-    paths = export_objects(list(project.read(census)), Path(folder))
-    tell_found(census, project.drafts)
-    for path in paths:
-        click.echo(str(path))
-    status(f"Exported {len(paths)} objects to {folder}.")
+        batch = run_all(items, lambda item: restore_one(client, item, force), jobs, tick, stopping)
+    with shielded():
+        click.echo(live_report.to_text(batch.outcomes, f"Rolled back {manifest.get('target')}"))
+        end_batch(batch)
+    finish(failed(batch.outcomes))

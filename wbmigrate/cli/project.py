@@ -6,9 +6,11 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,9 +18,11 @@ import click
 from wbmigrate.cli.base import UserError, status
 from wbmigrate.live.apply import Outcome
 from wbmigrate.live.client import Client
-from wbmigrate.live.credentials import api_key_from, base_url_from, check_transport
+from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.project import Census, Project, parse_target
+from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
+from wbmigrate.report.words import printable
 
 DRAFTS = click.option(
     "--drafts",
@@ -42,14 +46,31 @@ _CONNECTION_OPTIONS = [
         default=60,
         show_default=True,
         metavar="SECONDS",
-        help="Give up on one request after this long.",
+        help="Give up on one try of a request after this long: connecting, sending and "
+        "receiving the whole answer.",
     ),
     click.option(
         "--retries",
         type=click.IntRange(0, 20),
         default=8,
         show_default=True,
-        help="Retries of one request on 429, 5xx and connection errors.",
+        help="Retries of one request on 429, 5xx and dropped connections (a connection "
+        "refused or unanswered: two at most; a host not found: none).",
+    ),
+    click.option(
+        "--max-wait",
+        type=click.FloatRange(0, 3600),
+        default=60,
+        show_default=True,
+        metavar="SECONDS",
+        help="The longest wait before a retry that W&B may ask for (Retry-After); a longer "
+        "one fails the request at once.",
+    ),
+    click.option(
+        "--deadline",
+        type=click.FloatRange(0, min_open=True),
+        metavar="SECONDS",
+        help="Stop the run with an error this long after it first connects (default: none).",
     ),
 ]
 
@@ -61,6 +82,8 @@ class Connection:
     allow_http: bool
     timeout: float
     retries: int
+    max_wait: float = 60.0  # the longest Retry-After obeyed
+    deadline: float | None = None  # seconds for the whole run, from the first connection
 
 
 def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -68,9 +91,16 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def with_connection(
-        *args: Any, allow_http: bool, timeout: float, retries: int, **kw: Any
+        *args: Any,
+        allow_http: bool,
+        timeout: float,
+        retries: int,
+        max_wait: float,
+        deadline: float | None,
+        **kw: Any,
     ) -> Any:
-        return command(*args, connection=Connection(allow_http, timeout, retries), **kw)
+        connection = Connection(allow_http, timeout, retries, max_wait, deadline)
+        return command(*args, connection=connection, **kw)
 
     for option in reversed(_CONNECTION_OPTIONS):
         with_connection = option(with_connection)
@@ -78,20 +108,44 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def connect(connection: Connection) -> Client:
-    """A client for the W&B host of the environment."""
+    """A client for the host `wandb login` chose, with its key; the key is redacted from every
+    line printed and file written from now on."""
+    found = credentials(os.environ, Path.cwd())
+    register(found.api_key)
+    check_transport(found.host, connection.allow_http)
+    return Client(
+        found.host.url,
+        found.api_key,
+        timeout=connection.timeout,
+        retries=connection.retries,
+        max_wait=connection.max_wait,
+        deadline=connection.deadline,
+        on_retry=retry_line,
+        key_source=found.key_source,
+    )
+
+
+def live_target(target: str | None, files_too: bool = False) -> tuple[str, str]:
+    """ENTITY and PROJECT of a live TARGET: `ENTITY/PROJECT`, `wandb://ENTITY/PROJECT`, a W&B
+    URL of the project (`https://wandb.ai/ENTITY/PROJECT/...`), or PROJECT alone with
+    WANDB_ENTITY set; none at all takes WANDB_ENTITY and WANDB_PROJECT. Else one line."""
     env = os.environ
-    base_url = base_url_from(env)
-    check_transport(base_url, connection.allow_http)
-    api_key = api_key_from(base_url, env)
-    return Client(base_url, api_key, timeout=connection.timeout, retries=connection.retries)
-
-
-def live_target(target: str, files_too: bool = False) -> tuple[str, str]:
-    """ENTITY and PROJECT of a live TARGET, or a one-line error."""
+    if not target:
+        if env.get("WANDB_ENTITY") and env.get("WANDB_PROJECT"):
+            return env["WANDB_ENTITY"], env["WANDB_PROJECT"]
+        raise UserError("no TARGET: give ENTITY/PROJECT, or set WANDB_ENTITY and WANDB_PROJECT")
+    shown = printable(target)
+    if not files_too and (Path(target).exists() or target.startswith(("./", "../", "/", "~"))):
+        raise UserError(f"{shown}: this is a folder or file; live commands take ENTITY/PROJECT")
+    if target.startswith(("https://", "http://")):
+        parts = [p for p in target.split("://", 1)[1].split("/")[1:] if p]
+        target = "/".join(parts[:2])
+    elif "/" not in target and env.get("WANDB_ENTITY"):
+        target = f"{env['WANDB_ENTITY']}/{target}"
     live = parse_target(target)
     if live is None:
         also = "no such file or folder, and " if files_too else ""
-        raise UserError(f"{target}: {also}not ENTITY/PROJECT")
+        raise UserError(f"{shown}: {also}not ENTITY/PROJECT")
     return live
 
 
@@ -111,11 +165,52 @@ def tell_found(census: Census, drafts: bool) -> None:
         )
 
 
+PROGRESS_EVERY = 5.0  # seconds between progress lines when stderr is no terminal
+_bar = threading.Event()  # a progress bar is drawn on the terminal
+
+
+def retry_line(message: str) -> None:
+    """One line per retry on stderr (`Retrying after HTTP 429 (waiting 2 s) ...`), except
+    while a progress bar is drawn at the terminal: the line would break it."""
+    if not _bar.is_set():
+        status(message)
+
+
 @contextmanager
 def progress(total: int, label: str) -> Iterator[Callable[[Outcome], None]]:
-    """A progress bar on stderr when it is a terminal and the run is long enough to need one."""
-    if total < 5 or not sys.stderr.isatty():
+    """At a terminal, a progress bar when the run is long enough to need one. Elsewhere (a
+    pipe, a CI log) a plain line every `PROGRESS_EVERY` seconds while the run goes on, so a
+    long apply is never silent; a run shorter than that prints none."""
+    if not sys.stderr.isatty():
+        with _progress_lines(total, label) as tick:
+            yield tick
+        return
+    if total < 5:
         yield lambda outcome: None
         return
-    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
-        yield lambda outcome: bar.update(1)
+    _bar.set()
+    try:
+        with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
+            yield lambda outcome: bar.update(1)
+    finally:
+        _bar.clear()
+
+
+@contextmanager
+def _progress_lines(total: int, label: str) -> Iterator[Callable[[Outcome], None]]:
+    """`Applying: 40/120 objects ...` on stderr, from a thread of its own: a line comes even
+    while every object in flight is waiting on W&B."""
+    done = [0]
+    stop = threading.Event()
+
+    def report() -> None:
+        while not stop.wait(PROGRESS_EVERY):
+            status(f"{label}: {done[0]}/{total} objects ...")
+
+    reporter = threading.Thread(target=report, daemon=True)
+    reporter.start()
+    try:
+        yield lambda outcome: done.__setitem__(0, done[0] + 1)
+    finally:
+        stop.set()
+        reporter.join()

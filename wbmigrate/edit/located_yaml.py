@@ -148,7 +148,7 @@ class _Converter:
                 return self.mapping(node, path)
             if isinstance(node, yaml.SequenceNode):
                 return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-            return _SCALARS.construct_object(node)
+            return _scalar(node)
         finally:
             self.inside_alias -= again
 
@@ -208,8 +208,18 @@ def _merge_sources(value: yaml.Node) -> list[yaml.MappingNode]:
 def _key(node: yaml.Node) -> str | int:
     if not isinstance(node, yaml.ScalarNode):
         return f"<{type(node).__name__}>"  # a complex key: the schema check rejects it
-    key = _SCALARS.construct_object(node)
+    key = _scalar(node)
     return key if isinstance(key, str | int) else str(key)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    """A scalar's value; one that its tag cannot hold (`2026-01-32`) is a YAML error at it."""
+    try:
+        return _SCALARS.construct_object(node)
+    except (ValueError, OverflowError) as exc:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value!r} cannot be read ({exc})", node.start_mark
+        ) from None
 
 
 def value_start(text: str, node: yaml.Node) -> int:

@@ -48,7 +48,7 @@ class Walk:
         self.notes: list[Note] = []
         self.versions: set[str] = set()  # steps whose renames this spec needed
         self.where: tuple[str, ...] = ()
-        self._mention = names.mention_pattern(migration.old_names)
+        self._mention = migration.mention  # compiled once per migration, not per object
 
     @property
     def dual(self) -> bool:
@@ -344,7 +344,7 @@ class Walk:
     def regex(self, path: Path, pattern: Any, field: str, ignore_case: bool = False) -> None:
         if not isinstance(pattern, str) or not pattern:
             return
-        known = self.migration.old_names | self.migration.new_names | self.options.project_keys
+        known = self.migration.known_names | self.options.project_keys
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
         old_matched = sorted(outcome.matched & self.migration.old_names)
         if outcome.new is not None:

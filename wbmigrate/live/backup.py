@@ -1,10 +1,12 @@
 """Backups of one apply run: the original of every object, saved before it is written.
 
-A folder (mode 0700) holds one file per object (mode 0600), `manifest.json` (what was migrated
-how) and `journal.jsonl`, a line per event appended as the run goes: an object backed up (with
-the digest of what is about to be sent) and an object written. `rollback` restores the exact
-originals and refuses objects edited since. Because the digest is on disk before the write,
-a run killed between the write and its "written" line is still rolled back correctly.
+A folder (mode 0700) holds one file per object (mode 0600), `manifest.json` and `journal.jsonl`,
+a line per event: backed up (with the digest of what is about to be sent, so a run killed
+mid-write is still undone), written, not written after all, or saved by someone else right after
+the write (their version kept beside the original). Nothing is trusted when read back: journal
+lines carry checksums chained from the manifest, each file's SHA-256 is journaled, the line count
+goes into the manifest at the end, and each file must hold the object and project named; a
+backup failing any check is refused whole, before anything is restored.
 """
 
 from __future__ import annotations
@@ -15,24 +17,23 @@ import json
 import os
 import re
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.client import View
 from wbmigrate.live.objects import LiveObject, trigger_input
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
-FORMAT = "wbmigrate-backup/2"
-FORMATS = ("wbmigrate-backup/1", FORMAT)  # /1 kept its object list in the manifest
+FORMAT = "wbmigrate-backup/3"  # /3: checksums; /2 kept no checksums; /1 no journal
+FORMATS = ("wbmigrate-backup/1", "wbmigrate-backup/2", FORMAT)
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
+MEMBER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}\.json")  # a file the journal may name
 
 
 class BackupError(WbmigrateError):
-    """A backup folder that cannot be written or read."""
+    """A backup folder that cannot be written or read, or that fails a check."""
 
 
 def digest(obj: LiveObject, text: str | None = None) -> str:
@@ -40,7 +41,7 @@ def digest(obj: LiveObject, text: str | None = None) -> str:
     text = obj.text if text is None else text
     if obj.view is None:
         text = json.dumps(trigger_input(json.loads(text)), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def safe_name(text: str) -> str:
@@ -49,17 +50,69 @@ def safe_name(text: str) -> str:
     return cleaned or "_"
 
 
+def short_hash(text: str) -> str:
+    """Ten hex digits of the SHA-256 of the exact text: what keeps names that clean to the same
+    stem (`id+1`, `id/1`) or that differ only in case apart."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+def file_stem(kind: str, object_id: str) -> str:
+    """`report-<readable id>-<hash of the id>`: unique per id, and far below any file-name
+    limit whatever the id's length."""
+    return f"{kind}-{safe_name(object_id)[:48]}-{short_hash(object_id)}"
+
+
+def canonical(data: Any) -> str:
+    """The one text of a JSON value that checksums are taken of."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+def chained(previous: str, event: dict[str, Any]) -> str:
+    """The checksum of a journal line: its canonical JSON chained to the line before, so an
+    edited, reordered or deleted line breaks every checksum after it."""
+    return hashlib.sha256(f"{previous}\n{canonical(event)}".encode()).hexdigest()
+
+
+def genesis(manifest: dict[str, Any]) -> str:
+    """What the first journal line chains to: the manifest as the run began."""
+    started = {key: value for key, value in manifest.items() if key != "journal"}
+    return hashlib.sha256(canonical(started).encode()).hexdigest()
+
+
+def check_folder(path: Path) -> None:
+    """Refuse in one line a backup folder that holds files, has a file in its way, or cannot
+    be made or written where it is, before anything is read or written."""
+    try:
+        place = next(p for p in [path, *path.absolute().parents] if p.exists())
+        if place == path and path.is_dir() and any(path.iterdir()):
+            raise BackupError(f"{path} exists and is not empty")
+        if not place.is_dir() and place == path:
+            raise BackupError(f"{path}: a file is in the way, not a folder")
+        if not place.is_dir():
+            raise BackupError(f"{path}: cannot make a folder under {place}, a file")
+        if not os.access(place, os.W_OK | os.X_OK):
+            raise BackupError(f"{path}: cannot make the backup folder ({place} is not writable)")
+    except OSError as exc:
+        raise BackupError(f"{path}: cannot use it as the backup folder ({exc.strerror})") from None
+
+
 def private_folder(path: Path) -> None:
-    """Create `path` (and parents) with mode 0700; refuse one that holds files already."""
-    if path.exists() and any(path.iterdir()):
-        raise BackupError(f"{path} exists and is not empty")
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.chmod(0o700)
+    """Create `path` (and parents) with mode 0700 and show it can hold files, or one line."""
+    check_folder(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.chmod(0o700)
+        (path / ".wbmigrate-probe").touch(mode=0o600)
+        (path / ".wbmigrate-probe").unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise BackupError(f"{path}: cannot make the backup folder ({reason})") from None
 
 
-def write_private(path: Path, data: Any) -> None:
-    """Write JSON to a 0600 file, safely."""
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", PRIVATE_MODE)
+def write_private(path: Path, data: Any) -> str:
+    """Write JSON to a 0600 file, safely; the SHA-256 of the bytes on disk."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n", PRIVATE_MODE)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class Backup:
@@ -70,120 +123,62 @@ class Backup:
         private_folder(folder)
         self.folder = folder
         self._lock = threading.Lock()
-        manifest = {
+        self._manifest = {
             "format": FORMAT,
             "wbmigrate": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **info,
         }
-        write_private(folder / MANIFEST, manifest)
+        write_private(folder / MANIFEST, self._manifest)
+        self._last, self._lines = genesis(self._manifest), 0
         fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.close(fd)
 
     def save(self, obj: LiveObject, sending: str) -> None:
         """Back up the object as fetched, and what is about to be sent in its place. Called
         before anything is sent to W&B."""
-        name = f"{obj.kind}-{safe_name(obj.id)}.json"
-        write_private(self.folder / name, _original(obj))
-        self._log(
-            {
-                "event": "backed-up",
-                "file": name,
-                "kind": obj.kind,
-                "id": obj.id,
-                "title": obj.title,
-                "sending_sha256": digest(obj, sending),
-            }
-        )
+        name = f"{file_stem(obj.kind, obj.id)}.json"
+        event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
+        event["file_sha256"] = write_private(self.folder / name, _original(obj))
+        self._log({**event, "title": obj.title, "sending_sha256": digest(obj, sending)})
 
     def written(self, obj: LiveObject) -> None:
         """Record that the new state was written and read back."""
         self._log({"event": "written", "id": obj.id})
 
+    def not_written(self, obj: LiveObject, reason: str) -> None:
+        """Record that what was backed up was not sent after all: rollback leaves it alone."""
+        self._log({"event": "not-written", "id": obj.id, "reason": reason})
+
+    def conflict(self, obj: LiveObject, theirs: LiveObject) -> None:
+        """Someone else saved the object while it was written: keep their version, as read
+        back, beside the original."""
+        name = f"{file_stem(obj.kind, obj.id)}.theirs.json"
+        event = {"event": "conflict", "file": name, "kind": obj.kind, "id": obj.id}
+        event["file_sha256"] = write_private(self.folder / name, _original(theirs))
+        self._log({**event, "theirs_sha256": digest(theirs)})
+
+    def close(self) -> str | None:
+        """The run is over: the journal's length and last checksum go into the manifest, so
+        lines deleted from its end are found too. Failing that, what went wrong: the backup
+        is whole all the same, and reads as a run that did not finish."""
+        with self._lock:
+            journal = {"lines": self._lines, "checksum": self._last}
+            try:
+                write_private(self.folder / MANIFEST, {**self._manifest, "journal": journal})
+            except (OSError, WbmigrateError) as exc:
+                return f"{self.folder / MANIFEST}: the end of the run is not recorded ({exc})"
+        return None
+
     def _log(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=False) + "\n"
         with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
-            out.write(line)
+            self._last = chained(self._last, event)
+            self._lines += 1
+            out.write(json.dumps({**event, "checksum": self._last}, ensure_ascii=True) + "\n")
             out.flush()
             os.fsync(out.fileno())
 
 
 def _original(obj: LiveObject) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "kind": obj.kind,
-        "id": obj.id,
-        "entity": obj.entity,
-        "project": obj.project,
-    }
-    if obj.view is not None:
-        entry["view"] = obj.view.node()
-    else:
-        entry["trigger"] = obj.trigger
-    return entry
-
-
-@dataclass(frozen=True)
-class Restorable:
-    """One backed-up object: the original, the digest of what the run sent in its place
-    (None: the run did not get as far as sending), and whether the write was confirmed."""
-
-    original: LiveObject
-    sent_sha256: str | None
-    confirmed: bool = False
-
-
-def load_backup(folder: Path) -> tuple[dict[str, Any], list[Restorable]]:
-    """The manifest and the objects of a backup folder."""
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BackupError(f"{folder}: not a wbmigrate backup folder ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
-        raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
-    objects = []
-    for entry in _entries(folder, manifest):
-        path = folder / safe_name(entry["file"])
-        try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise BackupError(f"{path}: cannot read the backup ({exc})") from None
-        objects.append(Restorable(_live(stored), entry["sent"], entry["status"] == "written"))
-    # Objects were backed up as concurrent writes finished; restore them in a stable order.
-    order = {"report": 0, "workspace": 1, "automation": 2}
-    objects.sort(key=lambda r: (order[r.original.kind], r.original.is_draft, r.original.title))
-    return manifest, objects
-
-
-def _entries(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each backed-up object: its file, what was sent, and whether the write was confirmed."""
-    if "objects" in manifest:  # format /1
-        return [{**e, "sent": e.get("written_sha256")} for e in manifest["objects"]]
-    entries: dict[str, dict[str, Any]] = {}
-    try:
-        lines = (folder / JOURNAL).read_bytes().splitlines()
-    except OSError as exc:
-        raise BackupError(f"{folder}: cannot read {JOURNAL} ({exc})") from None
-    for number, line in enumerate(lines, start=1):
-        try:
-            event = json.loads(line)  # bytes: a line cut inside a character is a ValueError
-        except ValueError:
-            if number == len(lines):
-                break  # a line cut short by a crash: the write it announces never started
-            raise BackupError(f"{folder / JOURNAL}:{number}: not a journal line") from None
-        if event.get("event") == "backed-up":
-            entries[event["id"]] = {
-                "file": event["file"],
-                "sent": event["sending_sha256"],
-                "status": "backed-up",
-            }
-        elif event.get("event") == "written" and event.get("id") in entries:
-            entries[event["id"]]["status"] = "written"
-    return list(entries.values())
-
-
-def _live(stored: dict[str, Any]) -> LiveObject:
-    if "view" in stored:
-        return LiveObject.of_view(
-            View.from_node(stored["view"], stored["entity"], stored["project"])
-        )
-    return LiveObject.of_trigger(stored["trigger"], stored["entity"], stored["project"])
+    body = {"view": obj.view.node()} if obj.view is not None else {"trigger": obj.trigger}
+    return {"kind": obj.kind, "id": obj.id, "entity": obj.entity, "project": obj.project, **body}

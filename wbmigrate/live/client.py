@@ -1,53 +1,63 @@
-"""W&B's GraphQL API over `requests`: retries, typed errors, and the few operations wbmigrate
-needs (list and read views and triggers, save them). No rename logic here; where to connect and
-with which key is `credentials`, the query texts are `queries`.
+"""W&B's GraphQL API over `requests`: typed errors, bounded waits, and the few operations
+wbmigrate needs (list and read views and triggers, save them). No rename logic here; where to
+connect and with which key is `credentials`, the query texts are `queries`, the HTTP under it
+(each try's deadline, retries, `Retry-After`, the run's deadline) is `transport`.
 
-Retries are urllib3's (`Retry` on the session adapter, POST included): 429 honours `Retry-After`,
-transient 5xx and connection errors back off exponentially up to a cap. The API key only ever
-travels in the Authorization header of requests to the configured W&B host.
+Every answer is checked for the shape the operations rely on: a null, a missing field or a
+listing that would page for ever is a one-line `ApiError`, never a traceback or a hang. The API
+key only ever travels in the Authorization header of requests to the configured W&B host.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from wbmigrate import __version__
-from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.queries import GET_VIEW, LIST_TRIGGERS, LIST_VIEWS, UPDATE_TRIGGER, UPSERT_VIEW
+from wbmigrate.live.shapes import (
+    AuthError,
+    GraphQLError,
+    NotFoundError,
+    ShapeError,
+    a_dict,
+    a_list,
+    data_of,
+    listing_pages,
+    text,
+)
+from wbmigrate.live.transport import (
+    ApiError,
+    BoundedRetry,
+    Bounds,
+    Deadline,
+    DeadlineExceeded,
+    WaitTooLong,
+    seconds,
+    unreachable,
+)
+from wbmigrate.live.watchdog import Watch, WatchedAdapter
+
+__all__ = [
+    "PAGE_SIZE",
+    "ApiError",
+    "AuthError",
+    "Client",
+    "DeadlineExceeded",
+    "GraphQLError",
+    "NotFoundError",
+    "ShapeError",
+    "View",
+    "WaitTooLong",
+]
 
 PAGE_SIZE = 100
 RETRY_STATUSES = (429, 500, 502, 503, 504)
-
-
-class ApiError(WbmigrateError):
-    """A request to W&B that failed; `status` is the HTTP status (0 without a response)."""
-
-    def __init__(self, message: str, status: int = 0) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class AuthError(ApiError):
-    """No API key, or one W&B refuses (401/403)."""
-
-
-class NotFoundError(ApiError):
-    """404, or a project or object that does not exist."""
-
-
-class GraphQLError(ApiError):
-    """A 200 response that carries GraphQL `errors`."""
-
-
-# --- the client ---------------------------------------------------------------------------------
+CONNECT_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -79,23 +89,33 @@ class View:
         }
 
     @classmethod
-    def from_node(cls, node: dict[str, Any], entity: str, project: str) -> View:
+    def from_node(cls, node: Any, entity: str, project: str) -> View:
+        """A view from the API's node; a node that is not one is a `ShapeError`."""
+        node = a_dict(node, "a view")
+        view_id = text(node, "id", "a view")
+        if not view_id:
+            raise ShapeError("unexpected answer from W&B: a view has no id")
+        where = f"view {view_id[:40]}"
         return cls(
-            id=node["id"],
-            name=node.get("name") or "",
-            type=node.get("type") or "",
-            display_name=node.get("displayName") or "",
-            description=node.get("description") or "",
-            spec=node.get("spec") or "",
-            updated_at=node.get("updatedAt"),
-            parent_id=node.get("parentId"),
+            id=view_id,
+            name=text(node, "name", where) or "",
+            type=text(node, "type", where) or "",
+            display_name=text(node, "displayName", where) or "",
+            description=text(node, "description", where) or "",
+            spec=text(node, "spec", where) or "",
+            updated_at=text(node, "updatedAt", where),
+            parent_id=text(node, "parentId", where),
             entity=entity,
             project=project,
         )
 
 
 class Client:
-    """One W&B host. Thread-safe: each thread gets its own session (connection pool)."""
+    """One W&B host. Thread-safe: each thread gets its own session (connection pool).
+
+    `timeout` bounds each try of a request whole (connecting to the answer's last byte);
+    `max_wait` the longest `Retry-After` obeyed; `deadline` (seconds) the whole run;
+    `on_retry` hears one line per retry."""
 
     def __init__(
         self,
@@ -106,11 +126,17 @@ class Client:
         retries: int = 8,
         backoff: float = 0.5,
         backoff_max: float = 30.0,
+        max_wait: float = 60.0,
+        deadline: float | None = None,
+        on_retry: Callable[[str], None] | None = None,
+        key_source: str = "",
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.key_source = key_source  # named when W&B refuses the key
         self._auth = ("api", api_key)
-        self._timeout = (min(timeout, 10.0), timeout)
-        self._retry = Retry(
+        run_end = Deadline(deadline) if deadline is not None else None
+        self.bounds = Bounds(timeout, max_wait, run_end, on_retry)
+        self._retry = BoundedRetry(
             total=retries,
             connect=retries,
             read=retries,
@@ -121,6 +147,7 @@ class Client:
             backoff_max=backoff_max,
             respect_retry_after_header=True,
             raise_on_status=False,
+            bounds=self.bounds,
         )
         self._local = threading.local()
 
@@ -131,70 +158,103 @@ class Client:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
             session = requests.Session()
-            session.mount("http://", HTTPAdapter(max_retries=self._retry))
-            session.mount("https://", HTTPAdapter(max_retries=self._retry))
+            session.mount("http://", WatchedAdapter(max_retries=self._retry))
+            session.mount("https://", WatchedAdapter(max_retries=self._retry))
             session.headers["User-Agent"] = f"wbmigrate/{__version__}"
             self._local.session = session
         return session
 
     def execute(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """POST one GraphQL operation; its `data`, or a typed error."""
+        if self.bounds.deadline is not None:
+            self.bounds.deadline.check()
         url = f"{self.base_url}/graphql"
-        try:
-            response = self._session().post(
-                url,
-                json={"query": query, "variables": variables},
-                auth=self._auth,
-                timeout=self._timeout,
-            )
-        except requests.exceptions.RetryError as exc:
-            raise ApiError(f"{url}: still failing after retries ({_reason(exc)})") from None
-        except requests.exceptions.RequestException as exc:
-            raise ApiError(f"cannot reach {url}: {_reason(exc)}") from None
+        budget = self.bounds.budget()
+        with Watch(self.bounds.budget) as watch:
+            try:
+                response = self._session().post(
+                    url,
+                    json={"query": query, "variables": variables},
+                    auth=self._auth,
+                    timeout=(min(budget, CONNECT_TIMEOUT), budget),
+                )
+            except requests.exceptions.RequestException as exc:
+                raise self._failure(exc, watch.expired, url) from None
+            if watch.expired:  # the answer was cut short: whatever arrived is not all of it
+                raise self._timed_out(url)
         if response.status_code in RETRY_STATUSES:
             raise ApiError(
                 f"{url}: HTTP {response.status_code} {response.reason}, still failing "
                 f"after retries",
                 response.status_code,
             )
-        return _data(response, url)
+        try:
+            return data_of(response, url)
+        except AuthError as exc:
+            if not self.key_source:
+                raise
+            raise AuthError(
+                f"{exc}; the key came from {self.key_source}: check it, or run "
+                f"`wandb login --relogin --host {self.base_url}`",
+                exc.status,
+            ) from None
+
+    def _failure(self, exc: Exception, expired: bool, url: str) -> ApiError:
+        """One line for a request that got no usable answer."""
+        deadline = self.bounds.deadline
+        if expired or (deadline is not None and deadline.remaining() <= 0):
+            return self._timed_out(url)
+        why = unreachable(_inner(exc))
+        if why is not None:
+            return ApiError(f"cannot reach {self.base_url} ({why}); is WANDB_BASE_URL right?")
+        if isinstance(exc, requests.exceptions.Timeout):
+            return self._timed_out(url)
+        if isinstance(exc, requests.exceptions.RetryError):
+            return ApiError(f"{url}: still failing after retries ({_reason(exc)})")
+        return ApiError(f"cannot reach {url}: {_reason(exc)}")
+
+    def _timed_out(self, url: str) -> ApiError:
+        deadline = self.bounds.deadline
+        if deadline is not None and deadline.remaining() <= 0:
+            return deadline.error()
+        return ApiError(f"{url}: timed out: no whole answer within {seconds(self.bounds.timeout)}")
 
     # --- operations -------------------------------------------------------------------------
 
     def views(self, entity: str, project: str, view_type: str) -> Iterator[View]:
-        """Every view of one type in a project, page by page."""
-        after: str | None = None
-        while True:
-            data = self.execute(
-                LIST_VIEWS,
-                {
-                    "entity": entity,
-                    "project": project,
-                    "viewType": view_type,
-                    "first": PAGE_SIZE,
-                    "after": after,
-                },
-            )
-            if data.get("project") is None:
-                raise NotFoundError(f"project {entity}/{project} not found", 404)
-            connection = data["project"]["allViews"]
-            for edge in connection["edges"]:
-                yield View.from_node(edge["node"], entity, project)
-            page = connection["pageInfo"]
-            if not page["hasNextPage"] or not connection["edges"]:
-                return
-            after = page["endCursor"]
+        """Every view of one type in a project, page by page; a listing that would never end
+        (a repeated or missing cursor, endless pages) stops with an error."""
+
+        def page(after: str | None) -> dict[str, Any]:
+            variables = {"entity": entity, "project": project, "viewType": view_type}
+            data = self.execute(LIST_VIEWS, {**variables, "first": PAGE_SIZE, "after": after})
+            found = self._project(data, entity, project)
+            return a_dict(found.get("allViews"), "project.allViews")
+
+        what = f"{_LISTINGS.get(view_type, view_type)} of {entity}/{project}"
+        for edges in listing_pages(page, what):
+            for edge in edges:
+                node = a_dict(edge, "an edge of project.allViews").get("node")
+                yield View.from_node(node, entity, project)
 
     def view(self, view_id: str, entity: str, project: str) -> View | None:
         node = self.execute(GET_VIEW, {"id": view_id}).get("view")
-        return View.from_node(node, entity, project) if node else None
+        return View.from_node(node, entity, project) if node is not None else None
 
     def triggers(self, entity: str, project: str) -> list[dict[str, Any]]:
-        """The automations whose scope is the project."""
+        """The project's automations (null entries, which name nothing, are left out)."""
         data = self.execute(LIST_TRIGGERS, {"entity": entity, "project": project})
+        found = a_list(self._project(data, entity, project).get("triggers"), "project.triggers")
+        triggers = [a_dict(t, "an automation") for t in found if t is not None]
+        for trigger in triggers:
+            if not text(trigger, "id", "an automation"):
+                raise ShapeError("unexpected answer from W&B: an automation has no id")
+        return triggers
+
+    def _project(self, data: dict[str, Any], entity: str, project: str) -> dict[str, Any]:
         if data.get("project") is None:
             raise NotFoundError(f"project {entity}/{project} not found", 404)
-        return list(data["project"].get("triggers") or [])
+        return a_dict(data["project"], "project")
 
     def upsert_view(self, view: View, spec: str) -> View:
         """Save `spec` into an existing view, every other field copied from it."""
@@ -211,13 +271,23 @@ class Client:
         if view.parent_id:
             fields["parentId"] = view.parent_id
         data = self.execute(UPSERT_VIEW, {"input": fields})
-        return View.from_node(data["upsertView"]["view"], view.entity, view.project)
+        answer = a_dict(data.get("upsertView"), "upsertView")
+        return View.from_node(answer.get("view"), view.entity, view.project)
 
     def update_trigger(self, fields: dict[str, Any]) -> dict[str, Any]:
-        trigger: dict[str, Any] = self.execute(UPDATE_TRIGGER, {"input": fields})[
-            "updateFilterTrigger"
-        ]["trigger"]
-        return trigger
+        data = self.execute(UPDATE_TRIGGER, {"input": fields})
+        answer = a_dict(data.get("updateFilterTrigger"), "updateFilterTrigger")
+        return a_dict(answer.get("trigger"), "updateFilterTrigger.trigger")
+
+
+_LISTINGS = {"runs": "reports", "runs/draft": "report drafts", "project-view": "workspaces"}
+
+
+def _inner(exc: Exception) -> BaseException | None:
+    """urllib3's reason under a requests exception (`MaxRetryError.reason`, or the error)."""
+    inner = exc.args[0] if exc.args else None
+    reason = getattr(inner, "reason", inner)
+    return reason if isinstance(reason, BaseException) else None
 
 
 def _reason(exc: Exception) -> str:
@@ -225,35 +295,3 @@ def _reason(exc: Exception) -> str:
     inner = exc.args[0] if exc.args else None
     reason = getattr(inner, "reason", None) or inner or exc
     return str(reason)[:200]
-
-
-def _data(response: requests.Response, url: str) -> dict[str, Any]:
-    status = response.status_code
-    if status in (401, 403):
-        raise AuthError(
-            f"W&B refused the API key for {urlparse(url).hostname} (HTTP {status})", status
-        )
-    if status == 404:
-        raise NotFoundError(f"{url}: not found (HTTP 404)", status)
-    if status >= 400:
-        raise ApiError(f"{url}: HTTP {status} {_first_error(response) or response.reason}", status)
-    try:
-        body = response.json()
-    except ValueError:
-        raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
-    errors = body.get("errors") if isinstance(body, dict) else None
-    if errors:
-        raise GraphQLError(f"W&B answered with an error: {_first_error(response)}", status)
-    if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
-        raise ApiError(f"{url}: the response has no data (HTTP {status})", status)
-    data: dict[str, Any] = body["data"]
-    return data
-
-
-def _first_error(response: requests.Response) -> str:
-    try:
-        errors = response.json().get("errors") or []
-    except (ValueError, AttributeError):
-        return ""
-    messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
-    return "; ".join(messages)[:300]

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.live.client import PAGE_SIZE, Client, View
+from wbmigrate.live.transport import stop_with
 from wbmigrate.plan import Source
 
 T = TypeVar("T")
@@ -69,9 +70,18 @@ class LiveObject:
     def fingerprint(self) -> Fingerprint:
         return Fingerprint(self.updated_at, hashlib.sha256(self.text.encode()).hexdigest())
 
+    @property
+    def problem(self) -> str | None:
+        """Why the object cannot be planned as W&B gave it: an automation without its
+        condition or action (whose metric could not be seen, or written back)."""
+        if self.trigger is None:
+            return None
+        missing = [k for k in ("event", "action") if not isinstance(self.trigger.get(k), dict)]
+        return f"W&B gave no {' or '.join(missing)} for this automation" if missing else None
+
     def source(self) -> Source:
         name = f"{self.title} (draft)" if self.is_draft else self.title
-        return Source(name=name, origin=self.id, text=self.text, kind=self.kind)
+        return Source(name=name, origin=self.id, text=self.text, kind=self.kind, error=self.problem)
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
@@ -129,8 +139,11 @@ def _views(client: Client, entity: str, project: str, view_type: str) -> Iterato
 
 
 def _triggers(client: Client, entity: str, project: str) -> Iterator[LiveObject]:
+    """The automations scoped to the project (one without a scope is not, as far as can be
+    told, and is left alone)."""
     for trigger in client.triggers(entity, project):
-        if (trigger.get("scope") or {}).get("__typename") == "Project":
+        scope = trigger.get("scope")
+        if isinstance(scope, dict) and scope.get("__typename") == "Project":
             yield LiveObject.of_trigger(trigger, entity, project)
 
 
@@ -152,6 +165,7 @@ def _read_ahead(items: Iterator[T], size: int, stop: threading.Event) -> Iterato
         return False
 
     def produce() -> None:
+        stop_with(stop)  # once the consumer has gone, no retry is started
         try:
             for item in items:
                 if not put((item, None)):
@@ -215,8 +229,17 @@ class UnsupportedTrigger(WbmigrateError):
 
 
 def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
-    """`UpdateFilterTriggerInput` for a trigger: a full replacement, every field copied."""
-    scope, event, action = trigger["scope"], trigger["event"], trigger["action"]
+    """`UpdateFilterTriggerInput` for a trigger: a full replacement, every field copied. A
+    trigger W&B answered without a part that must be copied is refused in one line."""
+    scope, event, action = (_part(trigger, key) for key in ("scope", "event", "action"))
+    whole = (
+        scope.get("__typename") in SCOPE_TYPES
+        and all(isinstance(v, str) for v in (trigger.get("name"), scope.get("id")))
+        and all(isinstance(event.get(k), str) for k in ("eventType", "filter"))
+        and isinstance(trigger.get("enabled"), bool)
+    )
+    if not whole:
+        raise UnsupportedTrigger(f"{_named(trigger)}: W&B's answer lacks fields to copy back")
     fields: dict[str, Any] = {
         "id": trigger["id"],
         "name": trigger["name"],
@@ -228,12 +251,11 @@ def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
         "eventFilter": event["filter"],
     }
     kind = action.get("__typename")
-    integration = (action.get("integration") or {}).get("id")
     if kind == "NotificationTriggeredAction":
         fields["triggeredActionType"] = "NOTIFICATION"
         fields["triggeredActionConfig"] = {
             "notificationActionInput": {
-                "integrationID": integration,
+                "integrationID": _part(trigger, "action", "integration").get("id"),
                 "title": action.get("title"),
                 "message": action.get("message"),
                 "severity": action.get("severity"),
@@ -243,13 +265,28 @@ def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
         fields["triggeredActionType"] = "GENERIC_WEBHOOK"
         fields["triggeredActionConfig"] = {
             "genericWebhookActionInput": {
-                "integrationID": integration,
+                "integrationID": _part(trigger, "action", "integration").get("id"),
                 "requestPayload": action.get("requestPayload"),
             }
         }
     else:
         raise UnsupportedTrigger(
-            f"automation {trigger['name']!r}: its action ({kind}) cannot be "
+            f"{_named(trigger)}: its action ({kind}) cannot be "
             "written back safely; change it in the W&B UI"
         )
     return fields
+
+
+def _part(trigger: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """`trigger[keys[0]][keys[1]]...`, each an object, or a one-line refusal."""
+    part: Any = trigger
+    for key in keys:
+        part = part.get(key)
+        if not isinstance(part, dict):
+            raise UnsupportedTrigger(f"{_named(trigger)}: W&B gave no {key} to copy back")
+    return dict(part)
+
+
+def _named(trigger: dict[str, Any]) -> str:
+    name = trigger.get("name")
+    return f"automation {name!r}" if isinstance(name, str) else f"automation {trigger.get('id')}"

@@ -162,3 +162,22 @@ def check_plan(saved: SavedPlan, target: str, migration: Migration) -> None:
             f"mapping {saved.mapping_id} {saved.start}..{saved.end} changed "
             "since the plan was made; make a new plan"
         )
+
+
+def check_options(saved: SavedPlan, options: Options, drafts: bool, given: set[str]) -> None:
+    """Options given beside a saved plan (`given`: their names) must be the plan's: a plan is
+    applied exactly as it was made."""
+    differ = [
+        name
+        for name, mine, theirs in (
+            ("mode", options.mode, saved.options.mode),
+            ("rewrite_text", options.rewrite_text, saved.options.rewrite_text),
+            ("no_annotate", not options.annotate, not saved.options.annotate),
+            ("project_keys", options.project_keys, saved.options.project_keys),
+            ("drafts", drafts, saved.drafts),
+        )
+        if name in given and mine != theirs
+    ]
+    if differ:
+        shown = ", ".join("--" + name.replace("_", "-") for name in differ)
+        raise PlanFileError(f"{shown} differ from the saved plan, which is applied as it was made")

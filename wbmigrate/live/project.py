@@ -14,7 +14,7 @@ from pathlib import Path
 
 from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import Expected, Outcome, WriteStatus
-from wbmigrate.live.backup import Backup
+from wbmigrate.live.backup import Backup, check_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
 from wbmigrate.live.planfile import PlanFile, SavedPlan
@@ -134,12 +134,20 @@ def prepare_apply(
     return work
 
 
+def backup_folder(entity: str, project: str, given: Path | None = None) -> Path:
+    """The backup folder an apply run will use (`given`, or a fresh default), checked before
+    anything is read: one that cannot be made or written is refused in one line."""
+    folder = given or _default_backup_folder(entity, project)
+    check_folder(folder)
+    return folder
+
+
 def start_backup(
     project: Project, migration: Migration, options: Options, folder: Path | None = None
 ) -> Backup:
     """The backup folder of an apply run (default `wbmigrate-backups/ENTITY-PROJECT-TIME`),
     its manifest saying what was migrated how and where."""
-    folder = folder or _default_backup_folder(project)
+    folder = folder or _default_backup_folder(project.entity, project.project)
     info = {
         "target": project.target,
         "base_url": project.client.base_url,
@@ -148,9 +156,9 @@ def start_backup(
     return Backup(folder, info)
 
 
-def _default_backup_folder(project: Project) -> Path:
+def _default_backup_folder(entity: str, project: str) -> Path:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{project.entity}-{project.project}-{stamp}"
+    name = f"{entity}-{project}-{stamp}"
     folder = Path("wbmigrate-backups") / name
     for n in range(2, 1000):  # two runs within one second
         if not folder.exists():

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import heapq
+import re
+from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,7 +19,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.names import cover
+from wbmigrate.names import mention_pattern
 
 
 class Severity(enum.Enum):
@@ -148,25 +151,93 @@ class Migration:
         assert resolution.removal is not None
         return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
 
-    @property
+    # Derived name sets, built once per Migration: the walk asks for them for every object and
+    # field, and rebuilding them there made planning quadratic in the size of the mapping.
+
+    @cached_property
     def old_names(self) -> frozenset[str]:
         return frozenset(self.metrics)
 
     @cached_property
-    def anchors(self) -> tuple[str, ...]:
-        """Substrings of which every old name holds one: text without any cannot need a change."""
-        return cover(sorted(self.metrics))
-
-    @cached_property
-    def anchor_bytes(self) -> tuple[bytes, ...]:
-        return tuple(anchor.encode() for anchor in self.anchors)
-
-    @property
     def new_names(self) -> frozenset[str]:
         """Names the migration writes: rename targets and the equivalents of removed keys."""
         names = {r.new for r in self.metrics.values() if r.new}
         names |= {r.equivalent for r in self.metrics.values() if r.equivalent}
         return frozenset(names)
+
+    @cached_property
+    def known_names(self) -> frozenset[str]:
+        """Every name the mapping speaks of, old or new (what a regex is judged against)."""
+        return self.old_names | self.new_names
+
+    @cached_property
+    def mention(self) -> re.Pattern[str] | None:
+        """Whole-name mentions of any old name in free text (`names.mention_pattern`)."""
+        return mention_pattern(self.old_names)
+
+    @cached_property
+    def anchors(self) -> tuple[str, ...]:
+        """Substrings of which every old name holds one: text without any cannot need a change."""
+        return part_cover(self.metrics)
+
+    @cached_property
+    def anchor_bytes(self) -> tuple[bytes, ...]:
+        return tuple(anchor.encode() for anchor in self.anchors)
+
+
+_PARTS = re.compile(r"[^/.]+")  # a name's parts: between `/` and `.`
+_WORDS = re.compile(r"[^_-]+")  # a part's words: between `_` and `-`
+RUN_WORDS = 4  # the longest run of words tried as an anchor, short of the whole part
+MIN_ANCHOR = 3  # a shorter run of words would be found in too much text to skip any
+
+
+def name_parts(name: str) -> set[str]:
+    """Substrings of `name` that may anchor it: each of its parts (split at `/` and `.`), and
+    each run of up to `RUN_WORDS` words of a part (split at `_` and `-`), so `off_policy` can
+    anchor `dispatcher/off_policy_level_max` too. At most `4 x words` per part."""
+    found = set()
+    for part in _PARTS.findall(name.strip("-")):
+        found.add(part)
+        words = [(m.start(), m.end()) for m in _WORDS.finditer(part)]
+        for i, (start, _) in enumerate(words):
+            for _, end in words[i : i + RUN_WORDS]:
+                if end - start >= MIN_ANCHOR:
+                    found.add(part[start:end])
+    return found
+
+
+def part_cover(names: Iterable[str]) -> tuple[str, ...]:
+    """A small set of substrings such that every name contains one: greedy set cover over the
+    names' own parts and runs of words (`name_parts`), most names first, then the longer
+    substring, then alphabetical order.
+
+    Near-linear in the total number of parts (a heap with lazy counts), where testing every part
+    against every name was cubic and took minutes for 10,000 names. A name without parts is
+    its own anchor."""
+    parts_of = {name: name_parts(name) for name in names}
+    holders: dict[str, list[str]] = {}
+    for name, parts in parts_of.items():
+        for part in parts:
+            holders.setdefault(part, []).append(name)
+    count = {part: len(held) for part, held in holders.items()}
+    heap = [(-n, -len(part), part) for part, n in count.items()]
+    heapq.heapify(heap)
+    covered: set[str] = set()
+    chosen: list[str] = []
+    while heap:
+        negative, _, part = heapq.heappop(heap)
+        if count[part] == 0:
+            continue
+        if -negative != count[part]:  # stale: its names were partly covered since
+            heapq.heappush(heap, (-count[part], -len(part), part))
+            continue
+        chosen.append(part)
+        for name in holders[part]:
+            if name not in covered:
+                covered.add(name)
+                for other in parts_of[name]:
+                    count[other] -= 1
+    return tuple(chosen + sorted(name for name, parts in parts_of.items() if not parts))
 
 
 K = TypeVar("K")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
+import unicodedata
 from collections.abc import Mapping as MappingABC
 from dataclasses import replace
 from pathlib import Path
@@ -97,6 +98,11 @@ def parse_mapping(text: str, file: str) -> Mapping:
     return replace(mapping, warnings=tuple(sorted(checker.problems, key=lambda p: p.line)))
 
 
+def _scripts(text: str) -> set[str]:
+    """The scripts of a name's letters (`LATIN`, `CYRILLIC`...), by their Unicode names."""
+    return {unicodedata.name(ch, "?").split(" ")[0] for ch in text if ch.isalpha()}
+
+
 def _is_old_name(path: YamlPath) -> bool:
     return len(path) == 5 and path[0] == "steps" and path[2] == "metrics"
 
@@ -153,6 +159,24 @@ class _Checker:
                 path, "bad-name", f"{what} {value!r} has surrounding or control whitespace", line
             )
             return None
+        if not value.isprintable():  # NUL, bidi controls, zero-width characters
+            hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
+            self.error(
+                path, "bad-name", f"{what} {value!r} has invisible characters ({hidden})", line
+            )
+            return None
+        scripts = _scripts(value)
+        if len(scripts) > 1:
+            self.problems.append(
+                Problem(
+                    self.file,
+                    line if line is not None else self.located.line(path),
+                    "mixed-script",
+                    f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a "
+                    "look-alike letter makes it another name",
+                    Severity.WARNING,
+                )
+            )
         return value
 
     # --- objects ------------------------------------------------------------------------------

@@ -5,24 +5,22 @@ each finding's level: error (wbmigrate has a fix), warning (a person decides), n
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wbmigrate import __version__
-from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Lines, Rule
+from wbmigrate.check.model import FileReport, Finding, Level, Lines, Rule
 from wbmigrate.report.words import plural
 
 JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.json): bump on change
-GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
-GITHUB_LEVELS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
 LEVEL_WIDTH = max(len(level.value) for level in Level)
 RULE_WIDTH = max(len(rule.value) for rule in Rule)
 FIX_MARK = "[*]"
 
 
-def _findings(reports: list[FileReport]) -> list[Finding]:
+def findings_of(reports: list[FileReport]) -> list[Finding]:
     return [f for r in reports for f in r.findings]
 
 
@@ -32,14 +30,14 @@ def level_counts(findings: Iterable[Finding]) -> dict[Level, int]:
     return {level: counts[level] for level in Level}
 
 
-def _and(parts: list[str]) -> str:
+def and_list(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def summary(reports: list[FileReport], fixed: int = 0) -> str:
     """One line: what was fixed, then the findings by level. Notes alone are all clear, since
     they never fail a run."""
-    findings = _findings(reports)
+    findings = findings_of(reports)
     counts = level_counts(findings)
     head = f"Fixed {plural(fixed, 'finding')}. " if fixed else ""
     files_read = plural(len(reports), "file")
@@ -48,7 +46,7 @@ def summary(reports: list[FileReport], fixed: int = 0) -> str:
     if not counts[Level.ERROR] and not counts[Level.WARNING]:
         notes = plural(counts[Level.NOTE], "note")
         return f"{head}All clear: nothing to fix or review in {files_read} ({notes})."
-    found = _and([plural(n, level.value) for level, n in counts.items() if n])
+    found = and_list([plural(n, level.value) for level, n in counts.items() if n])
     files = plural(len({f.path for f in findings}), "file")
     fixable = sum(f.fixable for f in findings)
     hint = f" ({fixable} fixable with --fix)" if fixable else ""
@@ -83,8 +81,8 @@ def _text_lines(findings: list[Finding]) -> list[str]:
 def to_statistics(reports: list[FileReport], fixed: int = 0, quiet: bool = False) -> str:
     """Counts per rule and level, most frequent first (as `ruff --statistics`), `[*]` where
     --fix fixes them all; then the summary, unless `quiet`."""
-    counts = Counter((f.rule, f.level) for f in _findings(reports))
-    fixable = Counter((f.rule, f.level) for f in _findings(reports) if f.fixable)
+    counts = Counter((f.rule, f.level) for f in findings_of(reports))
+    fixable = Counter((f.rule, f.level) for f in findings_of(reports) if f.fixable)
     rules, levels = list(Rule), list(Level)
     rows = sorted(
         counts.items(), key=lambda i: (-i[1], levels.index(i[0][1]), rules.index(i[0][0]))
@@ -105,7 +103,7 @@ def to_statistics(reports: list[FileReport], fixed: int = 0, quiet: bool = False
 
 def to_json(reports: list[FileReport]) -> str:
     """The report as schemas/check-report.schema.json describes it (`version` names the layout)."""
-    findings = _findings(reports)
+    findings = findings_of(reports)
     data = {
         "version": JSON_VERSION,
         "findings": [_finding_dict(f, reports) for f in findings],
@@ -131,11 +129,11 @@ def _finding_dict(finding: Finding, reports: list[FileReport]) -> dict[str, Any]
         "level": finding.level.value,
         "message": finding.message,
         "fixable": finding.fixable,
-        "fix": _regions(finding, reports),
+        "fix": fix_regions(finding, reports),
     }
 
 
-def _regions(finding: Finding, reports: list[FileReport]) -> list[dict[str, Any]]:
+def fix_regions(finding: Finding, reports: list[FileReport]) -> list[dict[str, Any]]:
     """A finding's replacements as line/column regions of the original file."""
     text = next((r.text for r in reports if r.path == finding.path), "")
     lines = Lines(text)
@@ -157,166 +155,6 @@ def _regions(finding: Finding, reports: list[FileReport]) -> list[dict[str, Any]
     return regions
 
 
-# --- SARIF ------------------------------------------------------------------------------------
-
-
-def to_sarif(reports: list[FileReport]) -> str:
-    """SARIF 2.1.0: each result at its finding's level, each rule with its default level, and
-    an invocation that is unsuccessful when wbmigrate failed on a file."""
-    rules = list(Rule)
-    findings = _findings(reports)
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "wbmigrate",
-                        "version": __version__,
-                        "rules": [_sarif_rule(rule) for rule in rules],
-                    }
-                },
-                "invocations": [{"executionSuccessful": not any(f.internal for f in findings)}],
-                "results": [_sarif_result(f, rules, reports) for f in findings],
-            }
-        ],
-    }
-    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
-
-
-def _sarif_rule(rule: Rule) -> dict[str, Any]:
-    return {
-        "id": rule.value,
-        "name": rule.name.title().replace("_", ""),
-        "shortDescription": {"text": RULE_HELP[rule]},
-        "defaultConfiguration": {"level": rule.level.value},
-    }
-
-
-def _sarif_result(finding: Finding, rules: list[Rule], reports: list[FileReport]) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "ruleId": finding.rule.value,
-        "ruleIndex": rules.index(finding.rule),
-        "level": finding.level.value,
-        "message": {"text": finding.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": finding.path},
-                    "region": _region(finding),
-                }
-            }
-        ],
-    }
-    if finding.fixable:
-        result["fixes"] = [_sarif_fix(finding, reports)]
-    return result
-
-
-def _sarif_fix(finding: Finding, reports: list[FileReport]) -> dict[str, Any]:
-    return {
-        "description": {"text": "wbmigrate check --fix"},
-        "artifactChanges": [
-            {
-                "artifactLocation": {"uri": finding.path},
-                "replacements": [
-                    {
-                        "deletedRegion": {
-                            "startLine": r["start_line"],
-                            "startColumn": r["start_column"],
-                            "endLine": r["end_line"],
-                            "endColumn": r["end_column"],
-                        },
-                        "insertedContent": {"text": r["text"]},
-                    }
-                    for r in _regions(finding, reports)
-                ],
-            }
-        ],
-    }
-
-
-def _region(finding: Finding) -> dict[str, int]:
-    return {
-        "startLine": finding.line,
-        "startColumn": finding.column,
-        "endLine": finding.end_line,
-        "endColumn": finding.end_column
-        if finding.end_line > finding.line
-        else max(finding.end_column, finding.column),
-    }
-
-
-# --- GitHub annotations -----------------------------------------------------------------------
-
-
-def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:
-    """`::error`, `::warning` and `::notice` annotations, at most `cap` of each level (GitHub
-    drops the rest). When some are left out, the last notice slot says how many and where the
-    full list is, so that line is always shown; the summary ends the log."""
-    findings = _findings(reports)
-    caps = _github_caps(level_counts(findings), cap)
-    shown: Counter[Level] = Counter()
-    out = []
-    for f in findings:
-        if shown[f.level] < caps[f.level]:
-            shown[f.level] += 1
-            out.append(_annotation(f))
-    hidden = {level: n - shown[level] for level, n in level_counts(findings).items()}
-    if any(hidden.values()):
-        out.append(_hidden_notice(hidden, cap))
-    out.append(summary(reports))
-    return "\n".join(out) + "\n"
-
-
-def _github_caps(counts: dict[Level, int], cap: int) -> dict[Level, int]:
-    """How many annotations of each level to write: `cap`, but one notice fewer when anything
-    is left out, to keep a notice slot for the line that says so."""
-    caps = dict.fromkeys(Level, cap)
-    if any(n > cap for n in counts.values()):
-        caps[Level.NOTE] = cap - 1
-    return caps
-
-
-def _annotation(f: Finding) -> str:
-    properties = ",".join(
-        [
-            f"file={_property(f.path)}",
-            f"line={f.line}",
-            f"col={f.column}",
-            f"endLine={f.end_line}",
-            f"endColumn={f.end_column}",
-            f"title={_property(f'wbmigrate {f.rule.value}')}",
-        ]
-    )
-    return f"::{GITHUB_LEVELS[f.level]} {properties}::{_data(f.message)}"
-
-
-def _hidden_notice(hidden: dict[Level, int], cap: int) -> str:
-    """`3 more errors are...`, or `12 more findings (3 errors and 9 notes) are...`."""
-    total = sum(hidden.values())
-    levels = [level for level, n in hidden.items() if n]
-    what = (
-        plural(total, f"more {levels[0].value}")
-        if len(levels) == 1
-        else f"{total} more findings ({_and([plural(hidden[lv], lv.value) for lv in levels])})"
-    )
-    return (
-        f"::notice title=wbmigrate::{what} {'is' if total == 1 else 'are'} not annotated "
-        f"(GitHub shows {cap} per level); run `wbmigrate check` locally or see the SARIF "
-        "upload for the full list"
-    )
-
-
-def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _property(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 # --- Markdown ---------------------------------------------------------------------------------
 
 
@@ -325,7 +163,7 @@ def to_markdown(reports: list[FileReport], fixed: int = 0) -> str:
     fail a run, folded away in a <details> block at the end."""
     out = ["### wbmigrate check", "", summary(reports, fixed), ""]
     out += _markdown_tables(reports, lambda f: f.level is not Level.NOTE)
-    notes = [f for f in _findings(reports) if f.level is Level.NOTE]
+    notes = [f for f in findings_of(reports) if f.level is Level.NOTE]
     if notes:
         out += [
             f"<details><summary>{plural(len(notes), 'note')}: old names in comments, docstrings"
@@ -358,3 +196,26 @@ def _markdown_tables(reports: list[FileReport], keep: Callable[[Finding], bool])
             )
         out.append("")
     return out
+
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def to_diff(reports: list[FileReport]) -> str:
+    """The fixes as a unified diff, file by file; as git does, a last line without a newline
+    says so."""
+    out = []
+    for report in reports:
+        if report.fixed is None or report.fixed == report.text:
+            continue
+        lines = difflib.unified_diff(
+            report.text.splitlines(keepends=True),
+            report.fixed.splitlines(keepends=True),
+            f"a/{report.path}",
+            f"b/{report.path}",
+        )
+        out += [
+            line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+            for line in lines
+        ]
+    return "".join(out)

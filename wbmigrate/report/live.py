@@ -1,22 +1,23 @@
-"""What the live commands say: what a project held, and the per-object outcome table that ends
-`apply` and `rollback`."""
+"""What the live commands say: what a project held, the per-object outcome table that ends
+`apply` and `rollback`, and the lines after it (an interrupted run, conflicts, an export)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from wbmigrate.live.project import Census
-
 from wbmigrate.live.apply import Outcome, WriteStatus
-from wbmigrate.report.words import plural
+from wbmigrate.live.export import Exported
+from wbmigrate.live.project import Census
+from wbmigrate.report.words import plural, printable
 
 
 def to_text(outcomes: list[Outcome], heading: str) -> str:
     shown = [o for o in outcomes if o.status is not WriteStatus.UNCHANGED or o.message]
-    width = max((len(str(o.obj)) for o in shown), default=0)
+    names = {id(o): printable(str(o.obj)) for o in shown}
+    width = max((len(name) for name in names.values()), default=0)
     lines = [f"{heading}:"]
     for outcome in shown:
-        line = f"  {outcome.status.value:<9}  {outcome.obj!s:<{width}}  {_detail(outcome)}"
+        line = f"  {outcome.status.value:<9}  {names[id(outcome)]:<{width}}  {_detail(outcome)}"
         lines.append(line.rstrip())
     counts = Counter(o.status for o in outcomes)
     totals = ", ".join(f"{counts[s]} {s.value}" for s in WriteStatus if counts[s])
@@ -26,8 +27,32 @@ def to_text(outcomes: list[Outcome], heading: str) -> str:
 
 def _detail(outcome: Outcome) -> str:
     if outcome.message or not outcome.changes:
-        return outcome.message
+        return printable(outcome.message)
     return plural(outcome.changes, "change")
+
+
+def interrupted(not_started: int) -> str:
+    """The line after the table of a batch stopped by Ctrl-C."""
+    return f"Interrupted: {plural(not_started, 'object')} not started."
+
+
+def conflicts(outcomes: list[Outcome], undo: str) -> str | None:
+    """What to do about objects someone else saved while they were written, if any."""
+    count = sum(o.status is WriteStatus.CONFLICT for o in outcomes)
+    if not count:
+        return None
+    return (
+        f"Conflicts: {plural(count, 'object')} saved by someone else while being written; W&B "
+        "holds their version, and the backup holds it and the original. Apply again to migrate "
+        f"their version, or put the originals back: {undo} --force"
+    )
+
+
+def export_line(result: Exported) -> str:
+    """A written file's path, or one line saying why an object has none."""
+    if result.path is not None:
+        return printable(str(result.path))
+    return printable(f"Error: {result.obj} ({result.obj.id}): {result.error}")
 
 
 def census(found: Census) -> str:

@@ -1,0 +1,109 @@
+"""Attacks on the API key: it never appears in output or in any file written, and never goes
+to a host other than the one the user chose."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from helpers import TARGET
+from wandb_server import Fault
+
+from wbmigrate.redact import REDACTED, forget, redact, register
+
+
+def leaks(key: str, *texts: str, folder: Path | None = None) -> list[str]:
+    """Where the key (as is, or in its Basic-auth form) shows up."""
+    forms = [key, base64.b64encode(f"api:{key}".encode()).decode()]
+    found = [text[:80] for text in texts for form in forms if form in text]
+    for path in folder.rglob("*") if folder else ():
+        if path.is_file():
+            data = path.read_bytes()
+            found += [str(path) for form in forms if form.encode() in data]
+    return found
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param(Fault(echo_key=True), id="graphql-error-message"),
+        pytest.param(Fault(echo_key=True, status=400), id="400-body"),
+        pytest.param(Fault(echo_key=True, status=422), id="422-body"),
+        pytest.param(Fault(echo_key=True, status=500), id="500-reason-phrase"),
+    ],
+)
+def test_server_text_that_repeats_the_key_is_redacted(run, live, tmp_path, fault):
+    live.faults.append(fault)
+    result = run("plan", TARGET, "--retries", "0")
+    assert result.exit_code != 0
+    assert REDACTED in result.stderr or "Error:" in result.stderr
+    assert leaks(live.api_key, result.stdout, result.stderr, folder=tmp_path) == []
+
+
+def test_a_key_echoed_during_apply_reaches_neither_output_nor_backups(run, live, tmp_path):
+    live.faults.append(Fault(echo_key=True, operation="WbmigrateUpsertView", sticky=True))
+    result = run("apply", TARGET, "--yes", "--backup-dir", "backups", "--retries", "0")
+    assert result.exit_code == 1  # the views failed, one by one; automations went through
+    assert leaks(live.api_key, result.stdout, result.stderr, folder=tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        pytest.param("http://192.0.2.2:18091\\@{host}", id="backslash-trick"),
+        pytest.param("http://api:{key}@{host}", id="key-in-userinfo"),
+        pytest.param("http://{host}/?key={key}", id="key-in-query"),
+    ],
+)
+def test_a_url_that_could_send_the_key_elsewhere_is_refused(run, live, monkeypatch, base_url):
+    host = live.url.removeprefix("http://")
+    monkeypatch.setenv("WANDB_BASE_URL", base_url.format(host=host, key=live.api_key))
+    before = len(live.requests)
+    result = run("plan", TARGET)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: WANDB_BASE_URL: the W&B URL")
+    assert len(live.requests) == before  # nothing sent anywhere
+    assert leaks(live.api_key, result.stdout, result.stderr) == []
+    assert "192.0.2.2" not in result.stderr
+
+
+def test_the_status_line_names_the_host_the_key_goes_to(run, live):
+    result = run("plan", TARGET)
+    assert result.stderr.startswith(f"Reading {TARGET} from {live.url} ...")
+
+
+def test_plan_files_and_manifests_never_hold_the_key(run, live, tmp_path):
+    spec_holding_the_key = f"pasted by mistake: {live.api_key}"
+    report = live.state.find("Token masking")
+    live.state.edit_view(report, lambda s: s.replace("Token masking", spec_holding_the_key, 1))
+    assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    assert run("apply", TARGET, "--plan", "plan.json", "--yes", "--backup-dir", "b").exit_code == 0
+    assert run("export", TARGET, "exported").exit_code in (0, 1)
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["base_url"] == live.url
+    assert leaks(live.api_key, folder=tmp_path) == []
+
+
+def test_the_redactor_takes_every_form_of_the_key():
+    key = "s" * 40
+    register(key)
+    try:
+        basic = base64.b64encode(f"api:{key}".encode()).decode()
+        text = f"Authorization: Basic {basic}; key={key}"
+        assert redact(text) == f"Authorization: Basic {REDACTED}; key={REDACTED}"
+    finally:
+        forget()
+
+
+def test_a_refused_key_names_the_host_and_where_the_key_came_from(run, live, monkeypatch):
+    wrong = "w" * 40
+    monkeypatch.setenv("WANDB_API_KEY", wrong)
+    result = run("plan", TARGET)
+    assert result.exit_code == 2
+    (line,) = [ln for ln in result.stderr.splitlines() if ln.startswith("Error:")]
+    assert "refused the API key for 127.0.0.1 (HTTP 401)" in line
+    assert "the key came from WANDB_API_KEY" in line
+    assert f"wandb login --relogin --host {live.url}" in line
+    assert wrong not in result.stderr

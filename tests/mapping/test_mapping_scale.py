@@ -1,0 +1,129 @@
+"""A large mapping plans in time linear in its size.
+
+Composing steps, the anchors (a greedy set cover) and the name sets the walk asks for used to
+be quadratic or worse: 10,000 entries took about a minute to plan the demo project. These tests
+count work, or compare a mapping ten times larger with a ratio far below the hundredfold a
+quadratic step would give; none asserts an absolute time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections.abc import Callable
+
+import pytest
+from helpers import FIXTURES
+
+import wbmigrate.mapping.compose as compose_module
+from wbmigrate.mapping import Removal, Step, find_mapping
+from wbmigrate.mapping.compose import compose
+from wbmigrate.mapping.model import part_cover
+from wbmigrate.rewrite import rewrite
+
+WORDS = ["loss", "reward", "entropy", "kl", "grad", "policy", "value", "adv", "tok", "batch"]
+DEMO = [
+    (json.loads(path.read_text()), path.parent.name)
+    for path in sorted((FIXTURES / "demo-project").rglob("*.json"))
+]
+
+
+def steps_of(entries: int, per_step: int = 10) -> tuple[Step, ...]:
+    """`entries` renames and removals over `entries / per_step` steps. Each step renames again
+    the fresh names the step before introduced (chains of three names) and removes a name
+    whose equivalent the next step renames, so composing has work to do in every step."""
+    steps: list[Step] = []
+    fresh: list[str] = []
+    k = 0
+    for s in range(entries // per_step):
+        renamed = {old: f"v{s}/{old}" for old in fresh[: (per_step - 1) // 2]}
+        fresh = []
+        while len(renamed) < per_step - 1:
+            old = f"{WORDS[k % len(WORDS)]}/{WORDS[k // 7 % len(WORDS)]}_{k}/m{k}"
+            renamed[old] = f"new/{old}"
+            fresh.append(renamed[old])
+            k += 1
+        removed = {f"gone/x{s}": Removal("dropped", fresh[0])}
+        date = dt.date(2020, 1, 1) + dt.timedelta(days=s)
+        steps.append(Step(f"{s}.0", date, "", "", renamed, removed, (), ""))
+    demo = find_mapping("prime-rl").steps[-1]  # so the demo specs have something to change
+    return (*steps, dt_replace(demo, len(steps)))
+
+
+def dt_replace(step: Step, s: int) -> Step:
+    date = dt.date(2020, 1, 1) + dt.timedelta(days=s)
+    return Step(f"{s}.0", date, step.source, step.summary, step.renamed, step.removed, (), "")
+
+
+def plan_all(steps: tuple[Step, ...]) -> int:
+    """Everything planning asks of a mapping: compose, anchors, name sets, then the demo."""
+    migration = compose("scale", steps)
+    assert migration.anchors
+    assert migration.known_names
+    assert migration.mention
+    changes = 0
+    for spec, folder in DEMO:
+        kind = {"reports": "report", "workspaces": "workspace"}.get(folder, "automation")
+        changes += len(rewrite(spec, migration, kind=kind).changes)
+    return changes
+
+
+def fastest(run: Callable[[], object], rounds: int = 3) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def test_composing_advances_only_the_names_a_step_moves(monkeypatch):
+    """Each step advances the names it renames or removes, not every name so far."""
+    calls = []
+    real = compose_module._advance
+    monkeypatch.setattr(compose_module, "_advance", lambda r, s: calls.append(r.name) or real(r, s))
+    for entries in (1_000, 10_000):
+        calls.clear()
+        steps = steps_of(entries)
+        compose("scale", steps)
+        assert 0 < len(calls) <= sum(len(s.renamed) + len(s.removed) for s in steps)
+
+
+def test_chains_and_equivalents_compose_as_before():
+    steps = steps_of(40, per_step=4)
+    migration = compose("scale", steps)
+    first = next(iter(steps[0].renamed))
+    assert migration.resolve(first).chain == (first, f"new/{first}", f"v1/new/{first}")
+    assert migration.resolve("gone/x0").equivalent == f"v1/new/{first}"  # followed on
+
+
+def test_the_anchor_cover_covers_every_name_with_few_parts():
+    names = [f"{WORDS[i % 10]}/{WORDS[i // 10 % 10]}_{i}/m{i}" for i in range(20_000)]
+    anchors = part_cover(names)
+    assert set(anchors) <= set(WORDS)
+    assert all(any(a in name for a in anchors) for name in names)
+    assert part_cover(["a/loss", "b/loss", "c/acc", "/"]) == ("loss", "acc", "/")
+    prime = find_mapping("prime-rl").migration()
+    assert prime.anchors == ("off_policy",)  # a run of words of every old name
+    assert prime.old_names is prime.old_names  # built once per migration
+
+
+@pytest.mark.parametrize("per_step", [10, 10_000])  # many small steps; one big step
+def test_planning_grows_linearly_with_the_mapping(per_step):
+    small, large = steps_of(1_000, min(per_step, 1_000)), steps_of(10_000, per_step)
+    assert plan_all(small) == plan_all(large) > 0  # the same demo changes either way
+    ratio = fastest(lambda: plan_all(large)) / fastest(lambda: plan_all(small))
+    print(f"10x the mapping: {ratio:.1f}x the time")
+    assert ratio < 35, f"10x the mapping took {ratio:.1f}x as long (quadratic: 100x)"
+
+
+def test_anchor_candidates_grow_linearly_with_a_name():
+    from wbmigrate.mapping.model import RUN_WORDS, name_parts
+
+    assert {"off_policy", "off_policy_level_max", "dispatcher"} <= name_parts(
+        "dispatcher/off_policy_level_max"
+    )
+    assert "of" not in name_parts("x/of_it")  # too short to skip any text
+    long = "_".join(f"w{i:03d}" for i in range(500))
+    assert len(name_parts(long)) <= RUN_WORDS * 500 + 1

@@ -1,0 +1,78 @@
+"""How a batch of writes ends on the command line: a Ctrl-C before the writes is one line; during
+them the batch stops, the outcome table is printed (shielded from a second Ctrl-C), then how
+much was left, the undo command and the exit code (130 when interrupted)."""
+
+from __future__ import annotations
+
+import functools
+import shlex
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from wbmigrate.cli.base import finish, status
+from wbmigrate.exit_codes import ExitCode
+from wbmigrate.live.apply import Batch, failed
+from wbmigrate.report import live as live_report
+
+
+def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A Ctrl-C before the writes begin ends the command with one line and exit 130; during
+    them, `run_all` stops the batch and the command reports what was done."""
+
+    def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except KeyboardInterrupt:
+                status(f"Interrupted; {what}.")
+                raise SystemExit(ExitCode.INTERRUPTED) from None
+
+        return run
+
+    return wrap
+
+
+def stopping() -> None:
+    status("Interrupted: no new object is started; waiting for the writes in flight ...")
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Once the writes are over, a Ctrl-C waits until their outcome is printed: that table
+    (and the undo command) is the record of what was written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def end_batch(batch: Batch) -> None:
+    """After the table: a batch stopped by Ctrl-C says how much was left, and exits 130."""
+    if batch.interrupted:
+        click.echo(live_report.interrupted(batch.not_started))
+        raise SystemExit(ExitCode.INTERRUPTED)
+
+
+def end_batch_with_undo(batch: Batch, results: list[Any], folder: Path) -> None:
+    """The backup folder and the exact command that undoes the run, then the exit code."""
+    undo = f"wbmigrate rollback {shlex.quote(str(folder))} --yes"
+    if batch.interrupted:
+        click.echo(live_report.interrupted(batch.not_started))
+    click.echo(f"Backups: {folder}  (undo: {undo})")
+    conflicts = live_report.conflicts(results, undo)
+    if conflicts:
+        click.echo(conflicts)
+    if batch.interrupted:
+        raise SystemExit(ExitCode.INTERRUPTED)
+    finish(failed(results))

@@ -1,0 +1,64 @@
+"""`wbmigrate export`: a live project as dashboards-as-code files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from wbmigrate.cli.base import (
+    CONTEXT,
+    examples,
+    finish,
+    status,
+)
+from wbmigrate.cli.batch import interruptible
+from wbmigrate.cli.project import (
+    DRAFTS,
+    Connection,
+    connection_options,
+    live_target,
+    open_project,
+    tell_found,
+)
+from wbmigrate.live.export import export_objects, prepare_folder
+from wbmigrate.live.project import (
+    Census,
+)
+from wbmigrate.report import live as live_report
+
+
+@click.command(
+    context_settings=CONTEXT,
+    epilog=examples(
+        "wbmigrate export my-team/my-project dashboards/",
+        "wbmigrate plan dashboards/",
+    ),
+)
+@click.argument("target", metavar="ENTITY/PROJECT")
+@click.argument("folder", type=click.Path(), metavar="DIR")
+@DRAFTS
+@connection_options
+@interruptible("some files may have been written")
+def export(target: str, folder: str, drafts: str, connection: Connection) -> None:
+    """Write a live project as dashboards-as-code: one readable JSON file per object.
+
+    Each file holds the object's metadata and its spec, pretty-printed with W&B's key order,
+    under reports/, workspaces/ and automations/. `plan DIR` and `check` read them. An object
+    that cannot be exported is reported in one line and the others are written (exit 1).
+    """
+
+    live = live_target(target)
+    prepare_folder(Path(folder))
+    project = open_project(live, drafts == "migrate", connection)
+    census = Census()
+    results = export_objects(project.read(census), Path(folder))
+    tell_found(census, project.drafts)
+    for result in results:
+        click.echo(live_report.export_line(result), err=result.path is None)
+    written = sum(r.path is not None for r in results)
+    if written == len(results):
+        status(f"Exported {written} objects to {folder}.")
+    else:
+        status(f"Exported {written} of {len(results)} objects to {folder}.")
+    finish(written < len(results))

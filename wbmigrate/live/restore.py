@@ -1,0 +1,180 @@
+"""Reading a backup folder back for `rollback`: every file, journal line and object checked
+against the manifest before anything is restored (a tampered or foreign backup is refused)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wbmigrate.live.backup import (
+    FORMAT,
+    FORMATS,
+    JOURNAL,
+    MANIFEST,
+    MEMBER,
+    BackupError,
+    chained,
+    genesis,
+)
+from wbmigrate.live.client import View
+from wbmigrate.live.objects import LiveObject
+
+
+@dataclass(frozen=True)
+class Restorable:
+    """One backed-up object: the original, the digest of what was sent (None: nothing), whether
+    the write was confirmed, and the digest of a version someone else saved meanwhile."""
+
+    original: LiveObject
+    sent_sha256: str | None
+    confirmed: bool = False
+    theirs_sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A checked backup: manifest, objects, and notes (an unverified format, an unended run)."""
+
+    manifest: dict[str, Any]
+    items: list[Restorable]
+    notes: tuple[str, ...] = ()
+
+
+def load_backup(folder: Path) -> Loaded:
+    """The manifest and the objects of a backup folder, every check passed."""
+    manifest = _manifest(folder)
+    checked = manifest["format"] == FORMAT
+    notes = () if checked else (f"{manifest['format']} keeps no checksums: unverified",)
+    if checked and "journal" not in manifest:
+        notes = ("the apply run did not finish; restoring what its journal records",)
+    try:
+        target = manifest.get("target")
+        objects = [_restorable(folder, e, target, checked) for e in _entries(folder, manifest)]
+    except (KeyError, TypeError, AttributeError) as exc:  # well-formed JSON, wrong shape
+        raise BackupError(f"{folder}: a damaged backup ({type(exc).__name__}: {exc})") from None
+    # Objects were backed up as concurrent writes finished; restore them in a stable order.
+    order = {"report": 0, "workspace": 1, "automation": 2}
+    objects.sort(key=lambda r: (order[r.original.kind], r.original.is_draft, r.original.title))
+    return Loaded(manifest, objects, notes)
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    if not folder.is_dir():
+        raise BackupError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
+    if not any(folder.iterdir()):
+        raise BackupError(f"{folder}: an empty folder, not a wbmigrate backup")
+    try:
+        manifest = json.loads((folder / MANIFEST).read_bytes())
+    except OSError as exc:
+        reason = f"no {MANIFEST}" if isinstance(exc, FileNotFoundError) else exc.strerror
+        raise BackupError(f"{folder}: not a wbmigrate backup folder ({reason})") from None
+    except ValueError:
+        raise BackupError(f"{folder}: not a wbmigrate backup ({MANIFEST} is not JSON)") from None
+    if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
+        raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
+    if not isinstance(manifest.get("journal", {}), dict):
+        raise BackupError(f"{folder / MANIFEST}: a damaged journal record")
+    return manifest
+
+
+def _entries(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each backed-up object: its file, what was sent, whether the write was confirmed, and
+    someone else's version if they saved it meanwhile."""
+    if "objects" in manifest:  # format /1
+        return [{**e, "sent": e.get("written_sha256")} for e in manifest["objects"]]
+    entries: dict[str, dict[str, Any]] = {}
+    for event in _journal(folder, manifest):
+        entry = entries.get(event["id"])
+        if event["event"] == "backed-up" and entry is None:
+            entries[event["id"]] = {**event, "sent": event["sending_sha256"]}
+        elif entry is not None and event["event"] in ("written", "not-written"):
+            entry["status"] = event["event"]
+            entry["sent"] = None if event["event"] == "not-written" else entry["sent"]
+        elif entry is not None and event["event"] == "conflict":
+            entry["theirs"] = event
+    return list(entries.values())
+
+
+def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The journal's events; with checksums, each verified against the line before, and the
+    whole against the length and last checksum the manifest got when the run ended."""
+    path, finished = folder / JOURNAL, manifest.get("journal")
+    checked = manifest["format"] == FORMAT
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise BackupError(f"{path}: cannot read it ({exc.strerror})") from None
+    events, previous = [], genesis(manifest)
+    for number, line in enumerate(lines, start=1):
+        try:
+            event = json.loads(line)  # bytes: a line cut inside a character is a ValueError
+        except ValueError:
+            if number == len(lines) and not finished:
+                break  # a line cut short by a crash: the write it announces never started
+            raise BackupError(f"{path}:{number}: not a journal line") from None
+        if not isinstance(event, dict) or not isinstance(event.get("id"), str):
+            raise BackupError(f"{path}:{number}: not a journal line")
+        if checked:
+            given, previous = event.pop("checksum", None), chained(previous, event)
+            if given != previous:
+                raise BackupError(f"{path}:{number}: checksum mismatch (lines edited or deleted)")
+        events.append(event)
+    wrote = (finished or {}).get("lines"), (finished or {}).get("checksum")
+    if checked and finished and wrote != (len(events), previous):
+        raise BackupError(f"{path}: {len(events)} lines, but the run wrote {wrote[0]}")
+    return events
+
+
+def _restorable(
+    folder: Path, entry: dict[str, Any], target: str | None, checked: bool
+) -> Restorable:
+    original = _stored(folder, entry, entry.get("file_sha256"), target, checked)
+    theirs = entry.get("theirs")
+    if theirs is not None:
+        _stored(folder, {**entry, "file": theirs["file"]}, theirs["file_sha256"], target, checked)
+    confirmed = entry.get("status") == "written"
+    return Restorable(original, entry["sent"], confirmed, theirs and theirs["theirs_sha256"])
+
+
+def _stored(
+    folder: Path, entry: dict[str, Any], sha256: str | None, target: str | None, checked: bool
+) -> LiveObject:
+    """The object a backup file holds, once the file is shown to be the one the journal
+    names, of the object and project it names."""
+    name = entry.get("file")
+    if not isinstance(name, str) or not MEMBER.fullmatch(name):
+        raise BackupError(f"{folder / JOURNAL}: names a file that cannot be a backup: {name!r}")
+    try:
+        data = (folder / name).read_bytes()
+    except FileNotFoundError:
+        raise BackupError(f"{folder / name}: missing from the backup") from None
+    except OSError as exc:
+        raise BackupError(f"{folder / name}: cannot read it ({exc.strerror})") from None
+    try:
+        obj = _live(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise BackupError(f"{folder / name}: not a backup of one object") from None
+    where = f"{obj.entity}/{obj.project}"
+    if target is not None and where != target:
+        raise BackupError(f"{folder / name}: an object of {where}, but the backup is of {target}")
+    if (obj.id, obj.kind) != (entry.get("id", obj.id), entry.get("kind", obj.kind)):
+        raise BackupError(f"{folder / name}: holds {obj.kind} {obj.id}, not the one journaled")
+    if checked and hashlib.sha256(data).hexdigest() != sha256:
+        raise BackupError(f"{folder / name}: changed since it was backed up (checksum mismatch)")
+    return obj
+
+
+def _live(stored: dict[str, Any]) -> LiveObject:
+    entity, project = stored["entity"], stored["project"]
+    if not isinstance(entity, str) or not isinstance(project, str):
+        raise TypeError("entity and project are text")
+    if "view" in stored:
+        obj = LiveObject.of_view(View.from_node(stored["view"], entity, project))
+    else:
+        obj = LiveObject.of_trigger(stored["trigger"], entity, project)
+    if (obj.id, obj.kind) != (stored["id"], stored["kind"]):
+        raise KeyError("id")
+    return obj

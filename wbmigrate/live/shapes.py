@@ -1,0 +1,161 @@
+"""The shapes of W&B's answers that the client relies on, checked as they are read.
+
+A server (or a proxy before it) can answer with JSON of another shape: a body that is not JSON
+or holds no `data` (`data_of`), a null where a listing belongs, an edge without a node, a number
+for a string, a page that says more follow but gives no cursor to get them, or the same cursor
+again. Each becomes one `ApiError` line naming what was found (never the value, which could be
+anything), instead of a traceback deep in the code that used it, or a listing paged for ever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlparse
+
+import requests
+
+from wbmigrate.live.transport import ApiError
+
+MAX_PAGES = 100_000  # 10 million objects of one kind: more is a server that pages for ever
+EMPTY_PAGES = 10  # empty pages in a row that still say more follow
+
+
+class ShapeError(ApiError):
+    """An answer of a shape W&B's API never gives."""
+
+
+class AuthError(ApiError):
+    """No API key, or one W&B refuses (401/403)."""
+
+
+class NotFoundError(ApiError):
+    """404, or a project or object that does not exist."""
+
+
+class GraphQLError(ApiError):
+    """A 200 response that carries GraphQL `errors`."""
+
+
+def shown(value: Any) -> str:
+    """What a JSON value is, in words (never its content, which could be anything)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _unexpected(where: str, value: Any, expected: str) -> ShapeError:
+    return ShapeError(f"unexpected answer from W&B: {where} is {shown(value)}, not {expected}")
+
+
+def a_dict(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _unexpected(where, value, "an object")
+    return value
+
+
+def a_list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _unexpected(where, value, "a list")
+    return value
+
+
+def text(obj: dict[str, Any], key: str, where: str) -> str | None:
+    """A string field of `obj`, or None when it is absent or null."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _unexpected(f"{key} of {where}", value, "a string")
+    return value
+
+
+def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> Iterator[list[Any]]:
+    """The edges of each page of a cursor listing (`page(after)` gives its connection), until
+    a page says none follow. A listing that could go on for ever stops with a `ShapeError`:
+    a cursor seen before, a page that says more follow without a cursor, more than `MAX_PAGES`
+    pages, or `EMPTY_PAGES` empty pages in a row. Memory: a 16-byte digest per page."""
+    after: str | None = None
+    seen: set[bytes] = set()
+    empty = 0
+    for number in itertools.count(1):
+        if number > MAX_PAGES:
+            raise ShapeError(f"W&B's listing of {what} goes on past {MAX_PAGES:,} pages; stopped")
+        connection = page(after)
+        edges = a_list(connection.get("edges"), f"page {number} of the {what}")
+        yield edges
+        info = a_dict(connection.get("pageInfo"), f"pageInfo of page {number} of the {what}")
+        more = info.get("hasNextPage")
+        if not isinstance(more, bool):
+            raise _unexpected(f"hasNextPage of page {number} of the {what}", more, "a boolean")
+        if not more:
+            return
+        empty = empty + 1 if not edges else 0
+        after = _next_cursor(info.get("endCursor"), seen, number, what)
+        if empty >= EMPTY_PAGES:
+            raise ShapeError(
+                f"W&B's listing of {what} gives {empty} empty pages in a row that say more "
+                "follow; stopped"
+            )
+
+
+def _next_cursor(cursor: Any, seen: set[bytes], number: int, what: str) -> str:
+    if not isinstance(cursor, str) or not cursor:
+        raise ShapeError(
+            f"W&B's listing of {what} says more pages follow page {number} but gives no "
+            "cursor to read them; stopped"
+        )
+    digest = hashlib.blake2b(cursor.encode(), digest_size=16).digest()
+    if digest in seen:
+        raise ShapeError(
+            f"W&B's listing of {what} repeats an earlier page's cursor at page {number}; "
+            "stopped rather than read it again"
+        )
+    seen.add(digest)
+    return cursor
+
+
+# --- the envelope: status, JSON, errors, data ------------------------------------------------
+
+
+def data_of(response: requests.Response, url: str) -> dict[str, Any]:
+    """The `data` of a GraphQL answer, or the typed error its status and body say."""
+    status = response.status_code
+    if status in (401, 403):
+        raise AuthError(
+            f"W&B refused the API key for {urlparse(url).hostname} (HTTP {status})", status
+        )
+    if status == 404:
+        raise NotFoundError(f"{url}: not found (HTTP 404)", status)
+    if status >= 400:
+        raise ApiError(f"{url}: HTTP {status} {_first_error(response) or response.reason}", status)
+    try:
+        body = response.json()
+    except ValueError:
+        raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
+    if isinstance(body, dict) and body.get("errors"):
+        raise GraphQLError(f"W&B answered with an error: {_first_error(response)}", status)
+    if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
+        raise ApiError(f"{url}: the response has no data (HTTP {status})", status)
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+def _first_error(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if not errors:
+        return ""
+    if not isinstance(errors, list):
+        errors = [errors]
+    messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
+    return "; ".join(messages)[:300]

@@ -1,0 +1,220 @@
+"""HTTP for the GraphQL client, with every wait bounded.
+
+- **Each try of a request** (connecting, sending, the headers and the whole answer) gets at most
+  `timeout` seconds (`watchdog`), so a server that drips one byte at a time cannot stretch it.
+- **Retries** are urllib3's (`BoundedRetry`, a `Retry`): 429 and 503 honour `Retry-After` only
+  up to `max_wait` (a longer wait fails at once, naming it), and every retry is reported.
+  A host that cannot be resolved fails at once; a refused connection after two more tries.
+- **The run** may have a deadline (`Deadline`): no try or wait goes past it.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import errno
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from urllib3.connectionpool import ConnectionPool
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NameResolutionError,
+    NewConnectionError,
+    ReadTimeoutError,
+)
+from urllib3.response import BaseHTTPResponse
+from urllib3.util.retry import Retry
+
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.live import watchdog
+
+REFUSED_RETRIES = 2  # a refused or unanswered connection is most likely a wrong URL
+
+
+class ApiError(WbmigrateError):
+    """A request to W&B that failed; `status` is the HTTP status (0 without a response)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class WaitTooLong(ApiError):
+    """W&B asked for a wait (Retry-After) longer than the run allows."""
+
+
+class DeadlineExceeded(ApiError):
+    """The run passed its `--deadline`: nothing more is sent."""
+
+
+class Stopped(ApiError):
+    """The thread's work was called off (`stop_with`): no retry is started."""
+
+
+def seconds(value: float) -> str:
+    """A wait as people read it: `0.5 s`, `2 s`, `86400 s`."""
+    return f"{value:.0f} s" if value >= 10 else f"{round(value, 1):g} s"
+
+
+class Deadline:
+    """The end of a run (monotonic clock), `seconds` after it was made."""
+
+    def __init__(self, seconds_: float) -> None:
+        self.seconds = seconds_
+        self.end = time.monotonic() + seconds_
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+    def error(self, wait: float = 0.0) -> DeadlineExceeded:
+        limit = f"(--deadline {seconds(self.seconds)})"
+        if wait > 0 and self.remaining() > 0:
+            return DeadlineExceeded(
+                f"stopped: a retry in {seconds(wait)} would pass the run's deadline {limit}"
+            )
+        return DeadlineExceeded(f"stopped: the run's deadline passed {limit}")
+
+    def check(self, wait: float = 0.0) -> None:
+        """Raise when the run's time is up, or would be before `wait` seconds pass."""
+        if self.remaining() <= wait:
+            raise self.error(wait)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How long one client may wait, and for what; `on_retry` hears one line per retry."""
+
+    timeout: float = 60.0  # each try of a request, from connecting to the answer's last byte
+    max_wait: float = 60.0  # the longest Retry-After obeyed
+    deadline: Deadline | None = None
+    on_retry: Callable[[str], None] | None = None
+
+    def budget(self) -> float:
+        """The time the next try of a request may take."""
+        if self.deadline is None:
+            return self.timeout
+        return max(0.0, min(self.timeout, self.deadline.remaining()))
+
+    def retrying(self, cause: str, wait: float) -> None:
+        if self.deadline is not None:
+            self.deadline.check(wait)
+        if self.on_retry is not None:
+            self.on_retry(f"Retrying after {cause} (waiting {seconds(wait)}) ...")
+
+
+_current = threading.local()  # this thread's stop event
+
+
+def stop_with(event: threading.Event) -> None:
+    """Call off this thread's requests once `event` is set: a reader whose consumer has gone
+    starts no retry (and reports none) after it."""
+    _current.stop = event
+
+
+def _stopped() -> bool:
+    event: threading.Event | None = getattr(_current, "stop", None)
+    return event is not None and event.is_set()
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+
+class BoundedRetry(Retry):
+    """urllib3's retries, with every wait bounded by the client's `Bounds` and reported."""
+
+    def __init__(self, *args: Any, bounds: Bounds | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bounds = bounds or Bounds()
+
+    def new(self, **kwargs: Any) -> Self:
+        retry = super().new(**kwargs)
+        retry.bounds = self.bounds
+        return retry
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
+        """Give up at once on a name that does not resolve, and after `REFUSED_RETRIES` more
+        tries on a connection refused or never answered: retrying them only makes a wrong URL
+        (or no network) slow to report."""
+        why = unreachable(error)
+        tries = sum(unreachable(h.error) is not None for h in self.history)
+        if why == "host not found" or (why is not None and tries >= REFUSED_RETRIES):
+            raise MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
+        return super().increment(method, url, response, error, _pool, _stacktrace)
+
+    def get_retry_after(self, response: BaseHTTPResponse) -> float | None:
+        """The wait `Retry-After` asks for, in full (seconds or an HTTP date; unreadable: None)."""
+        value = response.headers.get("Retry-After")
+        return retry_after(value) if value is not None else None
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        """Wait before the next try: `Retry-After` when given and not zero (beyond
+        `max_wait` the request fails), else urllib3's exponential backoff."""
+        if _stopped():
+            raise Stopped("stopped: the results are no longer wanted")
+        asked = self.get_retry_after(response) if response is not None else None
+        if response is not None and asked is not None and asked > self.bounds.max_wait:
+            raise WaitTooLong(
+                f"HTTP {response.status}: W&B asked to wait {seconds(asked)} before trying "
+                f"again (Retry-After), more than --max-wait {seconds(self.bounds.max_wait)}",
+                response.status,
+            )
+        wait = asked or self.get_backoff_time()
+        self.bounds.retrying(self._cause(response), wait)
+        watch = watchdog.current()
+        if watch is not None:
+            watch.pause()  # the wait is bounded here; the next try is armed as it starts
+        if wait > 0:
+            time.sleep(wait)
+
+    def _cause(self, response: BaseHTTPResponse | None) -> str:
+        if response is not None:
+            return f"HTTP {response.status}"
+        error = self.history[-1].error if self.history else None
+        watch = watchdog.current()
+        if watch is not None and watch.expired:
+            return f"no answer within {seconds(self.bounds.timeout)}"
+        if unreachable(error):
+            return str(unreachable(error))
+        if isinstance(error, ReadTimeoutError):
+            return "a timeout"
+        return "a dropped connection"
+
+
+def retry_after(value: str) -> float | None:
+    """Seconds from a `Retry-After` value: a number of seconds or an HTTP date."""
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def unreachable(error: BaseException | None) -> str | None:
+    """Why no connection could be made at all, or None: a name that does not resolve, a
+    refused connection, an unreachable network, a host that never answers."""
+    if isinstance(error, NameResolutionError):
+        return "host not found"
+    if not isinstance(error, NewConnectionError):
+        return "connection timed out" if isinstance(error, ConnectTimeoutError) else None
+    cause = error.__cause__ or error.__context__
+    if isinstance(cause, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(cause, OSError) and cause.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        return "network unreachable"
+    return None
