@@ -140,6 +140,9 @@ def _cut_if_expired(connection: HTTPConnection) -> None:
 
 
 class _Connection(HTTPConnection):
+    """A connection watched by the per-try budget (TLS too: `_TLSConnection` puts
+    HTTPSConnection right after it in the method order)."""
+
     def connect(self) -> None:
         super().connect()
         _cut_if_expired(self)
@@ -149,14 +152,8 @@ class _Connection(HTTPConnection):
         super().request(*args, **kwargs)
 
 
-class _TLSConnection(HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        _cut_if_expired(self)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _arm(self)
-        super().request(*args, **kwargs)
+class _TLSConnection(_Connection, HTTPSConnection):
+    pass
 
 
 class _Pool(HTTPConnectionPool):
