@@ -196,3 +196,27 @@ def test_a_200_with_errors_and_partial_data_is_an_error_not_data():
     client = Client("https://api.example.com", "k" * 40, retries=0)
     with pytest.raises(ApiError, match="permission denied for some views"):
         list(client.views("team", "proj", "runs"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["plan", TARGET, "--out", "/nonexistent/plan.json"],
+            "Error: --out /nonexistent/plan.json",
+        ),
+        (["plan", "./not-there"], "Error: ./not-there: no such file or folder"),
+        (["plan", ""], "Error: no TARGET: give ENTITY/PROJECT"),
+        (["apply", "fixtures", "--yes"], "Error: fixtures: this is a folder or file"),
+        (["plan", "a\nb/c"], "Error: a\\nb/c: no such file or folder, and not ENTITY/PROJECT"),
+    ],
+    ids=["out-folder-missing", "path-not-there", "empty-target", "folder-to-apply", "newline"],
+)
+def test_bad_targets_and_outputs_are_one_line_before_anything_is_read(run, live, args, message):
+    before = len(live.requests)  # the server is there: nothing may reach it
+    if args[1] == "fixtures":
+        Path("fixtures").mkdir()
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1].startswith(message)
+    assert len(live.requests) == before

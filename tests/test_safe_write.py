@@ -155,8 +155,8 @@ def test_newlines_are_written_byte_for_byte(tmp_path, text):
     assert path.read_bytes() == text.encode("utf-8")
 
 
-def test_a_missing_folder_is_an_error_and_writes_nothing(tmp_path):
-    with pytest.raises(FileNotFoundError):
+def test_a_missing_folder_is_a_one_line_error_and_writes_nothing(tmp_path):
+    with pytest.raises(UnsafeWrite, match="cannot write there"):
         write_text(tmp_path / "missing" / "out.txt", "x")
     assert list(tmp_path.iterdir()) == []
 

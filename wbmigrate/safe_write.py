@@ -66,7 +66,10 @@ class SafeFile:
         self._read = read
         _refuse_link(path)
         self._mode = _mode_for(path) if mode is None else mode
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        except OSError as exc:  # no such folder, no permission: one line, for this file
+            raise UnsafeWrite(f"{path}: cannot write there ({exc.strerror or exc})") from None
         self._temporary = Path(name)
         self._file: TextIO = os.fdopen(fd, "w", encoding="utf-8", newline="")
 

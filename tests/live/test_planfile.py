@@ -266,3 +266,10 @@ def test_a_mapping_whose_boundary_date_moved_is_refused(tmp_path):
     before, after = (plan_one(OBJECTS[0].source(), m, Options()) for m in (MIGRATION, migration))
     assert signature(before.result.changes) != signature(after.result.changes)  # writes differ
     assert migration_digest(migration) != migration_digest(MIGRATION)
+
+
+def test_a_plan_nested_too_deeply_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(PlanFileError, match="nested too deeply"):
+        load_plan(path)

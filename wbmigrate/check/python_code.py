@@ -92,7 +92,8 @@ def _metric(
     if not context.known:
         yield source.finding(start, end, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
         return
-    siblings = present(source, node) if context.in_list else None
+    spelled = raw.count(name) == 1  # not built from parts (`"off_policy/" "mean"`)
+    siblings = present(source, node, spelled) if context.in_list else None
     dual = source.targets.dual
     if fate.new is None:
         if siblings is not None and dual:
@@ -109,7 +110,6 @@ def _metric(
             )
         return
     new = found.with_name(fate.new)
-    spelled = raw.count(name) == 1  # not built from parts (`"off_policy/" "mean"`)
     if siblings is not None and new in siblings:
         if dual:
             source.seen.append((start, end))  # the old key beside its new one: fine in dual

@@ -52,15 +52,18 @@ def siblings(module: Module, node: ast.AST) -> list[object] | None:
     return None
 
 
-def present(source: Source, node: ast.AST) -> set[object] | None:
-    """What the list `node` is in holds once the fixes of the elements before it are made, so
+def present(source: Source, node: ast.AST, spelled: bool = True) -> set[object] | None:
+    """What the list `node` is in holds once the fixes of the elements before it are made (of
+    every other element, for one whose name is not spelled out and so cannot be renamed), so
     that one pass leaves nothing for a second pass to do."""
     values = siblings(source.module, node)
     parent = source.module.parents[node]
     if values is None or not isinstance(parent, ast.List | ast.Tuple | ast.Set):
         return None
     present = set(values)
-    for element in parent.elts[: parent.elts.index(node)]:  # type: ignore[arg-type]
+    index = parent.elts.index(node)  # type: ignore[arg-type]
+    others = parent.elts[:index] if spelled else parent.elts[:index] + parent.elts[index + 1 :]
+    for element in others:
         found = accessor(element.value) if isinstance(element, ast.Constant) else None
         fate = source.targets.migration.fate(found.name) if found else None
         start, end = source.span(element)

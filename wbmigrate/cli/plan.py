@@ -31,6 +31,7 @@ from wbmigrate.files import read_sources
 from wbmigrate.live.project import Census, plan_project
 from wbmigrate.plan import Planned, Tally, plan_each
 from wbmigrate.report import plan as plan_report
+from wbmigrate.report.words import printable
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -92,7 +93,10 @@ def plan(
         sources = read_sources(Path(target), _exclude(Path(target)))
         _print(chunks(map(tally.add, plan_each(sources, migration, options))))
     else:
-        project = open_project(live_target(target, files_too=True), drafts == "migrate", connection)
+        live = live_target(target, files_too=True)
+        if out and not Path(out).resolve().parent.is_dir():
+            raise UserError(f"--out {printable(out)}: no such folder; nothing read")
+        project = open_project(live, drafts == "migrate", connection)
         census = Census()
         planned = plan_project(project, migration, options, census, Path(out) if out else None)
         _print(chunks(map(tally.add, planned)))

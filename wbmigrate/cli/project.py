@@ -135,7 +135,10 @@ def live_target(target: str | None, files_too: bool = False) -> tuple[str, str]:
             return env["WANDB_ENTITY"], env["WANDB_PROJECT"]
         raise UserError("no TARGET: give ENTITY/PROJECT, or set WANDB_ENTITY and WANDB_PROJECT")
     shown = printable(target)
-    if not files_too and (Path(target).exists() or target.startswith(("./", "../", "/", "~"))):
+    path_like = target.startswith(("./", "../", "/", "~"))
+    if files_too and path_like:
+        raise UserError(f"{shown}: no such file or folder")
+    if not files_too and (Path(target).exists() or path_like):
         raise UserError(f"{shown}: this is a folder or file; live commands take ENTITY/PROJECT")
     if target.startswith(("https://", "http://")):
         parts = [p for p in target.split("://", 1)[1].split("/")[1:] if p]

@@ -117,6 +117,8 @@ def load_plan(path: Path) -> SavedPlan:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise PlanFileError(f"cannot read plan {path}: {exc}") from None
+    except RecursionError:
+        raise PlanFileError(f"cannot read plan {path}: nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise PlanFileError(f"{path} is not a wbmigrate plan (write one with `plan --out`)")
     try:
