@@ -315,3 +315,20 @@ def test_a_suppression_comment_in_a_cell_line(tmp_path):
     assert [f.message.split(" ->")[0] for f in report.findings] == ["off_policy/mean"]
     assert report.fixed is not None
     assert "off_policy/max" in report.fixed
+
+
+@pytest.mark.parametrize(
+    ("comment", "suppressed"),
+    [
+        ("# wbmigrate: ignore[renamed-metric] compared with old runs", True),
+        ("# wbmigrate: ignore[renamed-metric]", False),
+    ],
+    ids=["with-a-reason", "without-one"],
+)
+def test_a_suppression_in_a_cell_needs_a_reason_too(tmp_path, comment, suppressed):
+    """The JSON string around a cell's line (`\\n",`) is no reason."""
+    text = notebook(code(f'wandb.log({{"off_policy/max": 1}})  {comment}\nx = 1'))
+    report = check(tmp_path, text)
+    assert (report.findings == ()) is suppressed
+    if not suppressed:
+        assert report.findings[0].message.endswith("(the suppression on this line needs a reason)")

@@ -56,6 +56,7 @@ NAMES = {
 }
 CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
 # `# wbmigrate: ignore[rule, rule] reason` (or an HTML comment in Markdown)
+_STRING_END = re.compile(r'(?:\\n)?"\s*,?\s*$')  # the end of a notebook's source line
 SUPPRESSION = re.compile(r"(?:#|<!--)\s*wbmigrate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
 
 
@@ -203,8 +204,15 @@ def _suppressions(text: str) -> dict[int, tuple[set[str], str]]:
         match = SUPPRESSION.search(line)
         if match:
             rules = {r.strip() for r in match["rules"].split(",") if r.strip()}
-            found[number] = (rules, match["reason"].replace("-->", "").strip())
+            found[number] = (rules, _reason(match["reason"]))
     return found
+
+
+def _reason(text: str) -> str:
+    """The reason a suppression gives, without what closes the comment or, in a notebook, the
+    JSON string it sits in (`\\n",`): those are no reason."""
+    text = _STRING_END.sub("", text.replace("-->", "")).strip()
+    return text if re.search(r"[^\W_]", text) else ""
 
 
 def check_paths(
