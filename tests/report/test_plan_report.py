@@ -222,3 +222,13 @@ def test_json_entries():
     assert [added[k] for k in ("action", "old", "new")] == ["added", *NAMES]
     assert [o["status"] for o in data["objects"]] == ["changes", "unchanged", "error"]
     assert (data["summary"]["objects"], data["summary"]["actions"]["added"]) == (3, 2)
+
+
+def test_a_name_with_a_newline_cannot_forge_a_line_of_the_report():
+    spec = (CASES / "line-metrics" / "before.json").read_text()
+    forged = Source(name="x\nSummary: 0 objects", origin="o.json", text=spec)
+    text = report.to_text(make_plan([forged], MIGRATION, Options()))
+    assert [line for line in text.splitlines() if line.startswith("Summary:")] == [
+        text.splitlines()[-1]
+    ]
+    assert 'report "x\\nSummary: 0 objects"' in text

@@ -161,13 +161,15 @@ class Lines:
 def apply_fixes(text: str, findings: tuple[Finding, ...] | list[Finding]) -> str | None:
     """`text` with every finding's replacements applied; None when there is none, or when
     two fixes overlap (the file is then left for a person)."""
-    replacements = sorted({r for f in findings for r in f.fix}, key=lambda r: (r.start, r.end))
-    if not replacements:
-        return None
+    return apply_replacements(text, [r for f in findings for r in f.fix])
+
+
+def apply_replacements(text: str, replacements: list[Replacement]) -> str | None:
+    """`text` with the replacements made; None when there is none, or two overlap."""
     out, pos = [], 0
-    for r in replacements:
+    for r in sorted(set(replacements), key=lambda r: (r.start, r.end)):
         if r.start < pos:
             return None
         out += [text[pos : r.start], r.text]
         pos = r.end
-    return "".join(out) + text[pos:]
+    return "".join(out) + text[pos:] if out else None

@@ -9,7 +9,15 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wbmigrate.check.model import Checked, Finding, Lines, Place, Replacement, apply_fixes
+from wbmigrate.check.model import (
+    Checked,
+    Finding,
+    Lines,
+    Place,
+    Replacement,
+    apply_fixes,
+    apply_replacements,
+)
 
 Fix = Callable[[list[Finding]], str | None]
 
@@ -80,7 +88,7 @@ def _fix_text(
         new = part.fix(picked)
         if new is not None and new != part.text:
             replacements += _edits(part, picked, new)
-    return splice(text, replacements)
+    return apply_replacements(text, replacements)
 
 
 def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
@@ -92,17 +100,6 @@ def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
         if all(m is not None for m in moved):
             return [m for m in moved if m is not None]
     return list(part.encode(new))
-
-
-def splice(text: str, replacements: list[Replacement]) -> str | None:
-    """`text` with the replacements made; None when there is none, or two overlap."""
-    out, pos = [], 0
-    for r in sorted(set(replacements), key=lambda r: (r.start, r.end)):
-        if r.start < pos:
-            return None
-        out += [text[pos : r.start], r.text]
-        pos = r.end
-    return "".join(out) + text[pos:] if out else None
 
 
 def _places(parts: list[Part], default: Place) -> Callable[[int], Place]:

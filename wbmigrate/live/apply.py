@@ -12,7 +12,6 @@ others; a Ctrl-C stops the batch but lets the writes in flight finish.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from wbmigrate.live.objects import (
     ObjectRef,
     reread,
     stored_as_sent,
-    trigger_input,
+    write,
 )
 from wbmigrate.live.restore import Restorable
 from wbmigrate.mapping import Migration
@@ -177,7 +176,7 @@ def _write_backed_up(
         if latest is None:
             return Outcome(obj.ref, WriteStatus.FAILED, "no longer exists")
         return Outcome(obj.ref, WriteStatus.SKIPPED, f"changed since {since}; plan again")
-    echo = send(client, latest, new_text)
+    echo = write(client, latest, new_text)
     back = reread(client, latest)
     status = verdict(latest, new_text, echo, back)
     if status is WriteStatus.APPLIED:
@@ -188,15 +187,6 @@ def _write_backed_up(
     if status is WriteStatus.CONFLICT:
         backup.conflict(obj, back)
     return Outcome(obj.ref, status, MESSAGES["apply", status])
-
-
-def send(client: Client, obj: LiveObject, text: str) -> LiveObject:
-    """Save a view's new spec, or a trigger's new fields, everything else as fetched; the
-    object as the mutation's answer shows it."""
-    if obj.view is not None:
-        return LiveObject.of_view(client.upsert_view(obj.view, text))
-    trigger = client.update_trigger(trigger_input(json.loads(text)))
-    return LiveObject.of_trigger(trigger, obj.entity, obj.project)
 
 
 def verdict(
@@ -229,7 +219,7 @@ def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
             return Outcome(original.ref, WriteStatus.UNCHANGED, "already as it was")
         if digest(now) != item.sent_sha256 and not force:
             return Outcome(original.ref, WriteStatus.SKIPPED, _edited_since(item, now))
-        echo = send(client, original, original.text)
+        echo = write(client, original, original.text)
         back = reread(client, original)
         status = verdict(now, original.text, echo, back)
         if status is WriteStatus.APPLIED:

@@ -199,12 +199,13 @@ def reread(client: Client, obj: LiveObject) -> LiveObject | None:
     return None
 
 
-def write(client: Client, obj: LiveObject, new_text: str) -> None:
-    """Save a view's new spec, or a trigger's new fields; everything else as fetched."""
+def write(client: Client, obj: LiveObject, new_text: str) -> LiveObject:
+    """Save a view's new spec, or a trigger's new fields, everything else as fetched; the
+    object as the mutation's answer shows it."""
     if obj.view is not None:
-        client.upsert_view(obj.view, new_text)
-    else:
-        client.update_trigger(trigger_input(json.loads(new_text)))
+        return LiveObject.of_view(client.upsert_view(obj.view, new_text))
+    trigger = client.update_trigger(trigger_input(json.loads(new_text)))
+    return LiveObject.of_trigger(trigger, obj.entity, obj.project)
 
 
 def stored_as_sent(obj: LiveObject, now: LiveObject | None, sent: str) -> bool:

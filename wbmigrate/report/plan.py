@@ -21,7 +21,7 @@ from wbmigrate.plan import (
     object_entry,
     summary_entry,
 )
-from wbmigrate.report.words import plural
+from wbmigrate.report.words import plural, printable
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -108,7 +108,9 @@ def _text_object(planned: Planned, verbose: bool) -> list[str]:
 
 
 def _lines(lines: list[str]) -> str:
-    return "".join(line + "\n" for line in lines)
+    """Lines of a report; a control character in a name is escaped, so no object can forge a
+    line (`Summary: ...`) of its own."""
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def header(migration: Migration, options: Options) -> str:
