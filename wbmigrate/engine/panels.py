@@ -1,8 +1,9 @@
 """Panels of every viewType: which config fields hold metric keys, and in what shape.
 
-Reports and workspaces share panels. A panel type wbmigrate does not know is scanned and its
-old names reported, never rewritten. In a known type, fields not listed here are scanned too.
-One table (`PANEL_TYPES`) with a short walker per type, so the module grows a few lines per type.
+Reports and workspaces share panels. A panel type wbmigrate does not know gets the rules that
+hold for every type (`UNIVERSAL_FIELDS`); the rest of it is scanned and its old names reported.
+In a known type, fields not listed here are scanned too. One table (`PANEL_TYPES`) with a short
+walker per type, so the module grows a few lines per type.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from wbmigrate import names
 from wbmigrate.edit.edits import Path
+from wbmigrate.engine.model import NoteKind
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
 
@@ -38,25 +40,41 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
         return
     with w.at(panel_label(panel, int(path[-1]))):
         kind = PANEL_TYPES.get(view_type) if isinstance(view_type, str) else None
-        if kind is None or not isinstance(config, dict):
+        if not isinstance(config, dict):
             w.scan(path, panel, f"panel type {view_type!r}")
-            return
-        series = kind.series(config)
-        if _all_gone(w, series):
-            shown = ", ".join(series)
-            reasons = {f.reason for n in series if (f := w.fate(n))}
-            w.remove(
-                path,
-                panel,
-                "panel",
-                f"panel deleted: every metric it shows ({shown}) is "
-                f"no longer logged ({'; '.join(sorted(reasons))})",
-            )
-            return
-        kind.walk(w, (*path, "config"), config)
-        if kind.fields is not None:
-            rest = {k: v for k, v in config.items() if k not in kind.fields}
-            w.scan((*path, "config"), rest, f"{view_type} field")
+        elif kind is None:
+            _unknown(w, path, panel, config)
+        elif _all_gone(w, series := kind.series(config)):
+            w.remove(path, panel, "panel", f"panel deleted: {_gone(w, series)}")
+        else:
+            kind.walk(w, (*path, "config"), config)
+            if kind.fields is not None:
+                rest = {k: v for k, v in config.items() if k not in kind.fields}
+                w.scan((*path, "config"), rest, f"{view_type} field")
+
+
+def _unknown(w: Walk, path: Path, panel: dict[str, Any], config: dict[str, Any]) -> None:
+    """A panel type wbmigrate does not know: the universal rules, then a scan of the rest of
+    its config and of the panel around it. It is never deleted, as it may show more than its
+    metrics: when they are all gone, it is left as it is for review."""
+    what = f"panel type {panel.get('viewType')!r}"
+    series = _line_series(config)
+    if _all_gone(w, series):
+        _kept_for_review(w, path, panel, series, what)
+        return
+    _universal(w, (*path, "config"), config)
+    rest = {k: v for k, v in config.items() if k not in UNIVERSAL_FIELDS}
+    w.scan(path, {**panel, "config": rest}, what)
+
+
+def _kept_for_review(
+    w: Walk, path: Path, panel: dict[str, Any], series: list[str], what: str
+) -> None:
+    why = f"{_gone(w, series)}, but {what} is unknown and may show more: kept, review it"
+    w.note(path, NoteKind.REVIEW, why, "panel")
+    metrics = _get(panel["config"], "metrics", list)
+    said = frozenset((*path, "config", "metrics", i) for i in range(len(metrics)))
+    w.scan(path, panel, what, skip=said)  # the rest; the metrics are named in the note
 
 
 def walk_section(w: Walk, path: Path, section: Any) -> None:
@@ -88,6 +106,14 @@ def _all_gone(w: Walk, shown: list[str]) -> bool:
     return bool(shown) and all(f is not None and f.new is None for f in fates)
 
 
+def _gone(w: Walk, shown: list[str]) -> str:
+    reasons = {f.reason for name in shown if (f := w.fate(name))}
+    return (
+        f"every metric it shows ({', '.join(shown)}) is "
+        f"no longer logged ({'; '.join(sorted(reasons))})"
+    )
+
+
 def _metrics(values: Any) -> list[str]:
     found = (names.accessor(v) for v in (values if isinstance(values, list) else [values]))
     return [a.name for a in found if a is not None]
@@ -101,21 +127,27 @@ def _get(config: dict[str, Any], key: str, kind: type) -> Any:
 # --- line, scalar, bar ------------------------------------------------------------------------
 
 
-def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
+def _universal(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    """The fields that mean the same in every panel type that has them: a line plot's, and all
+    of what an unknown type gets rewritten."""
     w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
     _common(w, path, config)
     for key in ("xAxis", "groupBy"):
         if key in config:
             w.single((*path, key), config[key], key)
     w.key_list((*path, "legendFields"), _get(config, "legendFields", list), "legendFields")
-    if "xExpression" in config:
-        w.expression((*path, "xExpression"), config["xExpression"], "xExpression")
-    if config.get("useMetricRegex"):
-        w.regex((*path, "metricRegex"), config.get("metricRegex"), "metricRegex")
     for key in SERIES_OVERRIDES:
         w.key_map(
             (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
         )
+
+
+def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    _universal(w, path, config)
+    if "xExpression" in config:
+        w.expression((*path, "xExpression"), config["xExpression"], "xExpression")
+    if config.get("useMetricRegex"):
+        w.regex((*path, "metricRegex"), config.get("metricRegex"), "metricRegex")
 
 
 def _line_series(config: dict[str, Any]) -> list[str]:
@@ -154,7 +186,7 @@ def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
         )
 
 
-_LINE_FIELDS = (
+UNIVERSAL_FIELDS = (
     "metrics",
     "expressions",
     "legendTemplate",
@@ -162,10 +194,9 @@ _LINE_FIELDS = (
     "xAxis",
     "groupBy",
     "legendFields",
-    "xExpression",
-    "metricRegex",
     *SERIES_OVERRIDES,
 )
+_LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex")
 
 # --- scatter, parallel coordinates, parameter importance, media -------------------------------
 

@@ -24,11 +24,7 @@ def walk_runset(w: Walk, path: Path, runset: Any) -> None:
             _key_object(w, (*path, "grouping", i), group, f"grouping[{i}]")
         sort = runset.get("sort")
         if isinstance(sort, dict):
-            for i, key in enumerate(as_list(sort.get("keys"))):
-                if isinstance(key, dict):
-                    _key_object(
-                        w, (*path, "sort", "keys", i, "key"), key.get("key"), f"sort.keys[{i}]"
-                    )
+            _sort_keys(w, (*path, "sort", "keys"), as_list(sort.get("keys")))
             _key_object(w, (*path, "sort", "key"), sort.get("key"), "sort.key")  # legacy form
         feed = runset.get("runFeed")
         if isinstance(feed, dict):
@@ -52,8 +48,25 @@ def _filters(w: Walk, path: Path, node: Any, field: str) -> None:
         _filters(w, (*path, "filters", i), child, f"{field}[{i}]")
 
 
+def _sort_keys(w: Walk, path: Path, entries: list[Any]) -> None:
+    """`sort.keys`, W&B's list of `{key: {section, name}, ascending}` entries, is a key list:
+    dual mode keeps the old entry (runs from before the boundary sort by it) and adds one for
+    the new key right after it, same section and direction. Entries outside the metric sections
+    are hidden from the rule in place, so indices stay true."""
+    metric = [e if _metric_key(_dig_key(e)) else None for e in entries]
+    w.key_list(path, metric, "sort.keys", decode=_plain, inner=("key", "name"))
+
+
+def _dig_key(entry: Any) -> Any:
+    return entry.get("key") if isinstance(entry, dict) else None
+
+
+def _metric_key(key: Any) -> bool:
+    return isinstance(key, dict) and key.get("section") in METRIC_SECTIONS
+
+
 def _key_object(w: Walk, path: Path, key: Any, field: str) -> None:
-    if isinstance(key, dict) and key.get("section") in METRIC_SECTIONS:
+    if _metric_key(key):
         w.single((*path, "name"), key.get("name"), field, decode=_plain)
 
 
