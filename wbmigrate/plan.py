@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from wbmigrate.engine.history import History, RunRef, Span
 from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
@@ -140,22 +141,80 @@ def mapping_entry(migration: Migration, options: Options) -> dict[str, Any]:
 
 
 def options_entry(options: Options) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "mode": options.mode.value,
         "rewrite_text": options.rewrite_text,
         "annotate": options.annotate,
         "project_keys": sorted(options.project_keys),
     }
+    if options.history is not None:  # a saved plan is applied with the census it was made with
+        entry["history"] = history_entry(options.history)
+    return entry
 
 
 def options_of(entry: dict[str, Any]) -> Options:
     """The inverse of `options_entry` (KeyError, TypeError or ValueError if damaged)."""
+    history = entry.get("history")
     return Options(
         mode=Mode(entry["mode"]),
         rewrite_text=entry["rewrite_text"],
         annotate=entry["annotate"],
         project_keys=frozenset(entry["project_keys"]),
+        history=history_of_entry(history) if history is not None else None,
     )
+
+
+def history_entry(history: History, keys: bool = True) -> dict[str, Any]:
+    """The census as data: how many runs were read, the boundary, the first and last run of
+    each key the mapping knows, and (with `keys`) every key logged."""
+    entry = {
+        "runs": history.runs,
+        "total": history.total,
+        "last_old": _run_entry(history.last_old),
+        "first_new": _run_entry(history.first_new),
+        "upgraded": history.upgraded,
+        "spans": {
+            key: {"first": _run_entry(span.first), "last": _run_entry(span.last)}
+            for key, span in sorted(history.spans.items())
+        },
+    }
+    return {**entry, "keys": sorted(history.keys)} if keys else entry
+
+
+def history_of_entry(entry: dict[str, Any]) -> History:
+    """The inverse of `history_entry` (KeyError, TypeError or ValueError if damaged)."""
+    spans = {
+        str(key): Span(_run(span["first"]), _run(span["last"]))
+        for key, span in dict(entry["spans"]).items()
+    }
+    total = entry["total"]
+    if not isinstance(entry["runs"], int) or not isinstance(total, (int, type(None))):
+        raise TypeError("run counts are not numbers")
+    return History(
+        frozenset(map(str, entry["keys"])),
+        entry["runs"],
+        total,
+        _run_of(entry["last_old"]),
+        _run_of(entry["first_new"]),
+        spans,
+    )
+
+
+def _run_entry(run: RunRef | None) -> dict[str, str] | None:
+    if run is None:
+        return None
+    return {"name": run.name, "id": run.id, "created": run.created, "url": run.url}
+
+
+def _run_of(entry: Any) -> RunRef | None:
+    return None if entry is None else _run(entry)
+
+
+def _run(entry: Any) -> RunRef:
+    fields = [entry["name"], entry["id"], entry["created"], entry["url"]]
+    if not all(isinstance(f, str) for f in fields):
+        raise TypeError("a run is not named by strings")
+    return RunRef(*fields)
 
 
 def summary_entry(tally: Tally) -> dict[str, Any]:

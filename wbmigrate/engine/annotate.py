@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import Mode
 from wbmigrate.engine.walk import Walk
 
@@ -43,6 +44,8 @@ def note_text(w: Walk) -> str:
     for step in steps:
         boundary = f"**Boundary {step.date.isoformat()}**"
         parts += [f"{boundary} ({step.pull or step.version}): {step.annotation}", ""]
+    if w.options.history is not None:
+        parts += [project_boundary(w.options.history), ""]
     if w.options.mode is Mode.DUAL:
         parts += [
             "Panels keep the old keys, which runs from before the boundary logged, and show "
@@ -57,3 +60,29 @@ def note_text(w: Walk) -> str:
         ]
     parts.append(f"_Added by {marker(migration.mapping_id, migration.end.version)}_")
     return "\n".join(parts)
+
+
+def project_boundary(history: History) -> str:
+    """The project's own boundary, from its runs: markdown, one paragraph."""
+    last_old = history.last_old
+    if history.first_new is None:
+        last = f"; the last run with the old keys is {_run(last_old)}" if last_old else ""
+        return (
+            f"**This project has not upgraded yet:** none of {history.scope} logged "
+            f"the new keys{last}."
+        )
+    before = (
+        f"the last run that logged the old keys is {_run(last_old)}"
+        if last_old
+        else f"none of {history.scope} logged the old keys"
+    )
+    return (
+        f"**This project's boundary:** {before}; the first run that logged the new keys "
+        f"is {_run(history.first_new)}."
+    )
+
+
+def _run(run: RunRef) -> str:
+    # A run's name is anyone's text: one line, its markdown (and any marker look-alike) escaped.
+    name = re.sub(r"([\\`*_\[\]()<>:])", r"\\\1", " ".join(run.name.split()))
+    return f"[{name}]({run.url}) ({run.day})" if run.url else f"{name} ({run.day})"

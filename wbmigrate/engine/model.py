@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from wbmigrate.edit.edits import Edit, materialize
+from wbmigrate.engine.history import History
 
 SEPARATOR = " › "
 
@@ -28,6 +29,7 @@ class Options:
     project_keys: frozenset[str] = frozenset()  # known metric keys, sharpening regex analysis
     rewrite_text: bool = False  # also rewrite names in markdown, titles and descriptions
     annotate: bool = True  # add the migration-boundary note to every view that changes
+    history: History | None = None  # what the project's runs logged (live, from the census)
 
 
 class ChangeAction(enum.Enum):

@@ -130,6 +130,36 @@ class Walk:
                 field,
             )
 
+    # --- what the project's runs logged (live, from the key census) ---------------------------
+
+    def unlogged(self, key: str) -> str | None:
+        """Which runs were read, when none of them logged `key`; None when one did, or when
+        there is no census (offline)."""
+        history = self.options.history
+        return history.scope if history is not None and not history.logged(key) else None
+
+    def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
+        """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
+        dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
+        assert fate.new is not None
+        scope = self.unlogged(fate.new)
+        if scope is not None:
+            self.note(
+                path,
+                NoteKind.WARNING,
+                f"no run has logged {fate.new} ({scope}): nothing shows for it until one does",
+                field,
+            )
+        scope = self.unlogged(fate.old) if companion and self.dual else None
+        if scope is not None:
+            self.note(
+                path,
+                NoteKind.WARNING,
+                f"no run has logged {fate.old} either ({scope}): keeping it beside {fate.new} "
+                "adds nothing here; --mode replace would keep only the new key",
+                field,
+            )
+
     # --- one key --------------------------------------------------------------------------------
 
     def single(self, path: Path, value: Any, field: str, decode: Decode = names.accessor) -> None:
@@ -145,6 +175,7 @@ class Walk:
         self.change(Set(path, new), ChangeAction.RENAMED, value, new, field, version=fate.version)
         self._equivalent(path, fate, field)
         self._hides_history(path, fate, field)
+        self._logged(path, fate, field)
 
     # --- lists of keys ----------------------------------------------------------------------------
 
@@ -202,6 +233,7 @@ class Walk:
                     at=(*path, i),
                     version=fate.version,
                 )
+                self._logged((*path, i), fate, label, companion=True)
             elif not self.dual and new in present:
                 self.change(
                     Delete((*path, i)), ChangeAction.REMOVED, old, None, label, version=fate.version
@@ -215,6 +247,7 @@ class Walk:
                     label,
                     version=fate.version,
                 )
+                self._logged((*path, i), fate, label)
             present.add(new)
 
     def single_list(self, path: Path, items: list[Any], field: str) -> None:
@@ -260,6 +293,7 @@ class Walk:
                         at=member,
                         version=fate.version,
                     )
+                    self._logged(member, fate, label, companion=True)
             elif new is None or new in taken:
                 self.forget(member)  # edits inside an entry that goes are moot
                 self.change(
@@ -275,6 +309,8 @@ class Walk:
                     label,
                     version=fate.version,
                 )
+                if dual_adds:  # a per-run series key: whether it shows is up to the run
+                    self._logged(member, fate, label)
 
     def forget(self, path: Path) -> None:
         """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""
@@ -336,6 +372,8 @@ class Walk:
         renamed = {f.old: f.new for f in fates if f.new}
         if not renamed:
             return None
+        for fate in {f.old: f for f in fates if f.new}.values():
+            self._logged(path, fate, field)
         self.versions.update(f.version for f in fates if f.new)
         return names.replace_in_expression(expression, renamed.get)
 
@@ -345,6 +383,8 @@ class Walk:
         if not isinstance(pattern, str) or not pattern:
             return
         known = self.migration.known_names | self.options.project_keys
+        if self.options.history is not None:  # live: the keys the project's runs logged
+            known |= self.options.history.keys
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
         old_matched = sorted(outcome.matched & self.migration.old_names)
         if outcome.new is not None:

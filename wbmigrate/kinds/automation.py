@@ -100,6 +100,14 @@ def _metric(w: Walk, path: Path, name: Any, gone: list[Fate]) -> None:
         f"{name} (older versions of the trainer) no longer trigger it",
         "metric",
     )
+    scope = w.unlogged(fate.new)
+    if scope is not None:
+        w.note(
+            path,
+            NoteKind.WARNING,
+            f"no run has logged {fate.new} ({scope}): the alert cannot fire until a run logs it",
+            "metric",
+        )
 
 
 def _disable(w: Walk, trigger: dict[str, Any], gone: list[Fate]) -> None:

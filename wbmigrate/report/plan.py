@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import (
@@ -17,6 +18,7 @@ from wbmigrate.plan import (
     Planned,
     Status,
     Tally,
+    history_entry,
     mapping_entry,
     object_entry,
     summary_entry,
@@ -81,7 +83,7 @@ def text_chunks(
     migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
 ) -> Iterator[str]:
     tally = Tally()
-    yield _lines([header(migration, options), LEGEND, ""])
+    yield _lines([header(migration, options), *_history_lines(options), LEGEND, ""])
     for planned in map(tally.add, objects):
         if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
             continue
@@ -111,6 +113,31 @@ def _lines(lines: list[str]) -> str:
     """Lines of a report; a control character in a name is escaped, so no object can forge a
     line (`Summary: ...`) of its own."""
     return "".join(printable(line) + "\n" for line in lines)
+
+
+def _history_lines(options: Options) -> list[str]:
+    return [history_line(options.history)] if options.history is not None else []
+
+
+def history_line(history: History) -> str:
+    """What the key census found: how many runs, and the project's own boundary."""
+    if history.runs == 0:
+        return "Runs: the project has no runs yet; nothing tells where its boundary is."
+    last_old = f"the last run with old keys is {_run(history.last_old)}" if history.last_old else ""
+    if not history.upgraded:
+        return f"Runs: {history.scope} read. Not upgraded: no run logged the new keys" + (
+            f"; {last_old}." if last_old else "."
+        )
+    before = last_old or "no run logged the old keys"
+    return (
+        f"Runs: {history.scope} read. Boundary: {before}; the first with new keys is "
+        f"{_run(history.first_new)}."
+    )
+
+
+def _run(run: RunRef | None) -> str:
+    assert run is not None
+    return f'"{run.name}" ({run.day})'
 
 
 def header(migration: Migration, options: Options) -> str:
@@ -152,7 +179,9 @@ def markdown_chunks(
         if not (planned.status is Status.UNCHANGED and not _shown_notes(planned, verbose))
     ]
     title = f"## wbmigrate {header(migration, options).lower()}"
-    yield _lines([title, "", summary(tally).removeprefix("Summary: "), ""])
+    yield _lines(
+        [title, "", *_history_lines(options), summary(tally).removeprefix("Summary: "), ""]
+    )
     yield from sections
 
 
@@ -192,7 +221,10 @@ def json_chunks(
 ) -> Iterator[str]:
     tally = Tally()
     chunks: list[str] = []
-    document = JsonDocument(chunks.append, mapping_entry(migration, options), "objects")
+    head = mapping_entry(migration, options)
+    if options.history is not None:
+        head["history"] = history_entry(options.history, keys=False)
+    document = JsonDocument(chunks.append, head, "objects")
     for planned in map(tally.add, objects):
         document.add(object_entry(planned))
         yield from chunks

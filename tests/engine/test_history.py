@@ -1,0 +1,202 @@
+"""The key census reduced to a project's history: its boundary, and the warnings a plan gives
+where a rewrite shows a key no run has logged."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from wbmigrate import find_mapping
+from wbmigrate.engine.annotate import project_boundary
+from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
+from wbmigrate.engine.model import Mode, NoteKind, Options
+from wbmigrate.plan import history_entry, history_of_entry, options_entry, options_of
+from wbmigrate.rewrite import rewrite
+
+MIGRATION = find_mapping("prime-rl").migration()
+OLD = frozenset({"off_policy/mean", "off_policy/max", "loss"})
+NEW = frozenset({"staleness/rollout/mean", "staleness/rollout/max", "loss"})
+
+
+def run(name: str, day: int, keys: frozenset[str]) -> RunKeys:
+    created = f"2026-11-{day:02d}T12:00:00Z"
+    return RunKeys(
+        RunRef(name, f"id-{name}", created, f"https://wandb.ai/t/p/runs/id-{name}"), keys
+    )
+
+
+def spanning_runs() -> list[RunKeys]:
+    """Old-key runs, a gap that logs neither, a run that logs both, then new-key runs; given
+    newest first, as W&B lists them."""
+    runs = [
+        run("old-1", 1, OLD),
+        run("old-2", 3, OLD),
+        run("gap", 5, frozenset({"loss"})),
+        run("both", 7, OLD | NEW),
+        run("new-1", 9, NEW),
+        run("new-2", 11, NEW),
+    ]
+    return runs[::-1]
+
+
+def test_the_boundary_is_the_last_old_run_and_the_first_new_one():
+    history = history_of(spanning_runs(), MIGRATION, total=6)
+    assert history.last_old is not None
+    assert history.first_new is not None
+    assert (history.last_old.name, history.first_new.name) == ("both", "both")
+    assert history.upgraded
+    assert not history.partial
+    assert history.scope == "its 6 runs"
+
+
+def test_a_gap_between_old_and_new_runs():
+    runs = [r for r in spanning_runs() if r.run.name != "both"]
+    history = history_of(runs, MIGRATION)
+    assert history.last_old is not None
+    assert history.first_new is not None
+    assert (history.last_old.name, history.first_new.name) == ("old-2", "new-1")
+
+
+def test_a_project_without_new_key_runs_has_not_upgraded():
+    runs = [r for r in spanning_runs() if not r.keys & NEW - {"loss"}]
+    history = history_of(runs, MIGRATION, total=900)
+    assert not history.upgraded
+    assert history.partial
+    assert history.scope == "the 3 newest of its 900 runs"
+    assert "has not upgraded yet" in project_boundary(history)
+    assert "old-2" in project_boundary(history)
+
+
+def test_spans_name_the_first_and_last_run_of_each_known_key():
+    history = history_of(spanning_runs(), MIGRATION)
+    span = history.spans["off_policy/mean"]
+    assert (span.first.name, span.last.name) == ("old-1", "both")
+    assert "loss" not in history.spans  # only the names the mapping knows
+
+
+def test_the_history_survives_a_saved_plan():
+    history = history_of(spanning_runs(), MIGRATION, total=6)
+    back = history_of_entry(json.loads(json.dumps(history_entry(history))))
+    assert back == history
+    assert back.spans == history.spans
+    options = Options(history=history)
+    assert options_of(json.loads(json.dumps(options_entry(options)))) == options
+
+
+@pytest.mark.parametrize(
+    "damage", [{"runs": "6"}, {"last_old": {"name": 1}}, {"spans": "x"}, {"keys": 5}]
+)
+def test_a_damaged_history_entry_is_refused(damage):
+    entry = {**history_entry(history_of(spanning_runs(), MIGRATION)), **damage}
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        history_of_entry(entry)
+
+
+def test_a_run_name_cannot_forge_markdown_or_a_marker():
+    evil = RunRef("x](https://evil.example) wbmigrate:prime-rl@9\nline", "r1", "2026-11-01", "u")
+    text = project_boundary(History(frozenset(), 1, None, evil, None))
+    assert "](https://evil" not in text
+    assert "wbmigrate:prime" not in text
+    assert "\n" not in text
+
+
+# --- warnings -------------------------------------------------------------------------------
+
+
+def report(*metrics: str) -> dict:
+    block = {
+        "type": "panel-grid",
+        "metadata": {
+            "panelBankSectionConfig": {
+                "panels": [
+                    {"viewType": "Run History Line Plot", "config": {"metrics": list(metrics)}}
+                ]
+            }
+        },
+    }
+    return {"version": 5, "blocks": [block]}
+
+
+def warnings(spec: dict, history: History | None, mode: Mode = Mode.DUAL) -> list[str]:
+    options = Options(mode=mode, annotate=False, history=history)
+    result = rewrite(spec, MIGRATION, kind="report", name="r", options=options)
+    return [n.message for n in result.notes if n.kind is NoteKind.WARNING]
+
+
+def census(*keys: str) -> History:
+    return History(frozenset(keys), 3, None)
+
+
+def test_a_rewrite_to_a_key_nobody_logged_warns_the_panel_stays_blank():
+    found = warnings(report("off_policy/token/masked"), census("off_policy/token/masked"))
+    assert any("no run has logged staleness/token/masked" in m for m in found)
+
+
+def test_no_warning_when_the_new_key_is_logged():
+    keys = census("off_policy/token/masked", "staleness/token/masked")
+    assert not any(
+        "no run has logged" in m for m in warnings(report("off_policy/token/masked"), keys)
+    )
+
+
+def test_no_warning_without_a_census():
+    assert not any("no run has logged" in m for m in warnings(report("off_policy/mean"), None))
+
+
+def test_a_dual_companion_whose_old_key_nobody_logged_adds_nothing():
+    found = warnings(report("off_policy/mean"), census("staleness/rollout/mean"))
+    assert any(
+        "no run has logged off_policy/mean either" in m and "--mode replace" in m for m in found
+    )
+    replaced = warnings(report("off_policy/mean"), census("staleness/rollout/mean"), Mode.REPLACE)
+    assert not any("either" in m for m in replaced)
+
+
+def test_an_alert_moved_to_a_key_nobody_logs_cannot_fire():
+    condition = {
+        "threshold_filter": {"name": "off_policy/mean", "agg": "MAX", "cmp": "$gt", "threshold": 4}
+    }
+    trigger = {
+        "name": "stale",
+        "enabled": True,
+        "event": {
+            "eventType": "RUN_METRIC",
+            "filter": json.dumps({"run_metric_filter": condition}),
+        },
+        "action": {"title": "t", "message": "m"},
+    }
+    options = Options(history=census("off_policy/mean"))
+    result = rewrite(trigger, MIGRATION, kind="automation", name="a", options=options)
+    messages = [n.message for n in result.notes if n.kind is NoteKind.WARNING]
+    assert any("the alert cannot fire" in m for m in messages)
+    logged = replace(options, history=census("staleness/rollout/mean"))
+    result = rewrite(trigger, MIGRATION, kind="automation", name="a", options=logged)
+    assert not any("cannot fire" in n.message for n in result.notes)
+
+
+def test_the_census_sharpens_regex_analysis_as_project_keys_do():
+    panel = {
+        "viewType": "Run History Line Plot",
+        "config": {"useMetricRegex": True, "metricRegex": "off_policy/.*"},
+    }
+    spec = {
+        "version": 5,
+        "blocks": [
+            {"type": "panel-grid", "metadata": {"panelBankSectionConfig": {"panels": [panel]}}}
+        ],
+    }
+    keys = frozenset({"off_policy/mean", "off_policy/custom"})
+    by_census = rewrite(
+        spec,
+        MIGRATION,
+        kind="report",
+        name="r",
+        options=Options(annotate=False, history=History(keys, 1)),
+    )
+    by_file = rewrite(
+        spec, MIGRATION, kind="report", name="r", options=Options(annotate=False, project_keys=keys)
+    )
+    assert [c.new for c in by_census.changes] == [c.new for c in by_file.changes]
+    assert [n.message for n in by_census.notes] == [n.message for n in by_file.notes]

@@ -1,0 +1,103 @@
+"""What a project's runs have logged, and where its own boundary lies: the facts a key census
+reads from W&B, reduced (purely) to what a plan needs.
+
+A project upgrades when its team does, not when the trainer merged the rename: its boundary is
+the last run that logged an old key and the first that logged a new one. Runs in between may
+log neither, and a run may log both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from wbmigrate.mapping import Migration
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """A run as a reader finds it: its display name, its id (in URLs), when it was created."""
+
+    name: str
+    id: str
+    created: str  # ISO 8601, as W&B gives it
+    url: str = ""
+
+    @property
+    def day(self) -> str:
+        return self.created[:10]
+
+
+@dataclass(frozen=True)
+class RunKeys:
+    """One run and every key it logged (history and summary)."""
+
+    run: RunRef
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Span:
+    """The first and last run (by creation) that logged a key."""
+
+    first: RunRef
+    last: RunRef
+
+
+@dataclass(frozen=True)
+class History:
+    """The census of a project: the keys its runs logged, how many runs were read, and the
+    project's boundary. `spans` covers the names the mapping knows."""
+
+    keys: frozenset[str]
+    runs: int  # runs read
+    total: int | None = None  # runs the project holds, when W&B said
+    last_old: RunRef | None = None  # the newest run that logged an old key
+    first_new: RunRef | None = None  # the oldest run that logged a new key
+    spans: dict[str, Span] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def upgraded(self) -> bool:
+        return self.first_new is not None
+
+    @property
+    def partial(self) -> bool:
+        return self.total is not None and self.runs < self.total
+
+    def logged(self, key: str) -> bool:
+        return key in self.keys
+
+    @property
+    def scope(self) -> str:
+        """Which runs the census read, in words: `its 12 runs`, `the 500 newest of its 1,234`."""
+        if self.partial:
+            return f"the {self.runs:,} newest of its {self.total:,} runs"
+        return f"its {self.runs:,} run" + ("" if self.runs == 1 else "s")
+
+
+def old_and_new(migration: Migration) -> tuple[frozenset[str], frozenset[str]]:
+    """The names that mark a run as from before the migration, and from after it: a name that
+    is both (renamed away in one step, back in another) marks neither."""
+    old = migration.old_names
+    new = frozenset(f.new for name in old if (f := migration.fate(name)) and f.new) - old
+    return old, new
+
+
+def history_of(runs: Iterable[RunKeys], migration: Migration, total: int | None = None) -> History:
+    """Reduce the runs read (any order) to the project's history."""
+    old, new = old_and_new(migration)
+    known = migration.known_names | new
+    ordered = sorted(runs, key=lambda r: (r.run.created, r.run.id))
+    keys: set[str] = set()
+    spans: dict[str, Span] = {}
+    last_old = first_new = None
+    for entry in ordered:
+        keys |= entry.keys
+        if entry.keys & old:
+            last_old = entry.run
+        if first_new is None and entry.keys & new:
+            first_new = entry.run
+        for key in entry.keys & known:
+            span = spans.get(key)
+            spans[key] = Span(span.first if span else entry.run, entry.run)
+    return History(frozenset(keys), len(ordered), total, last_old, first_new, spans)
