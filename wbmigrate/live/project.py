@@ -9,15 +9,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import Expected, Outcome, WriteStatus
 from wbmigrate.live.backup import Backup, check_folder
+from wbmigrate.live.census import read_history
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
 from wbmigrate.live.planfile import PlanFile, SavedPlan
+from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_one
 
@@ -68,6 +70,24 @@ class Project:
         """Every object, as it arrives; counted into `census`."""
         found = fetch_project(self.client, self.entity, self.project, drafts=self.drafts)
         return map(census.add, found) if census is not None else found
+
+
+def with_history(
+    project: Project, migration: Migration, options: Options, runs: int, cache: Path | None
+) -> tuple[Options, str | None]:
+    """`options` with the project's key census (its `runs` newest runs), and why there is
+    none when W&B could not give it (a server without the runs API): the plan goes on without
+    a boundary or blank-panel warnings, and says so. A refused key or a missing project is an
+    error here as it would be a moment later."""
+    if runs == 0:
+        return options, None
+    try:
+        history = read_history(
+            project.client, project.entity, project.project, migration, runs, cache
+        )
+    except (GraphQLError, ShapeError) as exc:
+        return options, f"the runs of {project.target} could not be read ({exc})"
+    return replace(options, history=history), None
 
 
 def plan_project(

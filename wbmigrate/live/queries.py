@@ -51,3 +51,24 @@ mutation WbmigrateUpdateTrigger($input: UpdateFilterTriggerInput!) {
 }"""
     + TRIGGER_FIELDS
 )
+# The key census: runs newest first (light fields), then the keys of the runs not cached.
+LIST_RUNS = """
+query WbmigrateRuns($entity: String!, $project: String!, $first: Int!, $after: String) {
+  project(name: $project, entityName: $entity) {
+    runCount
+    runs(first: $first, after: $after, order: "-created_at") {
+      edges { node { id name displayName state createdAt heartbeatAt } cursor }
+      pageInfo { endCursor hasNextPage }
+    }
+  }
+}"""
+RUN_KEYS = """
+query WbmigrateRunKeys($entity: String!, $project: String!, $filters: JSONString!,
+                       $first: Int!) {
+  project(name: $project, entityName: $entity) {
+    runs(filters: $filters, first: $first) {
+      edges { node { name historyKeys summaryMetrics } }
+      pageInfo { endCursor hasNextPage }
+    }
+  }
+}"""

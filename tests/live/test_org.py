@@ -1,0 +1,163 @@
+"""Organisation scope: TARGETs naming several projects, bounded work across projects where one
+failing never stops the rest, and the backup set of a run over many projects."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+import responses
+
+from wbmigrate.live.backup import BackupError
+from wbmigrate.live.client import Client
+from wbmigrate.live.org import (
+    BackupSet,
+    Selector,
+    TargetError,
+    each_project,
+    is_backup_set,
+    load_backup_set,
+    resolve,
+    selector,
+    sub_folder,
+)
+from wbmigrate.live.shapes import AuthError
+
+BASE = "https://api.example.test"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("team", Selector("team")),
+        ("team/async-rl", Selector("team", "async-rl")),
+        ("wandb://team/qwen3-*", Selector("team", "qwen3-*")),
+        ("team/qwen3-[48]b", Selector("team", "qwen3-[48]b")),
+        ("team/", Selector("team")),
+    ],
+)
+def test_selectors(text, expected):
+    assert selector(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "a/b/c", "team/x y", "../etc", "team/..", "team/$(id)"])
+def test_not_a_selector(text):
+    assert selector(text) is None
+
+
+def projects_page(names: list[str]) -> dict[str, object]:
+    edges = [{"node": {"name": n, "entityName": "team"}, "cursor": n} for n in names]
+    info = {"endCursor": names[-1] if names else None, "hasNextPage": False}
+    return {"data": {"models": {"edges": edges, "pageInfo": info}}}
+
+
+@responses.activate
+def test_resolve_lists_an_entity_once_and_keeps_the_order_given():
+    names = ["async-rl", "qwen3-8b", "qwen3-32b", "llama-1b"]
+    listing = responses.post(f"{BASE}/graphql", json=projects_page(names))
+    client = Client(BASE, "k" * 40, retries=0, backoff=0)
+    chosen = [selector("team/llama-1b"), selector("team/qwen3-*"), selector("team")]
+    found = resolve(client, [s for s in chosen if s])
+    assert found == [("team", n) for n in ["llama-1b", "qwen3-8b", "qwen3-32b", "async-rl"]]
+    assert listing.call_count == 1
+
+
+@responses.activate
+def test_a_glob_that_matches_nothing_is_an_error():
+    responses.post(f"{BASE}/graphql", json=projects_page(["async-rl"]))
+    client = Client(BASE, "k" * 40, retries=0, backoff=0)
+    with pytest.raises(TargetError, match="no project of team matches"):
+        resolve(client, [Selector("team", "qwen*")])
+
+
+def test_one_failing_project_never_stops_the_others():
+    def work(entity: str, project: str) -> str:
+        if project == "b":
+            raise AuthError("HTTP 403: permission denied", 403)
+        return project.upper()
+
+    results = each_project([("t", "a"), ("t", "b"), ("t", "c")], work)
+    assert [(r.target, r.value, r.error) for r in results] == [
+        ("t/a", "A", None),
+        ("t/b", None, "HTTP 403: permission denied"),
+        ("t/c", "C", None),
+    ]
+
+
+def test_projects_run_at_most_jobs_at_once():
+    running, most, lock = [0], [0], threading.Lock()
+
+    def work(entity: str, project: str) -> None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+
+    each_project([("t", str(i)) for i in range(10)], work, jobs=3)
+    assert most[0] == 3
+
+
+def test_a_bug_is_not_taken_for_a_failing_project():
+    def work(entity: str, project: str) -> None:
+        raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):
+        each_project([("t", "a")], work)
+
+
+# --- the backup set -------------------------------------------------------------------------
+
+
+def written_set(tmp_path):
+    targets = ["team/a", "team/b"]
+    backups = BackupSet(tmp_path / "set", {"base_url": BASE}, targets)
+    for target in targets:
+        backups.folder_of(target).mkdir(mode=0o700)
+        backups.log(target, "started")
+    backups.log("team/b", "failed", reason="HTTP 403")
+    assert backups.close() is None
+    return backups.folder
+
+
+def test_a_backup_set_reads_back(tmp_path):
+    folder = written_set(tmp_path)
+    assert is_backup_set(folder)
+    loaded = load_backup_set(folder)
+    assert list(loaded.folders) == ["team/a", "team/b"]
+    assert loaded.folders["team/a"] == folder / sub_folder("team/a")
+    assert oct((folder / "journal.jsonl").stat().st_mode & 0o777) == "0o600"
+    assert list(load_backup_set(folder, ["team/b"]).folders) == ["team/b"]
+
+
+def test_a_project_the_set_does_not_hold(tmp_path):
+    with pytest.raises(BackupError, match="holds no backup of team/zzz"):
+        load_backup_set(written_set(tmp_path), ["team/zzz"])
+
+
+def test_an_edited_journal_line_refuses_the_set(tmp_path):
+    folder = written_set(tmp_path)
+    journal = folder / "journal.jsonl"
+    journal.write_text(journal.read_text().replace("HTTP 403", "HTTP 404"))
+    with pytest.raises(BackupError, match="journal line 3 was changed"):
+        load_backup_set(folder)
+
+
+def test_a_cut_journal_refuses_the_set(tmp_path):
+    folder = written_set(tmp_path)
+    journal = folder / "journal.jsonl"
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:-1]))
+    with pytest.raises(BackupError, match="removed from its end"):
+        load_backup_set(folder)
+
+
+def test_a_sub_folder_outside_the_set_is_refused(tmp_path):
+    folder = written_set(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["projects"]["team/a"] = "../../elsewhere"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BackupError, match="damaged backup set"):
+        load_backup_set(folder)

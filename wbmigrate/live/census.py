@@ -1,0 +1,196 @@
+"""The key census of a live project: which keys its runs have logged, read-only and bounded.
+
+Runs are listed newest first, light fields only, up to a cap (`--runs`); then the keys (history
+and summary) of the runs not already cached are read in batches by name. A finished run's keys
+never change, so they are cached per run in the user's cache folder, stamped with the run's
+state and last heartbeat: the next plan reads only the runs that are new or still running.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.live.client import Client
+from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
+from wbmigrate.live.shapes import a_dict, listing_pages
+from wbmigrate.mapping import Migration
+from wbmigrate.safe_write import PRIVATE_MODE, write_text
+
+DEFAULT_CAP = 500
+RUNS_PAGE = 100
+KEYS_BATCH = 50  # runs whose keys one request reads: their key lists can be long
+CACHE_FORMAT = "wbmigrate-census-cache/1"
+SYSTEM_KEYS = frozenset({"_step", "_runtime", "_timestamp", "_wandb"})
+FINAL_STATES = frozenset({"finished", "crashed", "failed", "killed"})
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A run as the light listing gives it, and what makes its cached keys still good."""
+
+    run: RunRef
+    stamp: str | None  # None: still running, never cached
+
+
+def read_history(
+    client: Client,
+    entity: str,
+    project: str,
+    migration: Migration,
+    cap: int = DEFAULT_CAP,
+    cache_dir: Path | None = None,
+) -> History:
+    """The census of the project's `cap` newest runs, reduced to what a plan needs."""
+    total, listed = _list_runs(client, entity, project, cap)
+    cache = _Cache(cache_dir, client.base_url, entity, project)
+    keys = {item.run.id: found for item in listed if (found := cache.get(item)) is not None}
+    missing = [item.run.id for item in listed if item.run.id not in keys]
+    for start in range(0, len(missing), KEYS_BATCH):
+        keys.update(_run_keys(client, entity, project, missing[start : start + KEYS_BATCH]))
+    cache.save(listed, keys)
+    runs = [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed]
+    return history_of(runs, migration, total)
+
+
+def app_url(base_url: str) -> str:
+    """The W&B app that goes with an API host: `https://api.wandb.ai` → `https://wandb.ai`; a
+    dedicated or local server serves both on one host."""
+    parts = urlsplit(base_url)
+    host = parts.netloc
+    if host.startswith("api.") and host.endswith("wandb.ai"):
+        host = host[4:]
+    return f"{parts.scheme}://{host}"
+
+
+def _list_runs(
+    client: Client, entity: str, project: str, cap: int
+) -> tuple[int | None, list[Listed]]:
+    app = app_url(client.base_url)
+    listed: list[Listed] = []
+    total: list[int | None] = [None]
+
+    def page(after: str | None) -> dict[str, Any]:
+        variables = {"entity": entity, "project": project, "after": after}
+        first = min(RUNS_PAGE, cap - len(listed))
+        data = client.execute(LIST_RUNS, {**variables, "first": first})
+        found = a_dict(data.get("project"), "project")
+        count = found.get("runCount")
+        total[0] = count if isinstance(count, int) and not isinstance(count, bool) else None
+        return a_dict(found.get("runs"), "project.runs")
+
+    for edges in listing_pages(page, f"runs of {entity}/{project}"):
+        for edge in edges:
+            node = edge.get("node") if isinstance(edge, dict) else None
+            item = _listed(node, f"{app}/{quote(entity)}/{quote(project)}/runs/")
+            if item is not None:
+                listed.append(item)
+        if len(listed) >= cap:
+            break
+    return total[0], listed[:cap]
+
+
+def _listed(node: Any, runs_url: str) -> Listed | None:
+    """A run of the listing; one W&B gave without an id or creation time is left out."""
+    if not isinstance(node, dict):
+        return None
+    run_id, created = node.get("name"), node.get("createdAt")
+    if not isinstance(run_id, str) or not run_id or not isinstance(created, str):
+        return None
+    shown = node.get("displayName")
+    name = shown if isinstance(shown, str) and shown else run_id
+    run = RunRef(name, run_id, created, runs_url + quote(run_id, safe=""))
+    state, heartbeat = node.get("state"), node.get("heartbeatAt")
+    final = state in FINAL_STATES and isinstance(heartbeat, str)
+    return Listed(run, f"{state} {heartbeat}" if final else None)
+
+
+def _run_keys(
+    client: Client, entity: str, project: str, names: list[str]
+) -> Iterator[tuple[str, frozenset[str]]]:
+    filters = json.dumps({"name": {"$in": names}})
+    variables = {"entity": entity, "project": project, "filters": filters, "first": len(names)}
+    data = client.execute(RUN_KEYS, variables)
+    runs = a_dict(a_dict(data.get("project"), "project").get("runs"), "project.runs")
+    for edge in runs.get("edges") or []:
+        node = edge.get("node") if isinstance(edge, dict) else None
+        if isinstance(node, dict) and isinstance(node.get("name"), str):
+            yield node["name"], logged_keys(node.get("historyKeys"), node.get("summaryMetrics"))
+
+
+def logged_keys(history_keys: Any, summary: Any) -> frozenset[str]:
+    """The keys a run logged: its history keys and its summary's, without W&B's own (`_step`,
+    `_runtime`, ...). Either may come as JSON text or as an object; a shape W&B never gives
+    counts as no keys."""
+    history = _json_object(history_keys).get("keys")
+    found = set(history) if isinstance(history, dict) else set()
+    found |= set(_json_object(summary))
+    return frozenset(k for k in found if k not in SYSTEM_KEYS and not k.startswith("_wandb"))
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+class _Cache:
+    """Finished runs' keys, one file per project in the user's cache folder (mode 0600). A
+    missing, damaged or foreign file is a cold cache, never an error."""
+
+    def __init__(self, folder: Path | None, base_url: str, entity: str, project: str) -> None:
+        where = f"{base_url}\n{entity}\n{project}".encode()
+        name = hashlib.sha256(where).hexdigest()[:24] + ".json"
+        self.path = folder / name if folder is not None else None
+        self.runs: dict[str, Any] = {}
+        if self.path is not None:
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return
+            if isinstance(data, dict) and data.get("format") == CACHE_FORMAT:
+                runs = data.get("runs")
+                self.runs = runs if isinstance(runs, dict) else {}
+
+    def get(self, item: Listed) -> frozenset[str] | None:
+        entry = self.runs.get(item.run.id)
+        if item.stamp is None or not isinstance(entry, dict) or entry.get("stamp") != item.stamp:
+            return None
+        keys = entry.get("keys")
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            return None
+        return frozenset(keys)
+
+    def save(self, listed: list[Listed], keys: dict[str, frozenset[str]]) -> None:
+        """Keep the finished runs just read (only those: the file stays as small as the cap
+        keeps the census); a cache that cannot be written is skipped: it only saves time."""
+        if self.path is None:
+            return
+        self.runs = {
+            item.run.id: {"stamp": item.stamp, "keys": sorted(keys[item.run.id])}
+            for item in listed
+            if item.stamp is not None and item.run.id in keys
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            text = json.dumps({"format": CACHE_FORMAT, "runs": self.runs}, separators=(",", ":"))
+            write_text(self.path, text + "\n", PRIVATE_MODE)
+        except (OSError, WbmigrateError):
+            pass
+
+
+def cache_folder(environ: dict[str, str] | os._Environ[str]) -> Path:
+    """`$XDG_CACHE_HOME/wbmigrate/census`, else `~/.cache/wbmigrate/census`."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "wbmigrate" / "census"

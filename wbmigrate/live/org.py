@@ -1,0 +1,262 @@
+"""An organisation at once: TARGETs that name several projects (`ENTITY`, `ENTITY/GLOB`, or a
+list of `ENTITY/PROJECT`s), read with bounded concurrency, and one backup folder for a run that
+writes to many of them (a sub-folder per project, itself a whole backup, and one journal of the
+run across projects).
+
+One project that cannot be read (a 403, a project gone) never stops the others: it is reported
+with its reason, and the rest go on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from wbmigrate import __version__
+from wbmigrate.live.backup import (
+    BackupError,
+    chained,
+    genesis,
+    private_folder,
+    safe_name,
+    short_hash,
+    write_private,
+)
+from wbmigrate.live.client import PAGE_SIZE, Client
+from wbmigrate.live.shapes import a_dict, listing_pages
+from wbmigrate.live.transport import ApiError
+
+R = TypeVar("R")
+
+SET_FORMAT = "wbmigrate-backup-set/1"
+SET_MANIFEST = "manifest.json"
+SET_JOURNAL = "journal.jsonl"
+PROJECT_JOBS = 4  # projects read at once
+NAME = r"[\w-][\w.-]*"  # no leading dot: never `..`
+PATTERN = re.compile(
+    rf"(?:wandb://)?(?P<entity>{NAME})(?:/(?P<project>[\w*?\[-][\w.*?\[\]!-]*))?/?\Z"
+)
+GLOB = re.compile(r"[*?\[]")
+
+LIST_PROJECTS = """
+query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
+  models(entityName: $entity, first: $first, after: $after) {
+    edges { node { name entityName } cursor }
+    pageInfo { endCursor hasNextPage }
+  }
+}"""
+
+
+class TargetError(ValueError):
+    """A TARGET that names no project."""
+
+
+@dataclass(frozen=True)
+class Selector:
+    """What one TARGET asks for: a project, every project of an entity, or a glob over them."""
+
+    entity: str
+    project: str | None = None  # None: all
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.project is None or bool(GLOB.search(self.project))
+
+    def __str__(self) -> str:
+        return f"{self.entity}/{self.project}" if self.project else self.entity
+
+
+def selector(text: str) -> Selector | None:
+    """`ENTITY`, `ENTITY/PROJECT` or `ENTITY/GLOB` (`team/qwen3-*`), else None."""
+    match = PATTERN.match(text)
+    if match is None:
+        return None
+    return Selector(match["entity"], match["project"])
+
+
+def resolve(client: Client, selectors: Iterable[Selector]) -> list[tuple[str, str]]:
+    """The projects the selectors name, in the order given (each once). An entity's projects
+    are listed once, however many selectors need them; a pattern that matches none is a
+    `TargetError`, so a typo never passes for an empty organisation."""
+    listed: dict[str, list[str]] = {}
+    found: dict[tuple[str, str], None] = {}
+    for chosen in selectors:
+        if not chosen.is_pattern:
+            assert chosen.project is not None
+            found[(chosen.entity, chosen.project)] = None
+            continue
+        if chosen.entity not in listed:
+            listed[chosen.entity] = list(projects(client, chosen.entity))
+        pattern = chosen.project or "*"
+        matched = [p for p in listed[chosen.entity] if fnmatch.fnmatchcase(p, pattern)]
+        if not matched:
+            raise TargetError(f"{chosen}: no project of {chosen.entity} matches")
+        found.update(dict.fromkeys((chosen.entity, p) for p in matched))
+    return list(found)
+
+
+def projects(client: Client, entity: str) -> Iterator[str]:
+    """The names of every project of `entity` that the key can see, page by page."""
+
+    def page(after: str | None) -> dict[str, Any]:
+        variables = {"entity": entity, "first": PAGE_SIZE, "after": after}
+        return a_dict(client.execute(LIST_PROJECTS, variables).get("models"), "models")
+
+    for edges in listing_pages(page, f"projects of {entity}"):
+        for edge in edges:
+            node = edge.get("node") if isinstance(edge, dict) else None
+            name = node.get("name") if isinstance(node, dict) else None
+            if isinstance(name, str) and re.fullmatch(NAME, name):
+                yield name
+
+
+@dataclass(frozen=True)
+class Result:
+    """One project's part of an organisation run: its value, or why it failed."""
+
+    target: str
+    value: Any = None
+    error: str | None = None
+
+
+def each_project(
+    targets: list[tuple[str, str]], work: Callable[[str, str], R], jobs: int = PROJECT_JOBS
+) -> list[Result]:
+    """`work(entity, project)` for every project, `jobs` at a time, results in target order.
+    An API or backup error fails that project alone; anything else (a bug, Ctrl-C) is
+    raised."""
+
+    def one(target: tuple[str, str]) -> Result:
+        name = "/".join(target)
+        try:
+            return Result(name, work(*target))
+        except (ApiError, BackupError) as exc:
+            return Result(name, error=str(exc))
+
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
+        return list(pool.map(one, targets))
+
+
+# --- one backup folder for many projects ------------------------------------------------------
+
+
+def default_set_folder(label: str) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{safe_name(label)}-{stamp}"
+    folder = Path("wbmigrate-backups") / name
+    for n in range(2, 1000):  # two runs within one second
+        if not folder.exists():
+            break
+        folder = folder.with_name(f"{name}-{n}")
+    return folder
+
+
+def sub_folder(target: str) -> str:
+    """The sub-folder of one project: readable, and unique per project whatever its name."""
+    return f"{safe_name(target.replace('/', '-'))[:60]}-{short_hash(target)}"
+
+
+class BackupSet:
+    """The backup of a run over several projects: `manifest.json` names the projects and
+    their sub-folders (each a whole backup `rollback` can also take alone), and `journal.jsonl`
+    records, line by line with chained checksums, each project's start and end."""
+
+    def __init__(self, folder: Path, info: dict[str, Any], targets: list[str]) -> None:
+        private_folder(folder)
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._manifest = {
+            "format": SET_FORMAT,
+            "wbmigrate": __version__,
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **info,
+            "projects": {target: sub_folder(target) for target in targets},
+        }
+        write_private(folder / SET_MANIFEST, self._manifest)
+        self._last, self._lines = genesis(self._manifest), 0
+        os.close(os.open(folder / SET_JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+
+    def folder_of(self, target: str) -> Path:
+        return self.folder / sub_folder(target)
+
+    def log(self, target: str, event: str, **detail: Any) -> None:
+        entry = {"event": event, "target": target, **detail}
+        with self._lock, (self.folder / SET_JOURNAL).open("a", encoding="utf-8") as out:
+            self._last = chained(self._last, entry)
+            self._lines += 1
+            out.write(json.dumps({**entry, "checksum": self._last}, ensure_ascii=True) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    def close(self) -> str | None:
+        journal = {"lines": self._lines, "checksum": self._last}
+        try:
+            write_private(self.folder / SET_MANIFEST, {**self._manifest, "journal": journal})
+        except (OSError, BackupError) as exc:
+            return f"{self.folder / SET_MANIFEST}: the end of the run is not recorded ({exc})"
+        return None
+
+
+@dataclass(frozen=True)
+class LoadedSet:
+    manifest: dict[str, Any]
+    folders: dict[str, Path]  # target -> its backup
+
+
+def is_backup_set(folder: Path) -> bool:
+    try:
+        data = json.loads((folder / SET_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == SET_FORMAT
+
+
+def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
+    """The projects of a backup set (those in `only`, when given), each sub-folder checked to
+    be inside the set. The sub-backups are checked whole when each is loaded."""
+    try:
+        manifest = json.loads((folder / SET_MANIFEST).read_text(encoding="utf-8"))
+        listed = manifest["projects"]
+        folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
+        _check_journal(folder, manifest)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
+    wanted = list(only)
+    unknown = [t for t in wanted if t not in folders]
+    if unknown:
+        raise BackupError(
+            f"{folder}: holds no backup of {', '.join(unknown)} "
+            f"(it holds {', '.join(folders) or 'none'})"
+        )
+    chosen = {t: f for t, f in folders.items() if not wanted or t in wanted}
+    return LoadedSet(manifest, {t: f for t, f in chosen.items() if f.is_dir()})
+
+
+def _member(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", name):
+        raise ValueError(f"{name!r} is not a sub-folder name wbmigrate writes")
+    return name
+
+
+def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
+    """The set's journal, line by line against its chained checksums."""
+    last = genesis(manifest)
+    lines = (folder / SET_JOURNAL).read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        entry = json.loads(line)
+        checksum = entry.pop("checksum")
+        last = chained(last, entry)
+        if checksum != last:
+            raise ValueError(f"journal line {number} was changed")
+    ended = manifest.get("journal")
+    if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
+        raise ValueError("journal lines were removed from its end")
