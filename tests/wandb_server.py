@@ -1,8 +1,19 @@
 """A local W&B-compatible GraphQL server for end-to-end tests, on 127.0.0.1.
 
 It executes real GraphQL (graphql-core) against a schema written for the part of W&B's API that
-wbmigrate and the wandb SDK use: views (reports, drafts, saved workspaces) and automations. It
-checks HTTP Basic auth and records every request.
+wbmigrate and the wandb SDK use: views (reports, drafts, saved workspaces), automations, and
+runs with the keys they logged (`WandbState.add_run`: `runs`, `run`, `runCount`; `summaryMetrics`
+a JSON string, `historyKeys` a JSON object; run filters on name, display name, state and times
+with `$eq $ne $in $nin $gt $gte $lt $lte $and $or`, order `[+-]created_at|heartbeat_at`, any
+other is an error). It checks HTTP Basic auth and records every request.
+
+An organisation: `WandbServer(state, more=[...])` or `server.add_project(state)` serves further
+projects, of any entity, each numbering its objects from its own `first_id`; `project`,
+`models` and `entity { projects }` (the entity's projects, as `api.projects` lists them), `view`,
+`upsertView`, `updateFilterTrigger` and `entity { triggers }` each act on the right project. A
+`WandbState(..., forbidden=True)` answers every request about it with HTTP 403 and W&B's
+"permission denied" (code PERMISSION_ERROR); listings still name it, but leave its alerts out
+of `entity { triggers }`.
 
 Faults: `server.faults` is a list of `Fault`s, each used by the next request of its
 `operation` (any, when None) and then removed, unless `sticky`; `server.chaos(operation)` may
@@ -41,16 +52,17 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from graphql import GraphQLScalarType, build_schema, graphql_sync
+from graphql import GraphQLError, GraphQLScalarType, build_schema, graphql_sync
 
 SDL = """
 scalar JSONString
+scalar JSON
 scalar DateTime
 enum ViewSource { WANDB_SDK WANDB_UI WANDB_UI_SHARE_PANEL WEAVE_UI }
 enum AlertSeverity { INFO WARN ERROR }
@@ -68,14 +80,20 @@ type Query {
   project(name: String, entityName: String): Project
   view(id: ID!): View
   entity(name: String!): Entity
+  models(entityName: String, after: String, first: Int, order: String, anonymous: Boolean):
+    ProjectConnection
 }
 type Mutation {
   upsertView(input: UpsertViewInput!): UpsertViewPayload
   updateFilterTrigger(input: UpdateFilterTriggerInput!): UpdateFilterTriggerPayload
 }
 
-type User { id: ID! entity: String username: String email: String photoUrl: String
-            flags: JSONString teams: EntityConnection }
+type User { id: ID! name: String entity: String username: String email: String
+            photoUrl: String flags: JSONString teams: EntityConnection admin: Boolean
+            deletedAt: DateTime apiKeys: ApiKeyConnection }
+type ApiKeyConnection { edges: [ApiKeyEdge!]! }
+type ApiKeyEdge { node: ApiKey }
+type ApiKey { id: ID! name: String! description: String }
 type EntityConnection { edges: [EntityEdge!]! }
 type EntityEdge { node: Entity }
 type ServerInfo { features: [ServerFeature!]! }
@@ -84,10 +102,25 @@ type PageInfo { endCursor: String hasNextPage: Boolean! startCursor: String
                 hasPreviousPage: Boolean }
 
 type Project {
-  id: ID! internalId: ID name: String! entityName: String!
+  id: ID! internalId: ID name: String! entityName: String! createdAt: DateTime
+  isBenchmark: Boolean readOnly: Boolean user: User
   allViews(viewType: String, viewName: String, userName: String, first: Int, after: String):
     ViewConnection
   triggers: [Trigger!]!
+  runCount(filters: JSONString): Int
+  runs(filters: JSONString, after: String, first: Int, order: String): RunConnection
+  run(name: String!): Run
+}
+type ProjectConnection { edges: [ProjectEdge!]! pageInfo: PageInfo! }
+type ProjectEdge { node: Project cursor: String! }
+type RunConnection { edges: [RunEdge!]! pageInfo: PageInfo! }
+type RunEdge { node: Run cursor: String! }
+type Run {
+  id: ID! projectId: Int name: String! displayName: String state: String createdAt: DateTime
+  heartbeatAt: DateTime historyLineCount: Int summaryMetrics: JSONString config: JSONString
+  systemMetrics: JSONString historyKeys(format: String): JSON tags: [String!] group: String
+  jobType: String sweepName: String commit: String readOnly: Boolean description: String
+  notes: String user: User
 }
 type ViewConnection { edges: [ViewEdge!]! pageInfo: PageInfo! }
 type ViewEdge { node: View cursor: String! }
@@ -105,6 +138,7 @@ type UpsertViewPayload { view: View inserted: Boolean }
 
 type Entity {
   id: ID! name: String! entityType: String
+  projects(first: Int, after: String, order: String): ProjectConnection
   triggers(after: String, first: Int, order: String, filters: JSONString): TriggerConnection
 }
 type TriggerConnection { edges: [TriggerEdge!]! pageInfo: PageInfo! }
@@ -247,15 +281,31 @@ class Request:
     body: str
 
 
-class WandbState:
-    """The projects, views and triggers the server holds."""
+USER = {"id": "VXNlcjox", "username": "alice", "email": "alice@example.com", "photoUrl": ""}
+HISTORY_STEPS = 10  # rows of history each run has logged
 
-    def __init__(self, entity: str = "team", project: str = "async-rl") -> None:
+
+class WandbState:
+    """One project: its views, triggers and runs. `first_id`: where its object numbers start
+    (`View:101`, ...); on one server, give each further project its own thousand (1001,
+    2001, ...). `forbidden`: every request about it answers 403 "permission denied"."""
+
+    def __init__(
+        self,
+        entity: str = "team",
+        project: str = "async-rl",
+        *,
+        first_id: int = 101,
+        forbidden: bool = False,
+    ) -> None:
         self.entity, self.project = entity, project
-        self.project_id = _b64(f"Project:{project}")
+        self.first_id, self.forbidden = first_id, forbidden
+        # The default project keeps the id it always had; further ones are numbered.
+        self.project_id = _b64(f"Project:{project if first_id == 101 else first_id}")
         self.views: dict[str, dict[str, Any]] = {}
         self.triggers: dict[str, dict[str, Any]] = {}
-        self._ids = itertools.count(101)
+        self.runs: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(first_id)
         self._clock = itertools.count(1)
         self.lock = threading.RLock()
 
@@ -286,26 +336,67 @@ class WandbState:
             "parentId": parent_id,
             "entityName": self.entity,
             "projectName": self.project,
-            "user": {
-                "id": "VXNlcjox",
-                "username": "alice",
-                "email": "alice@example.com",
-                "photoUrl": "",
-            },
+            "user": dict(USER),
         }
         return view_id
+
+    def add_run(
+        self,
+        name: str,
+        created_at: str,
+        history_keys: Iterable[str],
+        summary_keys: Iterable[str] | None = None,
+        state: str = "finished",
+        display_name: str | None = None,
+    ) -> str:
+        """A run that logged `history_keys` for HISTORY_STEPS steps; its summary holds the last
+        value of `summary_keys` (default: the history keys) and, as W&B's does, `_runtime`,
+        `_step`, `_timestamp` and `_wandb`. Returns the run's id."""
+        history = list(history_keys)
+        summary = history if summary_keys is None else list(summary_keys)
+        last = HISTORY_STEPS - 1
+        run_id = _b64(f"Run:v1:{name}:{self.project}:{self.entity}")
+        if run_id in self.runs:
+            raise ValueError(f"run {name} is already in {self.entity}/{self.project}")
+        counts = [{"type": "number", "count": HISTORY_STEPS}]
+        logged = ["_step", "_runtime", "_timestamp", *history]
+        self.runs[run_id] = {
+            "id": run_id,
+            "projectId": self.first_id,
+            "name": name,
+            "displayName": display_name or name,
+            "state": state,
+            "createdAt": created_at,
+            "heartbeatAt": created_at,
+            "historyLineCount": HISTORY_STEPS,
+            "summaryMetrics": json.dumps(
+                {key: round(1 / (i + 2), 4) for i, key in enumerate(summary)}
+                | {"_runtime": 120.5, "_step": last, "_timestamp": 1.7e9}
+                | {"_wandb": {"runtime": 120}}
+            ),
+            "historyKeys": {
+                "keys": {key: {"typeCounts": counts} for key in logged},
+                "lastStep": last,
+            },
+            "config": "{}",
+            "systemMetrics": "{}",
+            "tags": [],
+            "readOnly": False,
+            "user": {**USER, "name": "Alice"},
+        }
+        return run_id
 
     def add_trigger(self, trigger: dict[str, Any]) -> str:
         """Store a trigger given in the SDK's shape (`event`/`action` keys)."""
         number = next(self._ids)
         stored = copy.deepcopy(trigger)
-        stored["id"] = _b64(f"Trigger:{number}")
+        trigger_id = stored["id"] = _b64(f"Trigger:{number}")
         stored["triggeringCondition"] = stored.pop("event")
         stored["triggeredAction"] = stored.pop("action")
         stored["scope"] = {"__typename": "Project", "id": self.project_id, "name": self.project}
         stored["updatedAt"] = self.now()
-        self.triggers[stored["id"]] = stored
-        return stored["id"]
+        self.triggers[trigger_id] = stored
+        return trigger_id
 
     def load_demo(self, folder: Path) -> None:
         """The demo project: raw specs become views, triggers become automations."""
@@ -335,6 +426,9 @@ class WandbState:
             change(self.triggers[object_id])
             self.triggers[object_id]["updatedAt"] = self.now()
 
+    def owns(self, object_id: str) -> bool:
+        return object_id in self.views or object_id in self.triggers or object_id in self.runs
+
     def find(self, title: str) -> str:
         for view_id, view in self.views.items():
             if view["displayName"] == title:
@@ -353,11 +447,106 @@ def _pass_through(value: Any) -> Any:
     return value
 
 
-class WandbServer:
-    """A running server: `url`, `api_key`, `state`, `requests`, and fault controls."""
+PERMISSION = "PERMISSION_ERROR"  # W&B's code for a refusal, answered with HTTP 403
 
-    def __init__(self, state: WandbState, api_key: str = "k" * 40) -> None:
+
+def _allowed(state: WandbState) -> WandbState:
+    if state.forbidden:
+        raise GraphQLError("permission denied", extensions={"code": PERMISSION})
+    return state
+
+
+def _open(project: dict[str, Any]) -> WandbState:
+    """The state behind a project answer, unless that project is forbidden."""
+    state: WandbState = project["_state"]
+    return _allowed(state)
+
+
+def _page(
+    items: list[dict[str, Any]], after: str | None, first: int, cursor: Callable[[Any], str]
+) -> dict[str, Any]:
+    """One page of a connection: the items after the one whose cursor is `after`."""
+    cursors = [cursor(item) for item in items]
+    start = cursors.index(after) + 1 if after in cursors else 0
+    page = items[start : start + first]
+    return {
+        "edges": [{"node": item, "cursor": cursor(item)} for item in page],
+        "pageInfo": {
+            "endCursor": cursor(page[-1]) if page else None,
+            "hasNextPage": start + len(page) < len(items),
+        },
+    }
+
+
+RUN_FIELDS = {
+    "name": "name",
+    "displayName": "displayName",
+    "display_name": "displayName",
+    "state": "state",
+    "createdAt": "createdAt",
+    "created_at": "createdAt",
+    "heartbeatAt": "heartbeatAt",
+    "heartbeat_at": "heartbeatAt",
+}
+TESTS: dict[str, Callable[[Any, Any], bool]] = {
+    "$eq": lambda value, given: value == given,
+    "$ne": lambda value, given: value != given,
+    "$in": lambda value, given: value in given,
+    "$nin": lambda value, given: value not in given,
+    "$gt": lambda value, given: value > given,
+    "$gte": lambda value, given: value >= given,
+    "$lt": lambda value, given: value < given,
+    "$lte": lambda value, given: value <= given,
+}
+
+
+def _matches(run: dict[str, Any], filters: dict[str, Any]) -> bool:
+    """Whether a run passes W&B's MongoDB-like run filters (the part this server knows; any
+    other field or operator is an error, so no test passes by a filter ignored)."""
+    for key, wanted in filters.items():
+        if key in ("$and", "$or"):
+            results = [_matches(run, part) for part in wanted]
+            if not (all(results) if key == "$and" else any(results)):
+                return False
+            continue
+        if key not in RUN_FIELDS:
+            raise GraphQLError(f"unsupported run filter field {key!r}")
+        value = run[RUN_FIELDS[key]]
+        tests = wanted if isinstance(wanted, dict) else {"$eq": wanted}
+        for operator, given in tests.items():
+            if operator not in TESTS:
+                raise GraphQLError(f"unsupported run filter operator {operator!r}")
+            if not TESTS[operator](value, given):
+                return False
+    return True
+
+
+def _runs(project: dict[str, Any], filters: Any, order: str | None) -> list[dict[str, Any]]:
+    """A project's runs that pass `filters` (a JSON string or object), in `order`
+    ("[+-]created_at" or "[+-]heartbeat_at"; newest first when none, as W&B)."""
+    if isinstance(filters, str):
+        filters = json.loads(filters or "{}")
+    field = (order or "-created_at").lstrip("+-")
+    if field not in ("created_at", "heartbeat_at"):
+        raise GraphQLError(f"unsupported run order {order!r}")
+    state = _open(project)
+    with state.lock:
+        runs = [copy.deepcopy(r) for r in state.runs.values() if _matches(r, filters or {})]
+    runs.sort(key=lambda r: r[RUN_FIELDS[field]], reverse=(order or "-").startswith("-"))
+    return runs
+
+
+class WandbServer:
+    """A running server: `url`, `api_key`, `state` (the first project), `states` (every
+    project: `more`, and those given to `add_project`), `requests`, and fault controls."""
+
+    def __init__(
+        self, state: WandbState, api_key: str = "k" * 40, more: Iterable[WandbState] = ()
+    ) -> None:
         self.state = state
+        self.states = [state]
+        for other in more:
+            self.add_project(other)
         self.api_key = api_key
         self.requests: list[Request] = []
         self.timings: list[tuple[str, str | None, float]] = []  # operation, viewType, seconds
@@ -371,6 +560,19 @@ class WandbServer:
         self._http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    def add_project(self, state: WandbState) -> WandbState:
+        """Serve one more project (of the same entity or another); returns it."""
+        for other in self.states:
+            if (other.entity, other.project) == (state.entity, state.project):
+                raise ValueError(f"{state.entity}/{state.project} is served already")
+            if other.first_id // 1000 == state.first_id // 1000:
+                raise ValueError(
+                    f"{state.entity}/{state.project} numbers its objects in the thousand of "
+                    f"{other.entity}/{other.project}: give it first_id=1001, 2001, ..."
+                )
+        self.states.append(state)
+        return state
 
     def __enter__(self) -> WandbServer:
         self._thread.start()
@@ -395,7 +597,7 @@ class WandbServer:
             about = variables.get("id") or (variables.get("input") or {}).get("id")
             if left[0] > 0 and about in (object_id, None):
                 left[0] -= 1
-                self.state.edit(object_id, change)
+                self._owner(object_id).edit(object_id, change)
 
         self.hooks[operation] = hook
 
@@ -411,18 +613,17 @@ class WandbServer:
 
     def _schema(self) -> Any:
         schema = build_schema(SDL)
-        for name in ("JSONString", "DateTime"):
+        assert schema.query_type
+        assert schema.mutation_type
+        for name in ("JSONString", "JSON", "DateTime"):
             scalar = schema.type_map[name]
             assert isinstance(scalar, GraphQLScalarType)
             scalar.serialize = scalar.parse_value = _pass_through  # type: ignore[method-assign]
         resolvers = {
             "viewer": lambda *_: {
-                "id": "VXNlcjox",
+                **USER,
                 "entity": self.state.entity,
-                "username": "alice",
-                "email": "alice@example.com",
                 "flags": "{}",
-                "photoUrl": "",
                 "teams": {"edges": []},
             },
             "serverInfo": lambda *_: {
@@ -431,49 +632,81 @@ class WandbServer:
             "project": self._project,
             "view": self._view,
             "entity": self._entity,
+            "models": self._models,
         }
         for name, resolve in resolvers.items():
             schema.query_type.fields[name].resolve = resolve
         mutations = {"upsertView": self._upsert_view, "updateFilterTrigger": self._update_trigger}
         for name, resolve in mutations.items():
             schema.mutation_type.fields[name].resolve = resolve
-        project = schema.type_map["Project"]
-        project.fields["allViews"].resolve = self._all_views  # type: ignore[attr-defined]
-        project.fields["triggers"].resolve = lambda p, _i: [  # type: ignore[attr-defined]
-            self._trigger_out(t) for t in self.state.triggers.values()
-        ]
-        entity = schema.type_map["Entity"]
-        entity.fields["triggers"].resolve = self._entity_triggers  # type: ignore[attr-defined]
+        fields = {
+            ("Project", "allViews"): self._all_views,
+            ("Project", "triggers"): lambda p, _i: [
+                self._trigger_out(t) for t in _open(p).triggers.values()
+            ],
+            ("Project", "runCount"): lambda p, _i, filters=None: len(_runs(p, filters, None)),
+            ("Project", "runs"): self._runs,
+            ("Project", "run"): self._run,
+            ("Entity", "triggers"): self._entity_triggers,
+            ("Entity", "projects"): lambda e, _i, **page: self._models(None, _i, e["name"], **page),
+        }
+        for (type_name, name), resolve in fields.items():
+            schema.type_map[type_name].fields[name].resolve = resolve  # type: ignore[attr-defined]
         return schema
 
-    def _project_out(self) -> dict[str, Any]:
-        state = self.state
+    def _project_out(self, state: WandbState | None = None) -> dict[str, Any]:
+        state = state or self.state
         return {
             "__typename": "Project",
             "id": state.project_id,
-            "internalId": "internal-1",
+            "internalId": "internal-1" if state.first_id == 101 else f"internal-{state.first_id}",
             "name": state.project,
             "entityName": state.entity,
+            "createdAt": "2026-09-01T00:00:00",
+            "isBenchmark": False,
+            "readOnly": False,
+            "user": None,
+            "_state": state,  # never sent: the resolvers of the project's fields read it
         }
+
+    def _owner(self, object_id: str) -> WandbState:
+        """The project holding a view, trigger or run (the first project when none does)."""
+        return next((s for s in self.states if s.owns(object_id)), self.state)
 
     def _project(
         self, _root: Any, _info: Any, name: str | None = None, entityName: str | None = None
     ) -> Any:
-        if (entityName, name) != (self.state.entity, self.state.project):
-            return None
-        return self._project_out()
+        for state in self.states:
+            if (entityName, name) == (state.entity, state.project):
+                return self._project_out(_allowed(state))
+        return None
 
-    def _view_out(self, view: dict[str, Any]) -> dict[str, Any]:
-        return {**view, "project": self._project_out()}
+    def _models(
+        self,
+        _root: Any,
+        _info: Any,
+        entityName: str | None = None,
+        after: str | None = None,
+        first: int | None = None,
+        **_: Any,
+    ) -> Any:
+        """An entity's projects, forbidden ones too (W&B lists what it then refuses)."""
+        entity = entityName or self.state.entity
+        projects = [self._project_out(s) for s in self.states if s.entity == entity]
+        return _page(projects, after, first or 50, lambda p: p["id"])
+
+    def _view_out(self, view: dict[str, Any], state: WandbState | None = None) -> dict[str, Any]:
+        return {**view, "project": self._project_out(state)}
 
     def _view(self, _root: Any, _info: Any, id: str) -> Any:
-        with self.state.lock:
-            view = self.state.views.get(id)
-            return self._view_out(copy.deepcopy(view)) if view else None
+        state = _allowed(self._owner(id))
+        with state.lock:
+            view = state.views.get(id)
+            return self._view_out(copy.deepcopy(view), state) if view else None
 
     def _all_views(
         self,
-        _project: Any,
+        project: Any,
         _info: Any,
         viewType: str = "runs",
         viewName: str | None = None,
@@ -481,51 +714,66 @@ class WandbServer:
         after: str | None = None,
         **_: Any,
     ) -> Any:
-        with self.state.lock:
+        state = _open(project)
+        with state.lock:
             views = [
                 v
-                for v in self.state.views.values()
+                for v in state.views.values()
                 if v["type"] == viewType and (viewName is None or v["name"] == viewName)
             ]
-            ids = [v["id"] for v in views]
-            start = ids.index(after) + 1 if after in ids else 0
-            page = views[start : start + (first or 50)]
-            return {
-                "edges": [
-                    {"node": self._view_out(copy.deepcopy(v)), "cursor": v["id"]} for v in page
-                ],
-                "pageInfo": {
-                    "endCursor": page[-1]["id"] if page else None,
-                    "hasNextPage": start + len(page) < len(views),
-                },
-            }
+            page = _page(views, after, first or 50, lambda v: v["id"])
+            for edge in page["edges"]:
+                edge["node"] = self._view_out(copy.deepcopy(edge["node"]), state)
+            return page
+
+    def _runs(
+        self,
+        project: Any,
+        _info: Any,
+        filters: Any = None,
+        after: str | None = None,
+        first: int | None = None,
+        order: str | None = None,
+    ) -> Any:
+        return _page(_runs(project, filters, order), after, first or 50, lambda r: r["id"])
+
+    def _run(self, project: Any, _info: Any, name: str) -> Any:
+        state = _open(project)
+        with state.lock:
+            run = next((r for r in state.runs.values() if r["name"] == name), None)
+            return copy.deepcopy(run)
 
     def _upsert_view(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
-        with self.state.lock:
-            view_id = input.get("id")
+        view_id = input.get("id")
+        if view_id is None:
+            named = (input.get("entityName"), input.get("projectName"))
+            state = next((s for s in self.states if (s.entity, s.project) == named), self.state)
+        else:
+            state = self._owner(view_id)
+        with _allowed(state).lock:
             if view_id is None:
-                view_id = self.state.add_view(
+                view_id = state.add_view(
                     input.get("spec") or "{}",
                     input.get("type", "runs"),
                     input.get("displayName", ""),
                 )
                 inserted = True
-            elif view_id in self.state.views:
+            elif view_id in state.views:
                 inserted = False
             else:
                 raise ValueError(f"view {view_id} not found")
-            view = self.state.views[view_id]
+            view = state.views[view_id]
             for key in ("name", "type", "displayName", "description", "spec", "parentId"):
                 if key in input and input[key] is not None:
                     view[key] = input[key]
-            view["updatedAt"] = self.state.now()
-            return {"view": self._view_out(copy.deepcopy(view)), "inserted": inserted}
+            view["updatedAt"] = state.now()
+            return {"view": self._view_out(copy.deepcopy(view), state), "inserted": inserted}
 
     def _trigger_out(self, trigger: dict[str, Any]) -> dict[str, Any]:
         return copy.deepcopy(trigger)
 
     def _entity(self, _root: Any, _info: Any, name: str) -> Any:
-        if name != self.state.entity:
+        if all(state.entity != name for state in self.states):
             return None
         return {
             "__typename": "Entity",
@@ -534,8 +782,14 @@ class WandbServer:
             "entityType": "team",
         }
 
-    def _entity_triggers(self, _entity: Any, _info: Any, **_: Any) -> Any:
-        triggers = [self._trigger_out(t) for t in self.state.triggers.values()]
+    def _entity_triggers(self, entity: Any, _info: Any, **_: Any) -> Any:
+        """The triggers of the entity's projects; a forbidden project's are not shown."""
+        triggers = [
+            self._trigger_out(t)
+            for state in self.states
+            if state.entity == entity["name"] and not state.forbidden
+            for t in state.triggers.values()
+        ]
         return {
             "edges": [{"node": t, "cursor": t["id"]} for t in triggers],
             "pageInfo": {
@@ -545,8 +799,9 @@ class WandbServer:
         }
 
     def _update_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
-        with self.state.lock:
-            trigger = self.state.triggers.get(input["id"])
+        state = _allowed(self._owner(input["id"]))
+        with state.lock:
+            trigger = state.triggers.get(input["id"])
             if trigger is None:
                 raise ValueError(f"trigger {input['id']} not found")
             for key in ("name", "description", "enabled"):
@@ -566,7 +821,7 @@ class WandbServer:
             action["__typename"] = ACTION_TYPES.get(
                 input.get("triggeredActionType", ""), action["__typename"]
             )
-            trigger["updatedAt"] = self.state.now()
+            trigger["updatedAt"] = state.now()
             return {"trigger": self._trigger_out(trigger)}
 
     # --- HTTP ------------------------------------------------------------------------------
@@ -630,8 +885,9 @@ class WandbServer:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                head = b"".join(self._headers_buffer)  # type: ignore[attr-defined]
-                self._headers_buffer = []  # type: ignore[attr-defined]
+                buffer: list[bytes] = vars(self)["_headers_buffer"]  # set by send_header
+                head = b"".join(buffer)
+                buffer.clear()
                 self._drip(head + b"\r\n", fault.drip if fault.drip_headers else 0.0)
                 self._drip(data, fault.drip)
 
@@ -688,8 +944,8 @@ class WandbServer:
             handler._write(fault.status or 200, fault.body, fault.headers, fault)
             return
         if fault and fault.status:
-            body = {"errors": [{"message": "injected"}]}
-            handler._send(fault.status, body, fault.headers, fault)
+            injected = {"errors": [{"message": "injected"}]}
+            handler._send(fault.status, injected, fault.headers, fault)
             return
         if not authorized:
             handler._send(401, {"errors": [{"message": "unauthorized"}]})
@@ -699,11 +955,17 @@ class WandbServer:
             hook(variables)
         result = graphql_sync(self.schema, query, variable_values=variables)
         payload: Any = {"data": result.data}
+        refused = [e for e in result.errors or [] if (e.extensions or {}).get("code") == PERMISSION]
         if result.errors:
-            payload["errors"] = [{"message": e.message} for e in result.errors]
+            payload["errors"] = [
+                {"message": e.message, "path": e.path, "extensions": e.extensions}
+                if e in refused
+                else {"message": e.message}
+                for e in result.errors
+            ]
         if fault and fault.answer:
             payload = fault.answer(payload, variables)
-        handler._send(200, payload, fault.headers if fault else None, fault)
+        handler._send(403 if refused else 200, payload, fault.headers if fault else None, fault)
 
     def _echo(self, handler: Any, fault: Fault) -> None:
         """An error that repeats the request's Authorization header and API key."""
@@ -714,7 +976,7 @@ class WandbServer:
             key = ""
         message = f"request refused: Authorization: {auth} (api key {key})"
         status = fault.status or 200
-        payload = {"errors": [{"message": message}], "error": message}
+        payload: dict[str, Any] = {"errors": [{"message": message}], "error": message}
         if status == 200:
             payload["data"] = None
         handler._send(status, payload, fault.headers, fault, reason=message)
@@ -731,16 +993,31 @@ class _QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def serve(state_file: Path, latency: float) -> None:
-    """Run a server holding the views and triggers of a JSON file until stopped (benchmarks).
-    Prints its URL and API key on the first line of stdout."""
-    data = json.loads(state_file.read_text())
-    state = WandbState(data.get("entity", "team"), data.get("project", "async-rl"))
+def _load_state(data: dict[str, Any], first_id: int = 101) -> WandbState:
+    """A project from a state file: `entity`, `project`, `views`, `triggers`, `runs` (each the
+    keyword arguments of `add_run`), `forbidden`, `first_id`."""
+    state = WandbState(
+        data.get("entity", "team"),
+        data.get("project", "async-rl"),
+        first_id=data.get("first_id", first_id),
+        forbidden=data.get("forbidden", False),
+    )
     for view in data.get("views", []):
         state.add_view(view["spec"], view.get("type", "runs"), view.get("displayName", "Report"))
     for trigger in data.get("triggers", []):
         state.add_trigger(trigger)
-    server = WandbServer(state)
+    for run in data.get("runs", []):
+        state.add_run(**run)
+    return state
+
+
+def serve(state_file: Path, latency: float) -> None:
+    """Run a server holding the project of a JSON file (and the further ones of its
+    `projects` list) until stopped (benchmarks). Prints its URL and API key on the first line
+    of stdout."""
+    data = json.loads(state_file.read_text())
+    more = [_load_state(d, 1000 * i + 1) for i, d in enumerate(data.get("projects", []), 1)]
+    server = WandbServer(_load_state(data), more=more)
     server.latency = latency
     server._thread.start()
     print(f"{server.url} {server.api_key}", flush=True)
