@@ -70,6 +70,13 @@ class Tally:
             self.notes.update(n.kind for n in planned.result.notes)
         return planned
 
+    def merge(self, other: Tally) -> Tally:
+        """Add `other`'s counts (another project's) to these."""
+        self.statuses.update(other.statuses)
+        self.actions.update(other.actions)
+        self.notes.update(other.notes)
+        return self
+
     @property
     def total(self) -> int:
         return sum(self.statuses.values())

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from wbmigrate import __version__
+from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import (
     BackupError,
     chained,
@@ -32,8 +33,11 @@ from wbmigrate.live.backup import (
     write_private,
 )
 from wbmigrate.live.client import PAGE_SIZE, Client
+from wbmigrate.live.project import Census, Project, plan_project, with_history
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import Planned, Tally
 
 R = TypeVar("R")
 
@@ -260,3 +264,44 @@ def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
     ended = manifest.get("journal")
     if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
         raise ValueError("journal lines were removed from its end")
+
+
+# --- planning many projects -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProjectPlan:
+    """One project planned: its options (with its census), what it held, the tally, what
+    `render` made of its objects, and why it has no census (if so)."""
+
+    target: str
+    options: Options
+    found: Census
+    tally: Tally
+    rendered: Any
+    problem: str | None = None
+
+
+def plan_projects(
+    client: Client,
+    targets: list[tuple[str, str]],
+    migration: Migration,
+    options: Options,
+    render: Callable[[Options, Iterator[Planned]], Any],
+    drafts: bool = True,
+    runs: int = 0,
+    cache: Path | None = None,
+    jobs: int = PROJECT_JOBS,
+) -> list[Result]:
+    """Plan every project, `jobs` at a time; each project's objects are rendered as they are
+    planned and let go, so memory holds one rendering per project, not its specs."""
+
+    def one(entity: str, name: str) -> ProjectPlan:
+        project = Project(client, entity, name, drafts)
+        own, problem = with_history(project, migration, options, runs, cache)
+        found, tally = Census(), Tally()
+        planned = plan_project(project, migration, own, found)
+        rendered = render(own, map(tally.add, planned))
+        return ProjectPlan(project.target, own, found, tally, rendered, problem)
+
+    return each_project(targets, one, jobs)

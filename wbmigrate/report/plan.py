@@ -83,11 +83,11 @@ def text_chunks(
     migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
 ) -> Iterator[str]:
     tally = Tally()
-    yield _lines([header(migration, options), *_history_lines(options), LEGEND, ""])
+    yield _lines([header(migration, options), *history_lines(options), LEGEND, ""])
     for planned in map(tally.add, objects):
         if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
             continue
-        yield _lines(_text_object(planned, verbose))
+        yield _lines(text_object(planned, verbose))
     yield _lines([summary(tally)])
 
 
@@ -95,7 +95,7 @@ def to_text(plan: Plan, verbose: bool = False) -> str:
     return "".join(text_chunks(plan.migration, plan.options, plan.objects, verbose))
 
 
-def _text_object(planned: Planned, verbose: bool) -> list[str]:
+def text_object(planned: Planned, verbose: bool) -> list[str]:
     out = [f"{planned.title}  ({planned.source.origin})"]
     if planned.error is not None:
         return [*out, f"  error: {planned.error}", ""]
@@ -115,7 +115,7 @@ def _lines(lines: list[str]) -> str:
     return "".join(printable(line) + "\n" for line in lines)
 
 
-def _history_lines(options: Options) -> list[str]:
+def history_lines(options: Options) -> list[str]:
     return [history_line(options.history)] if options.history is not None else []
 
 
@@ -174,14 +174,12 @@ def markdown_chunks(
     """The summary comes first, so the objects' sections are kept (as text) until the end."""
     tally = Tally()
     sections = [
-        _lines(_markdown_object(planned, verbose))
+        _lines(markdown_object(planned, verbose))
         for planned in map(tally.add, objects)
         if not (planned.status is Status.UNCHANGED and not _shown_notes(planned, verbose))
     ]
     title = f"## wbmigrate {header(migration, options).lower()}"
-    yield _lines(
-        [title, "", *_history_lines(options), summary(tally).removeprefix("Summary: "), ""]
-    )
+    yield _lines([title, "", *history_lines(options), summary(tally).removeprefix("Summary: "), ""])
     yield from sections
 
 
@@ -189,27 +187,27 @@ def to_markdown(plan: Plan, verbose: bool = False) -> str:
     return "".join(markdown_chunks(plan.migration, plan.options, plan.objects, verbose))
 
 
-def _markdown_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"### {_md(planned.title)}", "", f"`{planned.source.origin}`", ""]
+def markdown_object(planned: Planned, verbose: bool) -> list[str]:
+    out = [f"### {md(planned.title)}", "", f"`{planned.source.origin}`", ""]
     if planned.error is not None:
-        return [*out, f"**Error:** {_md(planned.error)}", ""]
+        return [*out, f"**Error:** {md(planned.error)}", ""]
     rows = [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []
     if rows:
         out += ["| Where | Field | Change |", "|---|---|---|"]
         out += [
-            f"| {_md(where) or '—'} | `{c.field}` | {c.action.value}: {_md(describe(c))} |"
+            f"| {md(where) or '—'} | `{c.field}` | {c.action.value}: {md(describe(c))} |"
             for where, c in rows
         ]
         out.append("")
     notes = _shown_notes(planned, verbose)
     if notes:
         out += [f"<details><summary>{plural(len(notes), 'note')}</summary>", ""]
-        out += [f"- **{n.kind.value}** {_md(n.label(''))}: {_md(n.message)}" for n in notes]
+        out += [f"- **{n.kind.value}** {md(n.label(''))}: {md(n.message)}" for n in notes]
         out += ["", "</details>", ""]
     return out
 
 
-def _md(text: str) -> str:
+def md(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").removeprefix(SEPARATOR)
 
 

@@ -1,0 +1,155 @@
+"""A plan over several projects: a table, a row per project (objects, changes, warnings,
+review, whether it has upgraded, its boundary), then each project's details.
+
+Each project's objects are rendered while it is planned (`renderer`), so only the rendering
+is kept until the table, which needs every project, can be printed first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from wbmigrate.engine.history import History
+from wbmigrate.engine.model import NoteKind, Options
+from wbmigrate.live.org import ProjectPlan, Result
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import (
+    JsonDocument,
+    Planned,
+    Status,
+    Tally,
+    history_entry,
+    mapping_entry,
+    object_entry,
+    summary_entry,
+)
+from wbmigrate.report import plan as plan_report
+from wbmigrate.report.words import plural, printable
+
+COLUMNS = ("project", "objects", "to change", "warnings", "review", "upgraded", "boundary")
+FORMAT = "wbmigrate-plan-projects/1"
+
+
+def renderer(format_: str, verbose: bool) -> Callable[[Options, Iterator[Planned]], Any]:
+    """What each project's planned objects become while it is planned."""
+    if format_ == "json":
+        return lambda options, objects: [object_entry(p) for p in objects]
+    if format_ == "markdown":
+        return lambda options, objects: [plan_report.markdown_object(p, verbose) for p in objects]
+    return lambda options, objects: [plan_report.text_object(p, verbose) for p in objects]
+
+
+def _row(result: Result) -> list[str]:
+    if result.error is not None:
+        return [result.target, "-", "-", "-", "-", "-", f"error: {result.error}"]
+    plan: ProjectPlan = result.value
+    tally, history = plan.tally, plan.options.history
+    return [
+        result.target,
+        str(tally.total),
+        str(tally.statuses[Status.CHANGES]),
+        str(tally.notes[NoteKind.WARNING]),
+        str(tally.notes[NoteKind.REVIEW]),
+        _upgraded(history),
+        boundary(history, plan.problem),
+    ]
+
+
+def _upgraded(history: History | None) -> str:
+    if history is None:
+        return "?"
+    return "yes" if history.upgraded else "no"
+
+
+def boundary(history: History | None, problem: str | None = None) -> str:
+    """A project's boundary in a table cell."""
+    if history is None:
+        return "runs not read" if problem is None else "runs not readable"
+    if history.runs == 0:
+        return "no runs yet"
+    old, new = history.last_old, history.first_new
+    left = f'last old "{old.name}" {old.day}' if old else "no old-key run"
+    right = f'first new "{new.name}" {new.day}' if new else "no new-key run"
+    return f"{left} -> {right}"
+
+
+def totals(results: list[Result]) -> str:
+    done = [r.value for r in results if r.error is None]
+    tally = Tally()
+    for plan in done:
+        tally.merge(plan.tally)
+    failed = len(results) - len(done)
+    upgraded = sum(1 for p in done if p.options.history and p.options.history.upgraded)
+    head = f"{plural(len(results), 'project')}"
+    head += f" ({failed} could not be read)" if failed else ""
+    return f"{head}, {upgraded} upgraded. {plan_report.summary(tally)}"
+
+
+def text_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
+    rows = [list(COLUMNS), *map(_row, results)]
+    widths = [max(len(printable(r[i])) for r in rows) for i in range(len(COLUMNS) - 1)]
+    lines = [plan_report.header(migration, options), plan_report.LEGEND, ""]
+    for row in rows:
+        cells = [printable(c).ljust(w) for c, w in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, printable(row[-1])]).rstrip())
+    yield _lines([*lines, "", totals(results), ""])
+    for result in results:
+        if result.error is not None:
+            yield _lines([f"== {result.target}", f"  error: {result.error}", ""])
+            continue
+        plan: ProjectPlan = result.value
+        yield _lines([f"== {result.target}", *plan_report.history_lines(plan.options), ""])
+        for lines_of_object in plan.rendered:
+            yield _lines(lines_of_object)
+        yield _lines([plan_report.summary(plan.tally), ""])
+
+
+def markdown_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
+    title = f"## wbmigrate {plan_report.header(migration, options).lower()}"
+    head = "| " + " | ".join(COLUMNS) + " |"
+    lines = [title, "", totals(results), "", head, "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(plan_report.md(c) for c in _row(r)) + " |" for r in results]
+    yield _lines([*lines, ""])
+    for result in results:
+        yield _lines([f"### {plan_report.md(result.target)}", ""])
+        if result.error is not None:
+            yield _lines([f"**Error:** {plan_report.md(result.error)}", ""])
+            continue
+        plan: ProjectPlan = result.value
+        yield _lines([*plan_report.history_lines(plan.options), plan_report.summary(plan.tally)])
+        yield _lines([""])
+        for lines_of_object in plan.rendered:
+            yield _lines([line.replace("### ", "#### ", 1) for line in lines_of_object])
+
+
+def json_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
+    chunks: list[str] = []
+    head = {"format": FORMAT, **mapping_entry(migration, options)}
+    document = JsonDocument(chunks.append, head, "projects")
+    tally = Tally()
+    for result in results:
+        if result.error is not None:
+            document.add({"target": result.target, "error": result.error})
+            continue
+        plan: ProjectPlan = result.value
+        tally.merge(plan.tally)
+        history = plan.options.history
+        document.add(
+            {
+                "target": result.target,
+                "history": history_entry(history, keys=False) if history else None,
+                "census_problem": plan.problem,
+                "summary": summary_entry(plan.tally),
+                "objects": plan.rendered,
+            }
+        )
+    failed = sum(r.error is not None for r in results)
+    document.close(
+        {"summary": {"projects": len(results), "failed": failed, **summary_entry(tally)}}
+    )
+    yield from chunks
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(printable(line) + "\n" for line in lines)
