@@ -15,6 +15,7 @@ __all__ = ["cli", "main"]
 
 COMMANDS = {
     "plan": "wbmigrate.cli.plan:plan",
+    "show": "wbmigrate.cli.show:show",
     "apply": "wbmigrate.cli.live:apply",
     "rollback": "wbmigrate.cli.live:rollback",
     "export": "wbmigrate.cli.export:export",

@@ -3,6 +3,7 @@ exit codes."""
 
 from __future__ import annotations
 
+import enum
 import importlib
 import sys
 from collections.abc import Callable, Iterator
@@ -18,6 +19,15 @@ from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity
 from wbmigrate.redact import RedactingStream, forget, redact
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
+
+
+class DetailedExitCode(enum.IntEnum):
+    """The exit codes of `plan --detailed-exitcode`: terraform's contract, for CI."""
+
+    NO_CHANGES = 0
+    ERROR = 1  # any error: usage, mapping, auth, connection, an object that cannot be read
+    CHANGES = 2  # planned, and something would change
 
 
 @contextmanager
@@ -62,7 +72,7 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr
             forget()
-            with redacted_output():
+            with redacted_output(), _detailed_errors(ctx):
                 return self._invoke(ctx)
         return self._invoke(ctx)
 
@@ -73,6 +83,30 @@ class Group(click.Group):
             raise UserError("\n".join(str(p) for p in exc.problems)) from None
         except WbmigrateError as exc:
             raise UserError(str(exc)) from None
+
+
+class DetailedCommand(click.Command):
+    """A command with `--detailed-exitcode`, under which every error exits 1. The flag is
+    looked for before the arguments are parsed, so that a usage error exits 1 too."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[DETAILED] = "--detailed-exitcode" in args
+        rest = super().parse_args(ctx, args)
+        ctx.meta[DETAILED] = bool(ctx.params.get(DETAILED))
+        return rest
+
+
+@contextmanager
+def _detailed_errors(ctx: click.Context) -> Iterator[None]:
+    """An error (a one-line `Error:`, a usage error) of a command run with --detailed-exitcode
+    is shown as always, and exits 1 instead of 2."""
+    try:
+        yield
+    except click.ClickException as exc:
+        if not ctx.meta.get(DETAILED):
+            raise
+        exc.show()
+        exit_with(DetailedExitCode.ERROR)
 
 
 def examples(*lines: str) -> str:
@@ -86,15 +120,18 @@ def warn(problems: tuple[Any, ...]) -> None:
             click.echo(f"Warning: {problem}", err=True)
 
 
-def exit_with(code: ExitCode) -> NoReturn:
+def exit_with(code: int) -> NoReturn:
     raise SystemExit(int(code))
 
 
-def finish(failed: bool) -> None:
+def finish(failed: bool, changes: bool = False) -> None:
     """The one place a finished run becomes its exit code: 1 when some object or file failed,
-    was skipped or has findings (as the command documents), else 0."""
+    was skipped or has findings (as the command documents; under --detailed-exitcode, an
+    error); else 2 when `changes` (`plan --detailed-exitcode`: something would change); else 0."""
     if failed:
         exit_with(ExitCode.FINDINGS)
+    if changes:
+        exit_with(DetailedExitCode.CHANGES)
 
 
 def status(message: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from wbmigrate.cli.project import (
     progress,
     tell_found,
 )
-from wbmigrate.live.apply import apply_one, failed, restore_one, run_all
+from wbmigrate.live.apply import Batch, Outcome, apply_one, failed, restore_one, run_all
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.project import (
@@ -48,6 +50,41 @@ def _given(*names: str) -> set[str]:
     context = click.get_current_context()
     source = click.core.ParameterSource.COMMANDLINE
     return {name for name in names if context.get_parameter_source(name) is source}
+
+
+FORMAT = click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the result as one document on stdout (schemas/live-result.schema.json); "
+    "progress and status stay on stderr.",
+)
+
+
+HEADINGS = {"apply": "Applied to", "rollback": "Rolled back"}
+
+
+def _report(
+    format_: str,
+    command: str,
+    target: str,
+    outcomes: list[Outcome],
+    backup: Path | None = None,
+    batch: Batch | None = None,
+) -> None:
+    """The outcome table on stdout; in json mode the result document instead."""
+    if format_ == "json":
+        click.echo(live_report.to_json(command, target, outcomes, backup, batch), nl=False)
+    else:
+        click.echo(live_report.to_text(outcomes, f"{HEADINGS[command]} {target}"))
+
+
+def _after_report(format_: str) -> AbstractContextManager[object]:
+    """In json mode stdout holds the document alone: the lines after the table (how many
+    objects were not started, the backup and undo command, conflicts) go to stderr."""
+    return redirect_stdout(sys.stderr) if format_ == "json" else nullcontext()
 
 
 # --- apply ---------------------------------------------------------------------------------------
@@ -85,6 +122,7 @@ def _given(*names: str) -> set[str]:
     show_default=True,
     help="Objects written at once.",
 )
+@FORMAT
 @DRAFTS
 @connection_options
 @interruptible("nothing written")
@@ -94,6 +132,7 @@ def apply(
     backup_dir: str | None,
     yes: bool,
     jobs: int,
+    format_: str,
     drafts: str,
     connection: Connection,
     **setup: Any,
@@ -109,7 +148,8 @@ def apply(
 
     Exit code: 0 when every object was migrated or needed nothing, 1 when some were skipped,
     in conflict or failed (or you answered no), 2 on a usage, mapping, auth or connection error
-    or an unusable --backup-dir (nothing written), 130 after Ctrl-C.
+    or an unusable --backup-dir (nothing written), 130 after Ctrl-C. `--format json` prints
+    the result as a document (also when there is nothing to migrate, or after Ctrl-C mid-batch).
     """
 
     live = live_target(target)
@@ -129,12 +169,12 @@ def apply(
     census = Census()
     work = prepare_apply(project, migration, options, saved, census)
     tell_found(census, project.drafts)
-    heading = f"Applied to {project.target}"
     if not work.todo:
-        if work.settled:
-            click.echo(live_report.to_text(work.settled, heading))
+        if work.settled or format_ == "json":  # a document even when there is nothing to do
+            _report(format_, "apply", project.target, work.settled)
             finish(failed(work.settled))
-        click.echo(f"Nothing to migrate in {project.target}.")
+        with _after_report(format_):
+            click.echo(f"Nothing to migrate in {project.target}.")
         return
     status(plan_report.summary(work.tally))
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
@@ -152,8 +192,9 @@ def apply(
         if unrecorded:
             status(f"Warning: {unrecorded}")
         results = work.settled + batch.outcomes
-        click.echo(live_report.to_text(results, heading))
-        end_batch_with_undo(batch, results, backup.folder)
+        _report(format_, "apply", project.target, results, backup.folder, batch)
+        with _after_report(format_):
+            end_batch_with_undo(batch, results, backup.folder)
 
 
 # --- rollback ------------------------------------------------------------------------------------
@@ -173,6 +214,7 @@ def apply(
     help="Also restore objects edited after the migration (their edits are lost).",
 )
 @click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4, show_default=True)
+@FORMAT
 @connection_options
 @interruptible("nothing restored")
 def rollback(
@@ -180,6 +222,7 @@ def rollback(
     yes: bool,
     force: bool,
     jobs: int,
+    format_: str,
     connection: Connection,
 ) -> None:
     """Restore every object an apply run wrote to its exact original.
@@ -187,6 +230,7 @@ def rollback(
     An object edited after the migration is refused (exit 1) unless --force. The backup is
     checked whole before anything is written: a file or journal line that was changed, deleted
     or belongs to another project refuses the rollback (exit 2). Ctrl-C: 130, as for apply.
+    `--format json` prints the result as a document, as for apply.
     """
 
     try:
@@ -206,7 +250,9 @@ def rollback(
     confirm_or_refuse(f"Restore {sent} objects in {manifest.get('target')}?", yes)
     with progress(len(items), "Restoring") as tick:
         batch = run_all(items, lambda item: restore_one(client, item, force), jobs, tick, stopping)
+    target = str(manifest.get("target"))
     with shielded():
-        click.echo(live_report.to_text(batch.outcomes, f"Rolled back {manifest.get('target')}"))
-        end_batch(batch)
+        _report(format_, "rollback", target, batch.outcomes, Path(backup_dir), batch)
+        with _after_report(format_):
+            end_batch(batch)
     finish(failed(batch.outcomes))

@@ -12,6 +12,7 @@ import click
 from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
     CONTEXT,
+    DetailedCommand,
     UserError,
     examples,
     finish,
@@ -19,6 +20,7 @@ from wbmigrate.cli.base import (
     migration_setup,
     status,
 )
+from wbmigrate.cli.batch import interruptible
 from wbmigrate.cli.project import (
     DRAFTS,
     Connection,
@@ -29,7 +31,7 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.files import read_sources
 from wbmigrate.live.project import Census, plan_project
-from wbmigrate.plan import Planned, Tally, plan_each
+from wbmigrate.plan import Planned, Status, Tally, plan_each
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import printable
 
@@ -37,12 +39,14 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 
 
 @click.command(
+    cls=DetailedCommand,
     context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate plan fixtures/demo-project",
         "wbmigrate plan my-team/my-project --out plan.json",
         "wbmigrate plan dashboards/ --mode replace --format markdown > plan.md",
         "wbmigrate plan report.json --to 2026.08.21 --format json",
+        "wbmigrate plan my-team/my-project --detailed-exitcode > plan.txt",
     ),
 )
 @click.argument("target", metavar="TARGET", required=False)
@@ -55,13 +59,20 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     metavar="PLAN.json",
     help="Save the exact changes and each object's fingerprint, for `apply --plan`.",
 )
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
+)
 @DRAFTS
 @connection_options
+@interruptible("nothing written")
 def plan(
     target: str | None,
     format_: str,
     verbose: bool,
     out: str | None,
+    detailed_exitcode: bool,
     drafts: str,
     connection: Connection,
     **setup: Any,
@@ -78,7 +89,11 @@ def plan(
 
     Every affected panel, run set and alert is listed with what changes, what is removed and
     what needs a person's review. Exit code: 0 when every object was planned, 1 when some could
-    not be read, 2 on a usage, mapping, auth or connection error.
+    not be read, 2 on a usage, mapping, auth or connection error, 130 after Ctrl-C.
+
+    With --detailed-exitcode (terraform's): 0 when every object was planned and none would
+    change, 2 when every object was planned and some would change, 1 on any error (usage,
+    mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
     migration, options = migration_setup(**setup)
     chunks: Callable[[Iterable[Planned]], Iterator[str]] = {
@@ -103,7 +118,7 @@ def plan(
         tell_found(census, project.drafts)
         if out:
             status(f"Plan saved to {out}.")
-    finish(tally.failed)
+    finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
 
 
 def _exclude(target: Path) -> tuple[str, ...]:

@@ -16,10 +16,14 @@ from typing import Any
 import click
 
 from wbmigrate.cli.base import UserError, status
+from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import Outcome
+from wbmigrate.live.census import DEFAULT_CAP, cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
-from wbmigrate.live.project import Census, Project, parse_target
+from wbmigrate.live.org import Selector, selector
+from wbmigrate.live.project import Census, Project, parse_target, with_history
+from wbmigrate.mapping import Migration
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
@@ -33,6 +37,16 @@ DRAFTS = click.option(
     "migration when published), or leave them.",
 )
 
+RUNS = click.option(
+    "--runs",
+    type=click.IntRange(0, 100_000),
+    default=DEFAULT_CAP,
+    show_default=True,
+    metavar="N",
+    help="Read which keys the project's N newest runs logged (read-only; finished runs are "
+    "cached): its own boundary in the plan and the note, and a warning where a panel or alert "
+    "would show a key no run logged. 0: skip.",
+)
 
 _CONNECTION_OPTIONS = [
     click.option(
@@ -217,3 +231,40 @@ def _progress_lines(total: int, label: str) -> Iterator[Callable[[Outcome], None
     finally:
         stop.set()
         reporter.join()
+
+
+def read_history(project: Project, migration: Migration, options: Options, runs: int) -> Options:
+    """`options` with the project's key census; on stderr, what it found (or why not)."""
+    if runs:
+        status(f"Reading the keys of up to {runs} runs of {project.target} ...")
+    found, problem = with_history(project, migration, options, runs, cache_folder(os.environ))
+    if problem is not None:
+        status(f"Warning: {problem}; no boundary and no blank-panel warnings")
+    elif found.history is not None and not found.history.runs:
+        status(f"{project.target} has no runs yet: no boundary to show.")
+    return found
+
+
+def live_selectors(targets: tuple[str, ...]) -> list[Selector]:
+    """What several live TARGETs name: `ENTITY/PROJECT`s, `ENTITY` (every project the key can
+    see) and `ENTITY/GLOB`s, each also as a W&B URL; a bare name is a project of WANDB_ENTITY
+    when that is set (and differs), else an entity."""
+    chosen = []
+    for target in targets:
+        shown = printable(target)
+        if Path(target).exists() or target.startswith(("./", "../", "/", "~")):
+            raise UserError(f"{shown}: this is a folder or file; give one alone, or projects only")
+        text = _url_path(target) if target.startswith(("https://", "http://")) else target
+        entity = os.environ.get("WANDB_ENTITY")
+        if "/" not in text.strip("/") and entity and text.strip("/") != entity:
+            text = f"{entity}/{text}"
+        found = selector(text)
+        if found is None:
+            raise UserError(f"{shown}: not ENTITY, ENTITY/PROJECT or ENTITY/GLOB")
+        chosen.append(found)
+    return chosen
+
+
+def _url_path(url: str) -> str:
+    parts = [p for p in url.split("://", 1)[1].split("/")[1:] if p]
+    return "/".join(parts[:2])

@@ -2,7 +2,8 @@
 
 For each object the file records its fingerprint (updatedAt and the SHA-256 of the spec) and
 the changes. `apply --plan` refuses an object whose fingerprint moved, and one whose changes
-would now differ; it refuses the whole plan for another target or another mapping.
+would now differ; it refuses the whole plan for another target or another mapping. `show`
+renders the plan back from the file alone (`saved_report`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from wbmigrate import __version__
-from wbmigrate.engine.model import Options
+from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.objects import Fingerprint, LiveObject
-from wbmigrate.mapping import Mapping, Migration
+from wbmigrate.mapping import Mapping, Migration, Step
 from wbmigrate.plan import (
     JsonDocument,
+    Plan,
     Planned,
+    Source,
+    Status,
     Tally,
     entry_signature,
     mapping_entry,
@@ -109,7 +113,8 @@ class SavedPlan:
     migration_sha256: str
     options: Options
     drafts: bool
-    objects: dict[str, SavedObject]
+    objects: dict[str, SavedObject]  # id -> what apply may write: the objects with changes
+    planned: tuple[Planned, ...] = ()  # every object as the plan showed it (see `saved_report`)
 
 
 def load_plan(path: Path) -> SavedPlan:
@@ -134,18 +139,91 @@ def load_plan(path: Path) -> SavedPlan:
             for o in data["objects"]
             if o.get("status") == "changes"
         }
+        mapping = data["mapping"]
         return SavedPlan(
-            data["target"],
-            data["mapping"]["id"],
-            data["mapping"]["from"],
-            data["mapping"]["to"],
+            _text(data, "target"),
+            _text(mapping, "id"),
+            _text(mapping, "from"),
+            _text(mapping, "to"),
             data["migration_sha256"],
             options,
             data["drafts"],
             objects,
+            tuple(map(saved_planned, data["objects"])),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
+
+
+# --- a saved plan shown again (`wbmigrate show`) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class SavedRewrite(Rewrite):
+    """A rewrite read back from a saved plan: its changes and notes, all a report shows of it;
+    whether it changes the object is as saved (the file holds no edits, nor the new spec)."""
+
+    saved_changed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.saved_changed
+
+
+def saved_report(saved: SavedPlan) -> Plan:
+    """The plan a saved plan was written from, as far as a report shows it: `plan`'s text,
+    Markdown and JSON reports of it are those `plan` printed when it saved the file. Its
+    migration only names the mapping and its first and last version (the mapping file itself
+    may not be at hand); it renames nothing."""
+    ends = dict.fromkeys((saved.start, saved.end))  # one step when they are the same
+    steps = tuple(Step(version, dt.date.min, "", "", {}, {}, (), "") for version in ends)
+    migration = Migration(saved.mapping_id, steps, {}, (), {})
+    return Plan(migration, saved.options, saved.planned)
+
+
+def saved_planned(entry: dict[str, Any]) -> Planned:
+    """An object entry of a saved plan (see `plan.object_entry`) read back; KeyError,
+    TypeError or ValueError if damaged."""
+    status = Status(entry["status"])
+    name, origin = _text(entry, "name"), _text(entry, "origin")
+    if status is Status.ERROR:  # an object not read has a kind when W&B said which
+        kind = None if entry["kind"] is None else _text(entry, "kind")
+        return Planned(Source(name, origin, kind=kind), error=_text(entry, "error"))
+    kind = _text(entry, "kind")
+    changes = tuple(map(_saved_change, entry["changes"]))
+    notes = tuple(map(_saved_note, entry["notes"]))
+    title = f'{kind} "{name}"'  # as `rewrite.rewrite` names it
+    result = SavedRewrite(
+        kind, title, None, (), changes, notes, saved_changed=status is Status.CHANGES
+    )
+    return Planned(Source(name, origin, kind=kind), result)
+
+
+def _saved_change(entry: dict[str, Any]) -> Change:
+    action = ChangeAction(entry["action"])
+    where, field = _texts(entry, "where"), _text(entry, "field")
+    return Change(_text(entry, "pointer"), action, entry["old"], entry["new"], where, field)
+
+
+def _saved_note(entry: dict[str, Any]) -> Note:
+    kind, message = NoteKind(entry["kind"]), _text(entry, "message")
+    return Note(
+        _text(entry, "pointer"), kind, message, _texts(entry, "where"), _text(entry, "field")
+    )
+
+
+def _text(entry: dict[str, Any], key: str) -> str:
+    value = entry[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is no string")
+    return value
+
+
+def _texts(entry: dict[str, Any], key: str) -> tuple[str, ...]:
+    values = entry[key]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise TypeError(f"{key} is no list of strings")
+    return tuple(values)
 
 
 def saved_migration(saved: SavedPlan, mapping: Mapping, target: str) -> Migration:

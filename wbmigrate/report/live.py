@@ -1,11 +1,15 @@
 """What the live commands say: what a project held, the per-object outcome table that ends
-`apply` and `rollback`, and the lines after it (an interrupted run, conflicts, an export)."""
+`apply` and `rollback` (or its JSON document), and the lines after it (an interrupted run,
+conflicts, an export)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
-from wbmigrate.live.apply import Outcome, WriteStatus
+from wbmigrate.live.apply import Batch, Outcome, WriteStatus
 from wbmigrate.live.export import Exported
 from wbmigrate.live.project import Census
 from wbmigrate.report.words import plural, printable
@@ -23,6 +27,47 @@ def to_text(outcomes: list[Outcome], heading: str) -> str:
     totals = ", ".join(f"{counts[s]} {s.value}" for s in WriteStatus if counts[s])
     lines.append(f"Summary: {totals or 'nothing to do'}.")
     return "\n".join(lines)
+
+
+RESULT_FORMAT = "wbmigrate-result/1"  # the JSON layout (schemas/live-result.schema.json)
+
+
+def to_json(
+    command: str,
+    target: str,
+    outcomes: list[Outcome],
+    backup: Path | None = None,
+    batch: Batch | None = None,
+) -> str:
+    """The outcome of `apply` or `rollback` as schemas/live-result.schema.json describes it:
+    every object (the unchanged too), the backup folder written (apply) or restored from
+    (rollback), whether a Ctrl-C stopped the batch, and the count of each status."""
+    batch = batch or Batch()
+    counts = Counter(o.status for o in outcomes)
+    document = {
+        "format": RESULT_FORMAT,
+        "command": command,
+        "target": target,
+        "backup": None if backup is None else str(backup),
+        "objects": [_object_entry(o) for o in outcomes],
+        "interrupted": batch.interrupted,
+        "not_started": batch.not_started,
+        "summary": {"objects": len(outcomes), **{s.value: counts[s] for s in WriteStatus}},
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _object_entry(outcome: Outcome) -> dict[str, Any]:
+    obj = outcome.obj
+    return {
+        "kind": obj.kind,
+        "id": obj.id,
+        "name": obj.title,
+        "draft": obj.is_draft,
+        "status": outcome.status.value,
+        "detail": outcome.message,
+        "changes": outcome.changes,
+    }
 
 
 def _detail(outcome: Outcome) -> str:
