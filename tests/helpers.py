@@ -59,3 +59,38 @@ def _span(text, path):
         (member,) = [m for m in _members(text, start) if m.key == part]
         start = member.value_start
     return start, _value_end(text, start)
+
+
+# --- an organisation: three projects, runs on both sides of the boundary --------------------
+
+OLD_KEYS = sorted(MIGRATION.old_names - {n for n in MIGRATION.old_names if "dispatcher" in n})
+NEW_KEYS = sorted({f.new for n in OLD_KEYS if (f := MIGRATION.fate(n)) and f.new})
+UNLOGGED = "staleness/token/masked"  # no run of the upgraded project logs it
+
+
+def organisation():
+    """`team/async-rl` (the demo project; its runs: old keys, a gap that logs neither, one
+    that logs both, a late run of an old build, then new keys without `staleness/token/masked`),
+    `team/qwen3-8b` (one report; only old-key runs: not upgraded) and `team/locked` (403)."""
+    from wandb_server import WandbState
+
+    demo = WandbState()
+    demo.load_demo(FIXTURES / "demo-project")
+    new = [k for k in NEW_KEYS if k != UNLOGGED]
+    for name, day, keys in [
+        ("grpo-old-1", "2026-10-20", OLD_KEYS),
+        ("grpo-old-2", "2026-10-27", OLD_KEYS),
+        ("eval-only", "2026-10-29", ["eval/reward"]),
+        ("grpo-upgrade", "2026-11-02", OLD_KEYS + new),
+        ("grpo-old-build", "2026-11-04", OLD_KEYS),
+        ("grpo-new-1", "2026-11-06", new),
+        ("grpo-new-2", "2026-11-09", new),
+    ]:
+        demo.add_run(name, f"{day}T08:00:00Z", ["loss", *keys])
+    qwen = WandbState("team", "qwen3-8b", first_id=1001)
+    report = (FIXTURES / "demo-project/reports/async-health.json").read_text()
+    qwen.add_view(json.dumps(json.loads(report), separators=(",", ":")), "runs", "Qwen health")
+    for name, day in [("qwen-1", "2026-11-01"), ("qwen-2", "2026-11-08")]:
+        qwen.add_run(name, f"{day}T08:00:00Z", ["loss", *OLD_KEYS])
+    locked = WandbState("team", "locked", first_id=2001, forbidden=True)
+    return [demo, qwen, locked]

@@ -10,23 +10,26 @@ from pathlib import Path
 
 import click
 import pytest
-from helpers import FIXTURES, REPO
+from helpers import FIXTURES, REPO, organisation
+from wandb_server import WandbServer
 
 from wbmigrate import __version__
 from wbmigrate.cli import cli
 
 README = (REPO / "README.md").read_text()
-BLOCK = re.compile(r"^```(\w+)( live)?\n(.*?)^```$", re.S | re.M)
+BLOCK = re.compile(r"^```(\w+)(?: (live|org))?\n(.*?)^```$", re.S | re.M)
 # The README shows live examples against a W&B server at this address; the tests use the
 # local test server, whose port differs.
 README_SERVER = "http://127.0.0.1:8080"
 
 
-def _blocks(language: str, live: bool = False) -> list[str]:
+def _blocks(language: str, server: str = "") -> list[str]:
+    """The README's blocks of `language`; `server`: those run against the demo project
+    (`live`) or the organisation of `helpers.organisation` (`org`)."""
     return [
         body
         for lang, flag, body in BLOCK.findall(README)
-        if lang == language and bool(flag) == live
+        if lang == language and flag == server
     ]
 
 
@@ -101,17 +104,26 @@ def test_console_example(command, output, code):
     assert _run(command, REPO, {}) == (output, code)
 
 
-@pytest.mark.parametrize("block", _blocks("console", live=True), ids=lambda b: b.split("\n")[0])
+@pytest.mark.parametrize("block", _blocks("console", "live"), ids=lambda b: b.split("\n")[0])
 def test_live_console_example(block, wandb_server, tmp_path):
     """Live examples run in order against a fresh test server holding the demo project."""
-    env = {
-        "WANDB_API_KEY": wandb_server.api_key,
-        "WANDB_BASE_URL": wandb_server.url,
-        "HOME": str(tmp_path),
-    }
+    _run_block(block, wandb_server, tmp_path)
+
+
+@pytest.mark.parametrize("block", _blocks("console", "org"), ids=lambda b: b.split("\n")[0])
+def test_organisation_console_example(block, tmp_path):
+    """Organisation examples run against three projects: the demo with runs on both sides of
+    the boundary, one not upgraded, one that answers 403."""
+    demo, qwen, locked = organisation()
+    with WandbServer(demo, more=[qwen, locked]) as server:
+        _run_block(block, server, tmp_path)
+
+
+def _run_block(block: str, server: WandbServer, home: Path) -> None:
+    env = {"WANDB_API_KEY": server.api_key, "WANDB_BASE_URL": server.url, "HOME": str(home)}
     for command, output, code in _examples(block):
-        got, got_code = _run(command, tmp_path, env)
-        assert (got.replace(wandb_server.url, README_SERVER), got_code) == (output, code), command
+        got, got_code = _run(command, home, env)
+        assert (got.replace(server.url, README_SERVER), got_code) == (output, code), command
 
 
 def test_python_examples_run():

@@ -120,10 +120,21 @@ def test_plan_unreadable_objects_exit_1_and_the_rest_is_planned(run, small):
     )
 
 
+def test_a_bare_name_is_an_entity_and_the_error_says_it_is_no_folder_either(run, monkeypatch):
+    """`plan NAME` plans every project of entity NAME; a mistyped folder name gets the W&B
+    error and the hint that no such folder exists."""
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("HOME", "/nonexistent")
+    result = run("plan", "nowhere")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("Error: no API key for ")
+    assert result.stderr.rstrip().endswith("(nowhere is no file or folder either)")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["nowhere"], "Error: nowhere: no such file or folder, and not ENTITY/PROJECT\n"),
+        (["no/where/x"], "Error: no/where/x: no such file or folder, and not ENTITY/PROJECT\n"),
         ([str(DEMO), "--to", "1999"], "Error: mapping prime-rl has no version '1999'"),
         (
             [str(DEMO), "--mapping", str(FIXTURES / "mappings/invalid/cycle-self.yaml")],

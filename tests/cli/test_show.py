@@ -116,7 +116,8 @@ def test_show_is_text_by_default_and_verbose_as_plan(run, saved):
 
 def test_show_json_is_the_plan_document_without_what_apply_needs(run, saved):
     document = json.loads(run("show", saved, "--format", "json").stdout)
-    assert list(document) == ["mapping", "mode", "objects", "summary"]
+    assert list(document) == ["mapping", "mode", "history", "objects", "summary"]
+    assert document["history"]["runs"] == 0  # the census: the demo project has no runs
     assert document["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
     assert document["summary"]["changes"] == 10
     assert document["summary"]["error"] == 1

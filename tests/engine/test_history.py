@@ -125,8 +125,12 @@ def warnings(spec: dict, history: History | None, mode: Mode = Mode.DUAL) -> lis
     return [n.message for n in result.notes if n.kind is NoteKind.WARNING]
 
 
-def census(*keys: str) -> History:
-    return History(frozenset(keys), 3, None)
+UPGRADE = RunRef("new-1", "id-new-1", "2026-11-09T12:00:00Z")
+
+
+def census(*keys: str, upgraded: bool = True) -> History:
+    """A census of three runs; `upgraded`: one of them logged a new key."""
+    return History(frozenset(keys), 3, None, None, UPGRADE if upgraded else None)
 
 
 def test_a_rewrite_to_a_key_nobody_logged_warns_the_panel_stays_blank():
@@ -200,3 +204,12 @@ def test_the_census_sharpens_regex_analysis_as_project_keys_do():
     )
     assert [c.new for c in by_census.changes] == [c.new for c in by_file.changes]
     assert [n.message for n in by_census.notes] == [n.message for n in by_file.notes]
+
+
+def test_before_the_upgrade_dual_mode_does_not_warn_of_every_new_key():
+    waiting = census("off_policy/token/masked", upgraded=False)
+    assert not any(
+        "no run has logged" in m for m in warnings(report("off_policy/token/masked"), waiting)
+    )
+    replaced = warnings(report("off_policy/token/masked"), waiting, Mode.REPLACE)
+    assert any("no run has logged staleness/token/masked" in m for m in replaced)

@@ -36,9 +36,20 @@ def leaks(key: str, *texts: str, folder: Path | None = None) -> list[str]:
 )
 def test_server_text_that_repeats_the_key_is_redacted(run, live, tmp_path, fault):
     live.faults.append(fault)
-    result = run("plan", TARGET, "--retries", "0")
+    result = run("plan", TARGET, "--retries", "0", "--runs", "0")  # the listing answers
     assert result.exit_code != 0
     assert REDACTED in result.stderr or "Error:" in result.stderr
+    assert leaks(live.api_key, result.stdout, result.stderr, folder=tmp_path) == []
+
+
+def test_a_census_answer_that_repeats_the_key_is_redacted(run, live, tmp_path):
+    """A GraphQL error from the runs listing costs the census, not the plan: the warning that
+    says so quotes the server's text, redacted."""
+    live.faults.append(Fault(echo_key=True, operation="WbmigrateRuns"))
+    result = run("plan", TARGET, "--retries", "0")
+    assert result.exit_code == 0
+    assert "could not be read" in result.stderr
+    assert REDACTED in result.stderr
     assert leaks(live.api_key, result.stdout, result.stderr, folder=tmp_path) == []
 
 

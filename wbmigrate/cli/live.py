@@ -20,18 +20,23 @@ from wbmigrate.cli.base import (
     status,
 )
 from wbmigrate.cli.batch import end_batch, end_batch_with_undo, interruptible, shielded, stopping
+from wbmigrate.cli.many import apply_many, rollback_set
 from wbmigrate.cli.project import (
     DRAFTS,
+    RUNS,
     Connection,
     connect,
     connection_options,
     live_target,
+    names_many,
     open_project,
     progress,
+    read_history,
     tell_found,
 )
 from wbmigrate.live.apply import Batch, Outcome, apply_one, failed, restore_one, run_all
 from wbmigrate.live.backup import BackupError
+from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.project import (
     Census,
@@ -96,9 +101,10 @@ def _after_report(format_: str) -> AbstractContextManager[object]:
         "wbmigrate apply my-team/my-project --yes",
         "wbmigrate apply my-team/my-project --plan plan.json --yes",
         "wbmigrate apply my-team/my-project --mode replace --jobs 8 --backup-dir backups/ --yes",
+        "wbmigrate apply my-team --yes                # every project the key can see",
     ),
 )
-@click.argument("target", metavar="ENTITY/PROJECT")
+@click.argument("targets", metavar="TARGET...", nargs=-1, required=True)
 @migration_options
 @click.option(
     "--plan",
@@ -124,16 +130,18 @@ def _after_report(format_: str) -> AbstractContextManager[object]:
 )
 @FORMAT
 @DRAFTS
+@RUNS
 @connection_options
 @interruptible("nothing written")
 def apply(
-    target: str,
+    targets: tuple[str, ...],
     plan_path: str | None,
     backup_dir: str | None,
     yes: bool,
     jobs: int,
     format_: str,
     drafts: str,
+    runs: int,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -150,9 +158,31 @@ def apply(
     in conflict or failed (or you answered no), 2 on a usage, mapping, auth or connection error
     or an unusable --backup-dir (nothing written), 130 after Ctrl-C. `--format json` prints
     the result as a document (also when there is nothing to migrate, or after Ctrl-C mid-batch).
-    """
 
-    live = live_target(target)
+    Several projects at once: TARGET may be ENTITY (every project the key can see), a glob
+    (`team/qwen3-*`), or several of these and ENTITY/PROJECTs. Every project is read first and
+    one question asked for all; the writes share --jobs; one backup folder holds a sub-folder
+    per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
+    that cannot be read is reported (exit 1) and the others are migrated.
+    """
+    if len(targets) > 1 or names_many(targets[0]):
+        if plan_path:
+            raise UserError("--plan applies one project's saved plan: give one ENTITY/PROJECT")
+        migration, options = migration_setup(**setup)
+        apply_many(
+            targets,
+            migration,
+            options,
+            backup_dir,
+            yes,
+            jobs,
+            format_,
+            drafts == "migrate",
+            runs,
+            connection,
+        )
+        return
+    live = live_target(targets[0])
     folder = backup_folder(*live, Path(backup_dir) if backup_dir else None)
     migration, options = migration_setup(**setup)
     saved = load_plan(Path(plan_path)) if plan_path else None
@@ -166,6 +196,8 @@ def apply(
         )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
+    if saved is None:  # a saved plan carries the census it was made with
+        options = read_history(project, migration, options, runs)
     census = Census()
     work = prepare_apply(project, migration, options, saved, census)
     tell_found(census, project.drafts)
@@ -214,6 +246,13 @@ def apply(
     help="Also restore objects edited after the migration (their edits are lost).",
 )
 @click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4, show_default=True)
+@click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    metavar="ENTITY/PROJECT",
+    help="Of a run over several projects, restore only this one (repeatable).",
+)
 @FORMAT
 @connection_options
 @interruptible("nothing restored")
@@ -222,6 +261,7 @@ def rollback(
     yes: bool,
     force: bool,
     jobs: int,
+    projects: tuple[str, ...],
     format_: str,
     connection: Connection,
 ) -> None:
@@ -230,8 +270,12 @@ def rollback(
     An object edited after the migration is refused (exit 1) unless --force. The backup is
     checked whole before anything is written: a file or journal line that was changed, deleted
     or belongs to another project refuses the rollback (exit 2). Ctrl-C: 130, as for apply.
-    `--format json` prints the result as a document, as for apply.
+    `--format json` prints the result as a document, as for apply. The backup of a run over
+    several projects restores them all, or those named by --project.
     """
+    if is_backup_set(Path(backup_dir)):
+        rollback_set(Path(backup_dir), projects, yes, force, jobs, format_, connection)
+        return
 
     try:
         loaded = load_backup(Path(backup_dir))
@@ -240,6 +284,12 @@ def rollback(
     for note in loaded.notes:
         status(f"Warning: {note}")
     manifest, items = loaded.manifest, loaded.items
+    strangers = [p for p in projects if p != manifest.get("target")]
+    if strangers:
+        raise UserError(
+            f"{backup_dir} holds the backup of {manifest.get('target')}, not of "
+            f"{', '.join(strangers)}; nothing restored"
+        )
     client = connect(connection)
     if manifest.get("base_url") != client.base_url:
         raise UserError(

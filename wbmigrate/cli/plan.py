@@ -1,8 +1,10 @@
-"""`wbmigrate plan`: what a migration would change, for files on disk or a live project."""
+"""`wbmigrate plan`: what a migration would change, for files on disk, a live project or many
+projects at once."""
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +25,27 @@ from wbmigrate.cli.base import (
 from wbmigrate.cli.batch import interruptible
 from wbmigrate.cli.project import (
     DRAFTS,
+    RUNS,
     Connection,
+    connect,
     connection_options,
+    live_selectors,
     live_target,
+    names_many,
     open_project,
+    read_history,
     tell_found,
 )
+from wbmigrate.engine.model import Options
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.files import read_sources
+from wbmigrate.live.census import cache_folder
+from wbmigrate.live.org import TargetError, plan_projects, resolve
 from wbmigrate.live.project import Census, plan_project
+from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, plan_each
+from wbmigrate.report import live as live_report
+from wbmigrate.report import org as org_report
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import printable
 
@@ -44,12 +58,14 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     epilog=examples(
         "wbmigrate plan fixtures/demo-project",
         "wbmigrate plan my-team/my-project --out plan.json",
+        "wbmigrate plan my-team                      # every project the key can see",
+        "wbmigrate plan 'my-team/qwen3-*' my-team/async-rl --format markdown",
         "wbmigrate plan dashboards/ --mode replace --format markdown > plan.md",
         "wbmigrate plan report.json --to 2026.08.21 --format json",
         "wbmigrate plan my-team/my-project --detailed-exitcode > plan.txt",
     ),
 )
-@click.argument("target", metavar="TARGET", required=False)
+@click.argument("targets", metavar="[TARGET]...", nargs=-1)
 @migration_options
 @click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
 @click.option("--verbose", "-v", is_flag=True, help="Also show unchanged objects and info notes.")
@@ -65,15 +81,17 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
 @DRAFTS
+@RUNS
 @connection_options
 @interruptible("nothing written")
 def plan(
-    target: str | None,
+    targets: tuple[str, ...],
     format_: str,
     verbose: bool,
     out: str | None,
     detailed_exitcode: bool,
     drafts: str,
+    runs: int,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -87,6 +105,17 @@ def plan(
     (`.gitignore` and `exclude` of `[tool.wbmigrate]` obeyed), and JSON files that are no
     spec (package.json, configs) are skipped.
 
+    Several projects at once: TARGET may be ENTITY (every project the key can see), a glob
+    (`team/qwen3-*`), or several of these and ENTITY/PROJECTs. A table comes first (per project:
+    objects, changes, warnings, review, upgraded, boundary), then each project's details;
+    projects are read four at a time, and one that cannot be read is reported, never stopping
+    the others.
+
+    Live, the keys of the project's --runs newest runs are read first (read-only; finished runs
+    are cached in ~/.cache/wbmigrate): the plan and the migration note name the project's own
+    boundary (the last run that logged an old key, the first that logged a new one, or "not
+    upgraded"), and warn where a panel or alert would show a key no run has logged.
+
     Every affected panel, run set and alert is listed with what changes, what is removed and
     what needs a person's review. Exit code: 0 when every object was planned, 1 when some could
     not be read, 2 on a usage, mapping, auth or connection error, 130 after Ctrl-C.
@@ -96,29 +125,104 @@ def plan(
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
     migration, options = migration_setup(**setup)
-    chunks: Callable[[Iterable[Planned]], Iterator[str]] = {
-        "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
-        "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
-        "json": lambda objs: plan_report.json_chunks(migration, options, objs),
-    }[format_]
-    tally = Tally()
-    if target and Path(target).exists():
+    many = len(targets) > 1 or (len(targets) == 1 and names_many(targets[0]))
+    if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
-        sources = read_sources(Path(target), _exclude(Path(target)))
-        _print(chunks(map(tally.add, plan_each(sources, migration, options))))
+        tally = _plan_files(Path(targets[0]), migration, options, format_, verbose)
+    elif many:
+        if out:
+            raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")
+        tally = _plan_many(targets, migration, options, format_, verbose, drafts, runs, connection)
     else:
-        live = live_target(target, files_too=True)
+        live = live_target(targets[0] if targets else None, files_too=True)
         if out and not Path(out).resolve().parent.is_dir():
             raise UserError(f"--out {printable(out)}: no such folder; nothing read")
         project = open_project(live, drafts == "migrate", connection)
-        census = Census()
+        options = read_history(project, migration, options, runs)
+        census, tally = Census(), Tally()
         planned = plan_project(project, migration, options, census, Path(out) if out else None)
-        _print(chunks(map(tally.add, planned)))
+        _print(_chunks(format_, migration, options, verbose)(map(tally.add, planned)))
         tell_found(census, project.drafts)
         if out:
             status(f"Plan saved to {out}.")
     finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
+
+
+def _chunks(
+    format_: str, migration: Migration, options: Options, verbose: bool
+) -> Callable[[Iterable[Planned]], Iterator[str]]:
+    return {
+        "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
+        "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
+        "json": lambda objs: plan_report.json_chunks(migration, options, objs),
+    }[format_]
+
+
+def _plan_files(
+    target: Path, migration: Migration, options: Options, format_: str, verbose: bool
+) -> Tally:
+    tally = Tally()
+    sources = read_sources(target, _exclude(target))
+    _print(
+        _chunks(format_, migration, options, verbose)(
+            map(tally.add, plan_each(sources, migration, options))
+        )
+    )
+    return tally
+
+
+def _plan_many(
+    targets: tuple[str, ...],
+    migration: Migration,
+    options: Options,
+    format_: str,
+    verbose: bool,
+    drafts: str,
+    runs: int,
+    connection: Connection,
+) -> Tally:
+    """Every project the TARGETs name: the table, then each project's details. A project
+    that could not be read counts as an object that could not be (exit 1)."""
+    selectors = live_selectors(targets)
+    alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
+    try:
+        client = connect(connection)
+        status(f"Reading {', '.join(map(str, selectors))} from {client.base_url} ...")
+        projects = resolve(client, selectors)
+    except (TargetError, WbmigrateError, click.ClickException) as exc:
+        text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
+        hint = f" ({printable(targets[0])} is no file or folder either)" if alone else ""
+        raise UserError(f"{text}{hint}") from None
+    status(f"Planning {len(projects)} project{'s' if len(projects) != 1 else ''} ...")
+    results = plan_projects(
+        client,
+        projects,
+        migration,
+        options,
+        org_report.renderer(format_, verbose),
+        drafts == "migrate",
+        runs,
+        cache_folder(os.environ) if runs else None,
+    )
+    chunks = {
+        "text": org_report.text_chunks,
+        "markdown": org_report.markdown_chunks,
+        "json": org_report.json_chunks,
+    }[format_]
+    for piece in chunks(migration, options, results):
+        click.echo(piece, nl=False)
+    tally = Tally()
+    for result in results:
+        if result.error is not None:
+            status(f"{result.target}: could not be read ({result.error})")
+            tally.statuses[Status.ERROR] += 1
+            continue
+        tally.merge(result.value.tally)
+        status(f"{result.target}: {live_report.census(result.value.found)}")
+        if result.value.problem:
+            status(f"Warning: {result.value.problem}")
+    return tally
 
 
 def _exclude(target: Path) -> tuple[str, ...]:

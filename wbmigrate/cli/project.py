@@ -235,8 +235,6 @@ def _progress_lines(total: int, label: str) -> Iterator[Callable[[Outcome], None
 
 def read_history(project: Project, migration: Migration, options: Options, runs: int) -> Options:
     """`options` with the project's key census; on stderr, what it found (or why not)."""
-    if runs:
-        status(f"Reading the keys of up to {runs} runs of {project.target} ...")
     found, problem = with_history(project, migration, options, runs, cache_folder(os.environ))
     if problem is not None:
         status(f"Warning: {problem}; no boundary and no blank-panel warnings")
@@ -263,6 +261,15 @@ def live_selectors(targets: tuple[str, ...]) -> list[Selector]:
             raise UserError(f"{shown}: not ENTITY, ENTITY/PROJECT or ENTITY/GLOB")
         chosen.append(found)
     return chosen
+
+
+def names_many(target: str) -> bool:
+    """Whether one TARGET names projects by pattern (`ENTITY`, `ENTITY/GLOB`): any other is
+    one project, a path, or an error `live_target` words."""
+    try:
+        return live_selectors((target,))[0].is_pattern
+    except UserError:
+        return False
 
 
 def _url_path(url: str) -> str:

@@ -44,7 +44,7 @@ def note_text(w: Walk) -> str:
     for step in steps:
         boundary = f"**Boundary {step.date.isoformat()}**"
         parts += [f"{boundary} ({step.pull or step.version}): {step.annotation}", ""]
-    if w.options.history is not None:
+    if w.options.history is not None and w.options.history.runs:
         parts += [project_boundary(w.options.history), ""]
     if w.options.mode is Mode.DUAL:
         parts += [

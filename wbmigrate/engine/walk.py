@@ -134,15 +134,21 @@ class Walk:
 
     def unlogged(self, key: str) -> str | None:
         """Which runs were read, when none of them logged `key`; None when one did, or when
-        there is no census (offline)."""
+        there is no census (offline) or no run to tell from."""
         history = self.options.history
-        return history.scope if history is not None and not history.logged(key) else None
+        if history is None or not history.runs or history.logged(key):
+            return None
+        return history.scope
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
         dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
         assert fate.new is not None
-        scope = self.unlogged(fate.new)
+        history = self.options.history
+        # Before a project upgrades no run logs a new key: dual mode still shows the old one,
+        # and the plan says once that the project has not upgraded.
+        waiting = self.dual and history is not None and not history.upgraded
+        scope = None if waiting else self.unlogged(fate.new)
         if scope is not None:
             self.note(
                 path,

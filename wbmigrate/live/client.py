@@ -191,7 +191,7 @@ class Client:
         try:
             return data_of(response, url)
         except AuthError as exc:
-            if not self.key_source:
+            if not self.key_source or exc.status == 403:  # 403: the key is good, access is not
                 raise
             raise AuthError(
                 f"{exc}; the key came from {self.key_source}: check it, or run "

@@ -127,10 +127,11 @@ def _next_cursor(cursor: Any, seen: set[bytes], number: int, what: str) -> str:
 def data_of(response: requests.Response, url: str) -> dict[str, Any]:
     """The `data` of a GraphQL answer, or the typed error its status and body say."""
     status = response.status_code
-    if status in (401, 403):
-        raise AuthError(
-            f"W&B refused the API key for {urlparse(url).hostname} (HTTP {status})", status
-        )
+    if status == 401:
+        raise AuthError(f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)", status)
+    if status == 403:  # a good key without access to this (one project of many, say)
+        why = _first_error(response) or "permission denied"
+        raise AuthError(f"W&B refused access on {urlparse(url).hostname} (HTTP 403: {why})", status)
     if status == 404:
         raise NotFoundError(f"{url}: not found (HTTP 404)", status)
     if status >= 400:

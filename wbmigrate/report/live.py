@@ -42,9 +42,19 @@ def to_json(
     """The outcome of `apply` or `rollback` as schemas/live-result.schema.json describes it:
     every object (the unchanged too), the backup folder written (apply) or restored from
     (rollback), whether a Ctrl-C stopped the batch, and the count of each status."""
+    document = result_entry(command, target, outcomes, backup, batch)
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def result_entry(
+    command: str,
+    target: str,
+    outcomes: list[Outcome],
+    backup: Path | None = None,
+    batch: Batch | None = None,
+) -> dict[str, Any]:
     batch = batch or Batch()
-    counts = Counter(o.status for o in outcomes)
-    document = {
+    return {
         "format": RESULT_FORMAT,
         "command": command,
         "target": target,
@@ -52,7 +62,42 @@ def to_json(
         "objects": [_object_entry(o) for o in outcomes],
         "interrupted": batch.interrupted,
         "not_started": batch.not_started,
-        "summary": {"objects": len(outcomes), **{s.value: counts[s] for s in WriteStatus}},
+        "summary": _summary(outcomes),
+    }
+
+
+def _summary(outcomes: list[Outcome]) -> dict[str, int]:
+    counts = Counter(o.status for o in outcomes)
+    return {"objects": len(outcomes), **{s.value: counts[s] for s in WriteStatus}}
+
+
+SET_FORMAT = "wbmigrate-results/1"  # several projects (schemas/live-results.schema.json)
+
+
+def to_json_set(
+    command: str,
+    backup: Path | None,
+    projects: dict[str, list[Outcome]],
+    unreadable: dict[str, str],
+    batch: Batch | None = None,
+) -> str:
+    """The outcome of `apply` or `rollback` over several projects: a `wbmigrate-result/1`
+    entry per project (all sharing the run's backup set), the projects that could not be
+    read with why, and the counts over all."""
+    batch = batch or Batch()
+    everything = [o for outcomes in projects.values() for o in outcomes]
+    document = {
+        "format": SET_FORMAT,
+        "command": command,
+        "backup": None if backup is None else str(backup),
+        "projects": [
+            result_entry(command, target, outcomes, backup)
+            for target, outcomes in projects.items()
+        ],
+        "unreadable": [{"target": t, "error": e} for t, e in unreadable.items()],
+        "interrupted": batch.interrupted,
+        "not_started": batch.not_started,
+        "summary": {"projects": len(projects) + len(unreadable), **_summary(everything)},
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 

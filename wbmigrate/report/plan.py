@@ -116,13 +116,14 @@ def _lines(lines: list[str]) -> str:
 
 
 def history_lines(options: Options) -> list[str]:
-    return [history_line(options.history)] if options.history is not None else []
+    """The census line, when there were runs to read (a project without runs has no boundary
+    to tell, which `plan` says on stderr)."""
+    history = options.history
+    return [history_line(history)] if history is not None and history.runs else []
 
 
 def history_line(history: History) -> str:
     """What the key census found: how many runs, and the project's own boundary."""
-    if history.runs == 0:
-        return "Runs: the project has no runs yet; nothing tells where its boundary is."
     last_old = f"the last run with old keys is {_run(history.last_old)}" if history.last_old else ""
     if not history.upgraded:
         return f"Runs: {history.scope} read. Not upgraded: no run logged the new keys" + (

@@ -1,0 +1,261 @@
+"""History-aware migration across an organisation, end to end against the local server: the
+boundary from real runs, blank-panel warnings, `plan ENTITY`, `apply ENTITY` and a rollback
+of all three projects (or one), with a project that answers 403 among them."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+import referencing
+from helpers import REPO, UNLOGGED, organisation, snapshot
+from wandb_server import WandbServer
+
+SCHEMAS = REPO / "schemas"
+
+
+@pytest.fixture
+def org(tmp_path, monkeypatch):
+    demo, qwen, locked = organisation()
+    with WandbServer(demo, more=[qwen, locked]) as server:
+        home = tmp_path / "home"
+        home.mkdir()
+        monkeypatch.setenv("WANDB_API_KEY", server.api_key)
+        monkeypatch.setenv("WANDB_BASE_URL", server.url)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        monkeypatch.delenv("WANDB_ENTITY", raising=False)
+        monkeypatch.delenv("NETRC", raising=False)
+        monkeypatch.chdir(tmp_path)
+        yield server
+
+
+def states(server):
+    return {f"{s.entity}/{s.project}": s for s in server.states}
+
+
+def everything(server):
+    """Every project's specs and triggers (but W&B's own `updatedAt`, which every save moves)."""
+    return {
+        target: (
+            {i: v["spec"] for i, v in s.views.items()},
+            {i: {k: v for k, v in t.items() if k != "updatedAt"} for i, t in s.triggers.items()},
+        )
+        for target, s in states(server).items()
+    }
+
+
+# --- the boundary, from the project's runs ---------------------------------------------------
+
+
+def test_plan_names_the_last_old_and_first_new_run(run, org):
+    result = run("plan", "team/async-rl")
+    assert result.exit_code == 0
+    assert (
+        'Runs: its 7 runs read. Boundary: the last run with old keys is "grpo-old-build" '
+        '(2026-11-04); the first with new keys is "grpo-upgrade" (2026-11-02).'
+    ) in result.stdout
+
+
+def test_the_note_states_the_projects_own_boundary_with_links(run, org):
+    assert run("apply", "team/async-rl", "--yes").exit_code == 0
+    demo = states(org)["team/async-rl"]
+    spec = json.loads(demo.views[demo.find("Async health")]["spec"])
+    note = spec["blocks"][0]["content"]
+    assert "**Boundary 2026-10-25** (#4253)" in note  # the upstream change, beside it
+    assert (
+        f"the last run that logged the old keys is [grpo-old-build]"
+        f"({org.url}/team/async-rl/runs/grpo-old-build) (2026-11-04)"
+    ) in note
+    assert f"is [grpo-upgrade]({org.url}/team/async-rl/runs/grpo-upgrade) (2026-11-02)" in note
+
+
+def test_a_project_without_new_key_runs_has_not_upgraded(run, org):
+    result = run("plan", "team/qwen3-8b")
+    assert 'Not upgraded: no run logged the new keys; the last run with old keys is "qwen-2"' in (
+        result.stdout
+    )
+    assert run("apply", "team/qwen3-8b", "--yes").exit_code == 0
+    qwen = states(org)["team/qwen3-8b"]
+    note = json.loads(qwen.views[qwen.find("Qwen health")]["spec"])["blocks"][0]["content"]
+    assert "**This project has not upgraded yet:** none of its 2 runs logged the new keys" in note
+
+
+def test_the_blank_panel_warning_fires_on_the_key_nobody_logged_and_no_other(run, org):
+    result = run("plan", "team/async-rl")
+    blank = [line for line in result.stdout.splitlines() if "no run has logged" in line]
+    assert blank
+    assert all(UNLOGGED in line for line in blank)
+
+
+def test_a_dual_companion_nobody_logged_adds_nothing(run, org):
+    demo = states(org)["team/async-rl"]
+    for run_id in list(demo.runs):
+        demo.runs[run_id]["summaryMetrics"] = "{}"
+        demo.runs[run_id]["historyKeys"] = {"keys": {"staleness/token/mean": {}}, "lastStep": 1}
+    out = run("plan", "team/async-rl").stdout
+    assert "no run has logged off_policy/token/mean either (its 7 runs)" in out
+    assert "--mode replace would keep only the new key" in out
+
+
+def test_an_alert_moved_to_a_key_nobody_logs(run, org):
+    demo = states(org)["team/async-rl"]
+    for run_id in list(demo.runs):
+        demo.runs[run_id]["summaryMetrics"] = "{}"
+        demo.runs[run_id]["historyKeys"] = {"keys": {"staleness/token/mean": {}}, "lastStep": 1}
+    out = run("plan", "team/async-rl").stdout
+    assert "no run has logged staleness/rollout/dropped (its 7 runs): the alert cannot fire" in out
+
+
+def test_runs_0_reads_no_run(run, org):
+    result = run("plan", "team/async-rl", "--runs", "0")
+    assert "Runs:" not in result.stdout
+    assert not [r for r in org.requests if r.operation.startswith("WbmigrateRun")]
+
+
+def test_the_cap_reads_the_newest_runs_only(run, org):
+    result = run("plan", "team/async-rl", "--runs", "2")
+    assert "Runs: the 2 newest of its 7 runs read." in result.stdout
+
+
+def test_a_saved_plan_keeps_its_census(run, org):
+    assert run("plan", "team/async-rl", "--out", "plan.json").exit_code == 0
+    demo = states(org)["team/async-rl"]
+    demo.add_run("grpo-new-3", "2026-11-20T08:00:00Z", ["loss"])  # a run after the plan
+    result = run("apply", "team/async-rl", "--plan", "plan.json", "--yes")
+    assert result.exit_code == 0, result.stdout
+    assert "skipped" not in result.stdout
+
+
+def test_finished_runs_are_read_once(run, org):
+    run("plan", "team/async-rl")
+    before = len([r for r in org.requests if r.operation == "WbmigrateRunKeys"])
+    run("plan", "team/async-rl")
+    after = len([r for r in org.requests if r.operation == "WbmigrateRunKeys"])
+    assert (before, after) == (1, 1)
+
+
+# --- an organisation ----------------------------------------------------------------------------
+
+
+def test_plan_entity_prints_the_table_then_the_details(run, org):
+    result = run("plan", "team")
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1  # one project could not be read
+    table = lines[lines.index("") + 1 : lines.index("") + 5]
+    assert table[0].split() == [
+        "project",
+        "objects",
+        "to",
+        "change",
+        "warnings",
+        "review",
+        "upgraded",
+        "boundary",
+    ]
+    assert table[1].split()[:7] == ["team/async-rl", "10", "9", "15", "3", "yes", "last"]
+    assert table[2].split()[:7] == ["team/qwen3-8b", "1", "1", "3", "1", "no", "last"]
+    assert table[3].startswith("team/locked")
+    assert "HTTP 403" in table[3]
+    assert "== team/async-rl" in lines
+    assert "== team/qwen3-8b" in lines
+    assert "3 projects (1 could not be read), 1 upgraded." in result.stdout
+
+
+def test_plan_a_glob_and_a_list(run, org):
+    assert run("plan", "team/qwen3-*").stdout.count("== ") == 1
+    both = run("plan", "team/qwen3-8b", "team/async-rl")
+    assert both.exit_code == 0
+    assert [line for line in both.stdout.splitlines() if line.startswith("== ")] == [
+        "== team/qwen3-8b",
+        "== team/async-rl",
+    ]
+
+
+def test_a_glob_matching_nothing_is_one_line(run, org):
+    result = run("plan", "team/llama-*")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert (
+        result.stderr.strip().splitlines()[-1] == "Error: team/llama-*: no project of team matches"
+    )
+
+
+def test_plan_entity_json_and_markdown(run, org):
+    document = json.loads(run("plan", "team", "--format", "json").stdout)
+    assert document["format"] == "wbmigrate-plan-projects/1"
+    projects = {p["target"]: p for p in document["projects"]}
+    assert projects["team/async-rl"]["history"]["first_new"]["name"] == "grpo-upgrade"
+    assert projects["team/qwen3-8b"]["history"]["upgraded"] is False
+    assert "HTTP 403" in projects["team/locked"]["error"]
+    assert document["summary"]["projects"] == 3
+    markdown = run("plan", "team", "--format", "markdown").stdout
+    assert "| team/async-rl | 10 | 9 | 15 | 3 | yes |" in markdown
+
+
+def test_apply_entity_then_rollback_restores_all_three_exactly(run, org):
+    before = everything(org)
+    result = run("apply", "team", "--yes", "--backup-dir", "backups")
+    assert result.exit_code == 1  # team/locked could not be read: reported, the others done
+    assert "team/locked: not read (W&B refused access" in result.stdout
+    assert "Applied to team/async-rl:" in result.stdout
+    assert "Applied to team/qwen3-8b:" in result.stdout
+    after = everything(org)
+    assert after["team/async-rl"] != before["team/async-rl"]
+    assert after["team/qwen3-8b"] != before["team/qwen3-8b"]
+    assert after["team/locked"] == before["team/locked"]
+    restored = run("rollback", "backups", "--yes")
+    assert restored.exit_code == 0, restored.stdout
+    assert everything(org) == before
+
+
+def test_rollback_one_project_of_the_set(run, org):
+    before = everything(org)
+    run("apply", "team", "--yes", "--backup-dir", "backups")
+    migrated = everything(org)
+    result = run("rollback", "backups", "--project", "team/qwen3-8b", "--yes")
+    assert result.exit_code == 0
+    now = everything(org)
+    assert now["team/qwen3-8b"] == before["team/qwen3-8b"]
+    assert now["team/async-rl"] == migrated["team/async-rl"]
+    stranger = run("rollback", "backups", "--project", "team/nope", "--yes")
+    assert stranger.exit_code == 2
+    assert "holds no backup of team/nope" in stranger.stderr
+
+
+def test_each_sub_folder_is_a_whole_backup(run, org, tmp_path):
+    before = everything(org)
+    run("apply", "team", "--yes", "--backup-dir", "backups")
+    manifest = json.loads((tmp_path / "backups" / "manifest.json").read_text())
+    assert manifest["format"] == "wbmigrate-backup-set/1"
+    sub = tmp_path / "backups" / manifest["projects"]["team/qwen3-8b"]
+    assert run("rollback", str(sub), "--yes").exit_code == 0
+    assert everything(org)["team/qwen3-8b"] == before["team/qwen3-8b"]
+
+
+def test_apply_entity_json_matches_its_schema(run, org):
+    result = run("apply", "team", "--yes", "--backup-dir", "backups", "--format", "json")
+    document = json.loads(result.stdout)
+    registry = referencing.Registry().with_resources(
+        [
+            (schema["$id"], referencing.Resource.from_contents(schema))
+            for schema in (
+                json.loads((SCHEMAS / name).read_text())
+                for name in ("live-result.schema.json", "live-results.schema.json")
+            )
+        ]
+    )
+    schema = json.loads((SCHEMAS / "live-results.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema, registry=registry).validate(document)
+    assert document["unreadable"][0]["target"] == "team/locked"
+    restored = json.loads(run("rollback", "backups", "--yes", "--format", "json").stdout)
+    jsonschema.Draft202012Validator(schema, registry=registry).validate(restored)
+    assert restored["summary"]["restored"] == document["summary"]["applied"]
+
+
+def test_a_project_failing_never_stops_the_others_even_first(run, org):
+    """The forbidden project listed first: the others are still planned and migrated."""
+    before = snapshot(org)
+    result = run("apply", "team/locked", "team/async-rl", "--yes")
+    assert result.exit_code == 1
+    assert snapshot(org) != before
