@@ -27,9 +27,7 @@ def _blocks(language: str, server: str = "") -> list[str]:
     """The README's blocks of `language`; `server`: those run against the demo project
     (`live`) or the organisation of `helpers.organisation` (`org`)."""
     return [
-        body
-        for lang, flag, body in BLOCK.findall(README)
-        if lang == language and flag == server
+        body for lang, flag, body in BLOCK.findall(README) if lang == language and flag == server
     ]
 
 

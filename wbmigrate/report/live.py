@@ -91,8 +91,7 @@ def to_json_set(
         "command": command,
         "backup": None if backup is None else str(backup),
         "projects": [
-            result_entry(command, target, outcomes, backup)
-            for target, outcomes in projects.items()
+            result_entry(command, target, outcomes, backup) for target, outcomes in projects.items()
         ],
         "unreadable": [{"target": t, "error": e} for t, e in unreadable.items()],
         "interrupted": batch.interrupted,
