@@ -259,3 +259,30 @@ def test_a_project_failing_never_stops_the_others_even_first(run, org):
     result = run("apply", "team/locked", "team/async-rl", "--yes")
     assert result.exit_code == 1
     assert snapshot(org) != before
+
+
+def test_three_readable_projects_are_all_migrated_and_restored_exactly(run, org):
+    states(org)["team/locked"].forbidden = False
+    before = everything(org)
+    assert run("apply", "team", "--yes", "--backup-dir", "backups").exit_code == 0
+    migrated = everything(org)
+    assert all(migrated[t] != before[t] for t in ("team/async-rl", "team/qwen3-8b"))
+    assert run("rollback", "backups", "--yes").exit_code == 0
+    assert everything(org) == before
+
+
+def test_the_wandb_sdk_reads_back_the_boundary_note(run, org, tmp_path, monkeypatch):
+    assert run("apply", "team/qwen3-8b", "team/async-rl", "--yes").exit_code == 0
+    monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    import wandb
+
+    api = wandb.Api(api_key=org.api_key, overrides={"base_url": org.url, "entity": "team"})
+    assert {p.name for p in api.projects("team")} == {"async-rl", "qwen3-8b", "locked"}
+    reports = {r.display_name: r for r in api.reports("team/async-rl")}
+    note = reports["Async health"].spec["blocks"][0]["content"]
+    assert "**This project's boundary:**" in note
+    assert "[grpo-old-build]" in note
+    qwen = {r.display_name: r for r in api.reports("team/qwen3-8b")}
+    assert "has not upgraded yet" in qwen["Qwen health"].spec["blocks"][0]["content"]
