@@ -164,7 +164,7 @@ def check_spec(
             (*root, *change.path),
             on_map_key(change, spec),
             change_rule(change, targets),
-            change_message(change, result),
+            change_message(change, result, targets),
             [_rooted(e, root) for e in edits],
             unit,
             name=inner_name(change, spec),
@@ -212,6 +212,8 @@ def inner_name(change: Change, spec: Any) -> str | None:
 
 
 def change_rule(change: Change, targets: Targets) -> Rule:
+    if change.action is ChangeAction.REMOVED and _listed_already(change, targets):
+        return Rule.RENAMED_METRIC
     if change.action in (ChangeAction.REMOVED, ChangeAction.DISABLED):
         return Rule.REMOVED_METRIC
     found = None if change.is_regex else accessor(change.old)
@@ -221,11 +223,22 @@ def change_rule(change: Change, targets: Targets) -> Rule:
     return Rule.RENAMED_METRIC
 
 
-def change_message(change: Change, result: Rewrite) -> str:
+def _listed_already(change: Change, targets: Targets) -> str | None:
+    """The new key of a renamed key that replace mode drops because the new key is already
+    listed beside it (not because it is gone)."""
+    found = accessor(change.old) if isinstance(change.old, str) and not change.is_regex else None
+    fate = targets.migration.fate(found.name) if found else None
+    return found.with_name(fate.new) if found and fate and fate.new else None
+
+
+def change_message(change: Change, result: Rewrite, targets: Targets) -> str:
     """A short line in the style of a linter, with where in the spec it is."""
     where = SEPARATOR.join((*change.where[-1:], change.field))
     old, new = change.old, change.new
-    if change.action is ChangeAction.ADDED:
+    listed = change.action is ChangeAction.REMOVED and _listed_already(change, targets)
+    if listed:
+        text = f"{old} -> {listed}, which is already listed: drop it"
+    elif change.action is ChangeAction.ADDED:
         text = f"{old} -> {new} (dual: add beside it)"
     elif change.action is ChangeAction.DISABLED:
         notes = [
