@@ -81,6 +81,10 @@ def test_every_rule_has_a_case():
         "bad-flag",
         "no-steps",
         "bad-id",
+        "distinct-merged",
+        "distinct-size",
+        "distinct-duplicate",
+        "distinct-unknown",
     }
 
 

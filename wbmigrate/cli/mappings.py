@@ -59,7 +59,8 @@ def mappings_show(mapping: str, start: str | None, to: str | None, format_: str)
     """Print the rename and removal table of a mapping, composed over its steps.
 
     Chains collapse: a metric renamed in one step and again in a later one shows its final
-    name; a metric renamed and later removed shows as removed.
+    name; a metric renamed and later removed shows as removed. The mapping's distinct groups
+    (series never merged into one) follow, each metric with its other names.
     """
     loaded = find_mapping(mapping)
     migration = loaded.migration(start, to)
@@ -84,7 +85,8 @@ def mappings_show(mapping: str, start: str | None, to: str | None, format_: str)
 def mappings_validate(paths: tuple[str, ...]) -> None:
     """Check mapping files; exit 0 when all are valid, 2 with file:line errors otherwise.
 
-    Warnings (such as many-to-one renames, which cannot be undone) do not fail validation.
+    Warnings (such as many-to-one renames, which cannot be undone, or a distinct group naming
+    a metric the mapping does not know) do not fail validation.
     """
     failed = False
     for path in paths:

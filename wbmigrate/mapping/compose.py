@@ -20,7 +20,13 @@ from wbmigrate.mapping.model import (
 )
 
 
-def compose(mapping_id: str, steps: tuple[Step, ...]) -> Migration:
+def compose(
+    mapping_id: str,
+    steps: tuple[Step, ...],
+    distinct: tuple[tuple[frozenset[str], ...], ...] = (),
+) -> Migration:
+    """The steps as one lookup; `distinct` is the mapping's groups, already expanded to every
+    name of each member (`mapping.distinct.expand`), carried as they are."""
     metrics: dict[str, Resolution] = {}
     following: dict[str, list[str]] = defaultdict(list)  # a name a step may move -> old names
     config: list[ConfigRename] = []
@@ -39,6 +45,7 @@ def compose(mapping_id: str, steps: tuple[Step, ...]) -> Migration:
         metrics=frozen_dict(metrics),
         config=tuple(config),
         irreversible=frozen_dict(many_to_one(steps)),
+        distinct_members=distinct,
     )
 
 

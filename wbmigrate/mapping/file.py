@@ -4,9 +4,11 @@ of them into the one lookup the engine uses."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from wbmigrate.mapping.compose import compose
+from wbmigrate.mapping.distinct import Groups, expand
 from wbmigrate.mapping.model import Migration, Problem, Resolution, Step, UnknownVersionError
 
 
@@ -21,6 +23,7 @@ class Mapping:
     steps: tuple[Step, ...]
     path: Path | None = None
     description: str = ""
+    distinct: Groups = ()  # metrics never to be merged into one, as the file names them
     warnings: tuple[Problem, ...] = ()
 
     @property
@@ -33,7 +36,13 @@ class Mapping:
 
     def migration(self, start: str | None = None, to: str | None = None) -> Migration:
         """Compose the steps from `start` to `to`, both included (default: all of them)."""
-        return compose(self.id, self.step_range(start, to))
+        return compose(self.id, self.step_range(start, to), self.distinct_members)
+
+    @cached_property
+    def distinct_members(self) -> tuple[tuple[frozenset[str], ...], ...]:
+        """The `distinct:` groups, each member as every name it has in any step: a group is
+        about series, whatever range of steps a migration composes."""
+        return expand(self.distinct, self.steps)
 
     def step_range(self, start: str | None = None, to: str | None = None) -> tuple[Step, ...]:
         first = self._index(start) if start is not None else 0

@@ -126,6 +126,9 @@ class Migration:
     metrics: MappingABC[str, Resolution]  # only names the steps rename or remove
     config: tuple[ConfigRename, ...]
     irreversible: MappingABC[str, tuple[str, ...]]  # new name -> the old names merged into it
+    # The mapping's `distinct:` groups, each as its members, each member as every name it has had
+    # in any step of the mapping (not only this range's): series never to be merged into one.
+    distinct_members: tuple[tuple[frozenset[str], ...], ...] = ()
 
     @property
     def start(self) -> Step:
@@ -183,6 +186,26 @@ class Migration:
     @cached_property
     def anchor_bytes(self) -> tuple[bytes, ...]:
         return tuple(anchor.encode() for anchor in self.anchors)
+
+    @cached_property
+    def distinct(self) -> tuple[frozenset[str], ...]:
+        """Each `distinct:` group as one set: every name, old or new, of any of its members."""
+        return tuple(frozenset[str]().union(*group) for group in self.distinct_members)
+
+    def distinct_partners(self, name: str) -> tuple[frozenset[str], ...]:
+        """The metrics whose series `name`'s must stay apart from, each as every name it has
+        had (old or new); empty when `name` is in no distinct group."""
+        return self._partners.get(name, ())
+
+    @cached_property
+    def _partners(self) -> MappingABC[str, tuple[frozenset[str], ...]]:
+        partners: dict[str, dict[frozenset[str], None]] = {}
+        for group in self.distinct_members:
+            for member in group:
+                others = dict.fromkeys(other for other in group if other != member)
+                for name in member:
+                    partners.setdefault(name, {}).update(others)
+        return {name: tuple(others) for name, others in partners.items()}
 
 
 _PARTS = re.compile(r"[^/.]+")  # a name's parts: between `/` and `.`

@@ -51,6 +51,7 @@ _TOP = {
     "title": (str, True),
     "description": (str, False),
     "sources": (list, True),
+    "distinct": (list, False),
     "steps": (list, True),
 }
 _STEP = {
@@ -202,6 +203,7 @@ class _Checker:
         steps = [self.step(s, ("steps", i)) for i, s in enumerate(top["steps"])]
         if not steps:
             self.error(("steps",), "no-steps", "mapping has no steps")
+        groups = [self.group(g, ("distinct", i)) for i, g in enumerate(top.get("distinct", []))]
         if None in steps or None in sources:
             return None
         return Mapping(
@@ -212,6 +214,7 @@ class _Checker:
             path=path,
             steps=tuple(s for s in steps if s),
             description=top.get("description", ""),
+            distinct=_all_or_none(groups),
         )
 
     def url(self, value: Any, path: YamlPath) -> str | None:
@@ -219,6 +222,16 @@ class _Checker:
             self.error(path, "bad-url", f"{value!r} is not an http(s) link")
             return None
         return value
+
+    def group(self, data: Any, path: YamlPath) -> tuple[str, ...] | None:
+        """One `distinct:` group: a list of metric names (its rules are in `distinct.py`)."""
+        if not isinstance(data, list):
+            self.error(
+                path, "wrong-type", "a distinct group must be a list of metric names, e.g. [a, b]"
+            )
+            return None
+        names = [self.name(n, (*path, j), "distinct metric name") for j, n in enumerate(data)]
+        return None if None in names else tuple(n for n in names if n is not None)
 
     def step(self, data: Any, path: YamlPath) -> Step | None:
         fields = self.fields(data, path, _STEP, "step")
@@ -293,6 +306,13 @@ class _Checker:
         if old is None or new is None or toml is None or cli is None:
             return None
         return ConfigRename(old, new, frozen_dict(toml), frozen_dict(cli))
+
+
+def _all_or_none(groups: list[tuple[str, ...] | None]) -> tuple[tuple[str, ...], ...]:
+    """The groups when all are well formed; else none, so the distinct rules do not report a
+    later group at the place of an earlier one (the malformed one is an error already)."""
+    valid = tuple(g for g in groups if g is not None)
+    return valid if len(valid) == len(groups) else ()
 
 
 _WRONG = object()  # marks a value of the wrong type

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
 from wbmigrate.mapping.compose import compose, many_to_one
+from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.model import Migration, Problem, Severity, Step
 
@@ -38,6 +39,7 @@ def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
     found += _check_versions(mapping)
     found += _check_across(mapping)
     found += _check_many_to_one(mapping)
+    found += check_distinct(mapping.distinct, mapping.steps)
     return [
         Problem(file, located.line(path), code, message, severity)
         for path, code, message, severity in found

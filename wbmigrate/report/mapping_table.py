@@ -35,6 +35,10 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
             for c in migration.config
         ],
         "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
+        "distinct": [
+            [{"metric": name, "names": sorted(names)} for name, names in group]
+            for group in _distinct(mapping)
+        ],
     }
 
 
@@ -79,6 +83,7 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
             lines += [f"      TOML  {old} -> {new}" for old, new in c.toml.items()]
             lines += [f"      flag  {old} -> {new}" for old, new in c.cli.items()]
         lines.append("")
+    lines += _distinct_text(mapping)
     for new, olds in migration.irreversible.items():
         lines.append(f"Irreversible: {', '.join(olds)} all become {new}")
     lines.append("Steps")
@@ -114,11 +119,45 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
             cli = "<br>".join(f"`{o}` → `{n}`" for o, n in c.cli.items())
             out.append(f"| `{c.old}` | `{c.new}` | {toml} | {cli} |")
         out.append("")
+    if mapping.distinct:
+        out += ["| Distinct group | Metric | Also named |", "|---|---|---|"]
+        for n, group in enumerate(_distinct(mapping), start=1):
+            for k, (name, names) in enumerate(group):
+                also = ", ".join(f"`{other}`" for other in _also(name, names))
+                out.append(f"| {n if k == 0 else ''} | `{name}` | {also} |")
+        out.append("")
     out += ["| Version | Date | Source | Summary |", "|---|---|---|---|"]
     out += [
         f"| {s.version} | {s.date} | {s.source} | {_cell(s.summary)} |" for s in migration.steps
     ]
     return "\n".join(out) + "\n"
+
+
+def _distinct(mapping: Mapping) -> list[list[tuple[str, frozenset[str]]]]:
+    """Each `distinct:` group: its members as the file names them, each with all its names (a
+    group holds whatever range of steps is shown)."""
+    return [
+        list(zip(group, members, strict=True))
+        for group, members in zip(mapping.distinct, mapping.distinct_members, strict=True)
+    ]
+
+
+def _also(name: str, names: frozenset[str]) -> list[str]:
+    return sorted(names - {name})
+
+
+def _distinct_text(mapping: Mapping) -> list[str]:
+    groups = _distinct(mapping)
+    if not groups:
+        return []
+    width = max(len(name) for group in groups for name, _ in group)
+    lines = [f"Distinct series ({len(groups)}): each group's metrics are never merged into one"]
+    for n, group in enumerate(groups, start=1):
+        for k, (name, names) in enumerate(group):
+            number = str(n) if k == 0 else ""
+            also = f"also {', '.join(_also(name, names))}" if len(names) > 1 else ""
+            lines.append(f"  {number:<2} {name:<{width}}  {also}".rstrip())
+    return [*lines, ""]
 
 
 def _reason(resolution: Resolution) -> str:
