@@ -22,7 +22,7 @@ LAYERS = [
     ["wbmigrate.engine"],
     ["wbmigrate.kinds"],
     ["wbmigrate.rewrite", "wbmigrate.guard"],
-    ["wbmigrate.plan"],
+    ["wbmigrate.plan", "wbmigrate.verify"],
     ["wbmigrate.files", "wbmigrate.discover"],
     ["wbmigrate.live", "wbmigrate.check"],
     ["wbmigrate.report"],

@@ -18,6 +18,7 @@ COMMANDS = {
     "show": "wbmigrate.cli.show:show",
     "apply": "wbmigrate.cli.live:apply",
     "rollback": "wbmigrate.cli.live:rollback",
+    "verify": "wbmigrate.cli.verify:verify",
     "export": "wbmigrate.cli.export:export",
     "check": "wbmigrate.cli.check:check",
     "mappings": "wbmigrate.cli.mappings:mappings",

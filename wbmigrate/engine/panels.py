@@ -362,3 +362,27 @@ PANEL_TYPES: dict[str, PanelType] = {
     "Run Comparer": PanelType(_nothing, _none, ()),
     "Code Comparer": PanelType(_nothing, _none, ()),
 }
+
+
+def series_of(panel: Any) -> list[str]:
+    """The metric names a panel displays, in order and with repeats (a repeat is a sign of
+    two series merged into one key); a panel type not listed is read as a line plot."""
+    if not isinstance(panel, dict) or not isinstance(panel.get("config"), dict):
+        return []
+    view_type = panel.get("viewType")
+    kind = PANEL_TYPES.get(view_type) if isinstance(view_type, str) else None
+    return (kind.series if kind else _line_series)(panel["config"])
+
+
+def find_panels(spec: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every panel in a report or workspace spec (a dict with a `viewType` and a `config`),
+    wherever it sits, in document order."""
+    stack: list[tuple[Path, Any]] = [(path, spec)]
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("viewType"), str) and isinstance(node.get("config"), dict):
+                yield at, node
+            stack += reversed([((*at, k), v) for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([((*at, i), v) for i, v in enumerate(node)])

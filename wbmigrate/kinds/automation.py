@@ -8,6 +8,7 @@ is gone with no equivalent is disabled, never deleted.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from wbmigrate.edit.edits import Path, Set
@@ -148,3 +149,35 @@ def _disable(w: Walk, trigger: dict[str, Any], gone: list[Fate]) -> None:
 
 def annotate(w: Walk, trigger: dict[str, Any]) -> None:
     """Alerts carry no boundary note: the change to their description says enough."""
+
+
+def alert_metrics(trigger: Any) -> list[str]:
+    """The metric names a run-metric alert watches (none for other triggers)."""
+    found: list[str] = []
+    event = (
+        trigger.get("event") or trigger.get("triggeringCondition")
+        if isinstance(trigger, dict)
+        else None
+    )
+    text = event.get("filter") if isinstance(event, dict) else None
+    try:
+        document = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return found
+    if not isinstance(document, dict):
+        return found
+    metric_filter = document.get("run_metric_filter")
+    if isinstance(metric_filter, dict):
+        for kind in METRIC_FILTERS:
+            condition = metric_filter.get(kind)
+            if isinstance(condition, dict) and isinstance(condition.get("name"), str):
+                found.append(condition["name"])
+    legacy = document.get("metric_filter")
+    if isinstance(legacy, str):
+        try:
+            legacy = json.loads(legacy)
+        except ValueError:
+            legacy = None
+    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
+        found.append(legacy["name"])
+    return found

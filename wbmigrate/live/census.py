@@ -21,7 +21,7 @@ from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
-from wbmigrate.live.shapes import a_dict, listing_pages
+from wbmigrate.live.shapes import NotFoundError, a_dict, listing_pages
 from wbmigrate.mapping import Migration
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
@@ -82,7 +82,9 @@ def _list_runs(
         variables = {"entity": entity, "project": project, "after": after}
         first = min(RUNS_PAGE, cap - len(listed))
         data = client.execute(LIST_RUNS, {**variables, "first": first})
-        found = a_dict(data.get("project"), "project")
+        if data.get("project") is None:
+            raise NotFoundError(f"project {entity}/{project} not found", 404)
+        found = a_dict(data["project"], "project")
         count = found.get("runCount")
         total[0] = count if isinstance(count, int) and not isinstance(count, bool) else None
         return a_dict(found.get("runs"), "project.runs")

@@ -1,0 +1,177 @@
+"""`wbmigrate verify`: after a migration, check that it holds, for live projects or files."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from wbmigrate.cli.base import (
+    CONTEXT,
+    UserError,
+    examples,
+    finish,
+    migration_options,
+    migration_setup,
+    status,
+)
+from wbmigrate.cli.batch import interruptible
+from wbmigrate.cli.project import (
+    DRAFTS,
+    RUNS,
+    Connection,
+    connect,
+    connection_options,
+    live_selectors,
+    live_target,
+    names_many,
+    read_history,
+    tell_found,
+)
+from wbmigrate.engine.model import Options
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.files import read_sources
+from wbmigrate.live.baseline import Baseline, load_baseline
+from wbmigrate.live.org import TargetError, resolve
+from wbmigrate.live.project import Census, Project
+from wbmigrate.mapping import Migration
+from wbmigrate.report import verify as verify_report
+from wbmigrate.verify import Finding, Verified, split_of_alerts, verify_one
+
+FORMATS = click.Choice(["text", "markdown", "json", "sarif", "github"])
+
+
+@click.command(
+    context_settings=CONTEXT,
+    epilog=examples(
+        "wbmigrate verify my-team/my-project",
+        "wbmigrate verify my-team/my-project --baseline wbmigrate-backups/my-team-my-project-...",
+        "wbmigrate verify my-team --format sarif > verify.sarif",
+        "wbmigrate verify dashboards/ --mode replace --format github",
+    ),
+)
+@click.argument("targets", metavar="[TARGET]...", nargs=-1)
+@migration_options
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True),
+    metavar="DIR|PLAN",
+    help="Compare with the objects before the migration: an apply run's backup folder, or a "
+    "saved plan (`plan --out`).",
+)
+@click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
+@DRAFTS
+@RUNS
+@connection_options
+@interruptible("nothing written")
+def verify(
+    targets: tuple[str, ...],
+    baseline: str | None,
+    format_: str,
+    drafts: str,
+    runs: int,
+    connection: Connection,
+    **setup: Any,
+) -> None:
+    """Check that a migration holds, and write nothing.
+
+    TARGET as for `plan`: ENTITY/PROJECT, ENTITY, a glob, several of these, or a folder or
+    file of specs. Three checks: no old metric name left where --mode does not keep it (in
+    dual mode every old key has its new companion; no panel or alert on a metric that is
+    gone); metrics the mapping keeps `distinct` (in-flight and in-queue staleness) are still
+    separate series (a key shown twice in one panel was merged; with --baseline, a panel that
+    showed both must still show both); live, no panel or alert on a key no run of the project
+    has logged (see --runs).
+
+    Exit code: 0 when everything holds, 1 when something does not (or an object could not be
+    read), 2 on a usage, mapping, auth or connection error or an unusable --baseline.
+    """
+    migration, options = migration_setup(**setup)
+    base = _baseline(baseline, migration)
+    if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
+        target = targets[0]
+        sources = read_sources(Path(target), ())
+        verified = [verify_one(s, migration, options) for s in sources]
+        found = verify_report.findings(verified)
+    else:
+        target, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
+    files = len(targets) == 1 and Path(targets[0] or "-").exists()
+    click.echo(
+        _render(format_, target, verified, found, base.source if base else "", files), nl=False
+    )
+    if format_ in ("sarif", "github", "json"):
+        status(verify_report.summary(verified, found))
+    finish(bool(found) or any(v.error for v in verified))
+
+
+def _baseline(path: str | None, migration: Migration) -> Baseline | None:
+    if path is None:
+        return None
+    try:
+        return load_baseline(Path(path), migration)
+    except WbmigrateError as exc:
+        raise UserError(f"--baseline {path}: {exc}") from None
+
+
+def _live(
+    targets: tuple[str, ...],
+    migration: Migration,
+    options: Options,
+    base: Baseline | None,
+    drafts: str,
+    runs: int,
+    connection: Connection,
+) -> tuple[str, list[Verified], list[Finding]]:
+    many = len(targets) > 1 or (len(targets) == 1 and names_many(targets[0]))
+    client = connect(connection)
+    if many:
+        selectors = live_selectors(targets)
+        try:
+            projects = resolve(client, selectors)
+        except TargetError as exc:
+            raise UserError(str(exc)) from None
+        label = ", ".join(map(str, selectors))
+    else:
+        projects = [live_target(targets[0] if targets else None)]
+        label = "/".join(projects[0])
+    status(f"Verifying {label} on {client.base_url} ...")
+    verified: list[Verified] = []
+    found: list[Finding] = []
+    for entity, name in projects:
+        project = Project(client, entity, name, drafts == "migrate")
+        own = read_history(project, migration, options, runs)
+        census = Census()
+        done = [
+            verify_one(obj.source(), migration, own, base.views.get(obj.id) if base else None)
+            for obj in project.read(census)
+        ]
+        tell_found(census, project.drafts)
+        alerts = split_of_alerts(done, base.alerts, migration) if base else iter(())
+        more = verify_report.findings(done, alerts)
+        if many:
+            more = [replace(f, title=f"{project.target} › {f.title}") for f in more]
+        verified += done
+        found += more
+    return label, verified, found
+
+
+def _render(
+    format_: str,
+    target: str,
+    verified: list[Verified],
+    found: list[Finding],
+    baseline: str,
+    files: bool,
+) -> str:
+    if format_ == "sarif":
+        return verify_report.to_sarif(target, found, files)
+    if format_ == "github":
+        return verify_report.to_github(found, files)
+    render = {
+        "text": verify_report.to_text,
+        "markdown": verify_report.to_markdown,
+        "json": verify_report.to_json,
+    }[format_]
+    return render(target, verified, found, baseline)

@@ -1,0 +1,80 @@
+"""What `verify --baseline` compares with: the objects before the migration, from the backup
+an apply run wrote (the whole originals) or from a saved plan (only what it changed).
+
+Each view becomes its panels (by `__id__`, else by pointer; a saved plan knows pointers only)
+with the metrics each showed, in the newest names; each alert, the metrics it watched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wbmigrate.engine.panels import series_of
+from wbmigrate.kinds.automation import alert_metrics
+from wbmigrate.live.backup import BackupError
+from wbmigrate.live.org import is_backup_set, load_backup_set
+from wbmigrate.live.planfile import load_plan
+from wbmigrate.live.restore import load_backup
+from wbmigrate.mapping import Migration
+from wbmigrate.names import accessor
+from wbmigrate.verify import Panels, baseline_panels, newest
+
+PANEL = re.compile(r"\A(?P<panel>.*/panels/\d+)(?:/|\Z)")
+
+
+@dataclass
+class Baseline:
+    views: dict[str, Panels] = field(default_factory=dict)  # view id -> its panels
+    alerts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # trigger id -> metrics
+    source: str = ""  # what it was read from, in words
+
+
+def load_baseline(path: Path, migration: Migration) -> Baseline:
+    """A backup folder, a backup set, or a saved plan; a `BackupError` (or the plan's own
+    error) when it is none of them or fails its checks."""
+    if path.is_dir():
+        folders = load_backup_set(path).folders.values() if is_backup_set(path) else [path]
+        baseline = Baseline(source=f"the backup {path}")
+        for folder in folders:
+            for item in load_backup(folder).items:
+                original = item.original
+                data = json.loads(original.text)
+                if original.view is not None:
+                    baseline.views[original.id] = baseline_panels(data, migration)
+                else:
+                    baseline.alerts[original.id] = tuple(alert_metrics(original.trigger))
+        return baseline
+    if not path.is_file():
+        raise BackupError(f"{path}: no backup folder or saved plan there")
+    return _from_plan(path, migration)
+
+
+def _from_plan(path: Path, migration: Migration) -> Baseline:
+    saved = load_plan(path)
+    baseline = Baseline(source=f"the saved plan {path}")
+    for entry in saved.objects.values():
+        panels: dict[str, set[str]] = {}
+        alerts: list[str] = []
+        for pointer, action, old, _new in entry.changes:
+            if entry.kind == "automation" and isinstance(old, str) and action == "renamed":
+                alerts += [old] if accessor(old) else []
+                continue
+            match = PANEL.match(pointer) if isinstance(pointer, str) else None
+            if match is None:
+                continue
+            shown = (
+                series_of(old)
+                if isinstance(old, dict)
+                else [a.name]
+                if (a := accessor(old))
+                else []
+            )
+            panels.setdefault(match["panel"], set()).update(newest(migration, k) for k in shown)
+        if entry.kind == "automation":
+            baseline.alerts[entry.id] = tuple(alerts)
+        else:
+            baseline.views[entry.id] = {k: frozenset(v) for k, v in panels.items()}
+    return baseline
