@@ -145,9 +145,12 @@ def test_check_and_live_stay_apart(side, other):
         "import wbmigrate.check.run",
         "from click.testing import CliRunner; from wbmigrate.cli import cli; "
         "CliRunner().invoke(cli, ['check', 'README.md'])",
+        "from click.testing import CliRunner; from wbmigrate.cli import cli; "
+        "CliRunner().invoke(cli, ['plan', 'fixtures/demo-project'])",
     ],
-    ids=["library", "command"],
+    ids=["library", "command", "plan of files"],
 )
 def test_check_does_not_import_requests(code):
+    """Nor does a plan of files: the live side loads only for a live target."""
     probe = f"import sys; {code}; assert 'requests' not in sys.modules, 'requests imported'"
     subprocess.run([sys.executable, "-c", probe], check=True, cwd=REPO)

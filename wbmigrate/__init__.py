@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import (
     Action,
@@ -15,10 +13,7 @@ from wbmigrate.mapping import (
     load_mapping,
 )
 
-try:
-    __version__ = version("wbmigrate")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+__version__ = "0.1.0"  # the package's version (pyproject reads it from here)
 
 __all__ = [
     "Action",

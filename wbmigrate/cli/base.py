@@ -4,6 +4,7 @@ exit codes."""
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator
@@ -224,3 +225,21 @@ def confirm_or_refuse(question: str, yes: bool) -> None:
     if not click.confirm(question, default=False, err=True):
         status("Cancelled; nothing written.")
         finish(failed=True)
+
+
+def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A Ctrl-C before the writes begin ends the command with one line and exit 130; during
+    them, `run_all` stops the batch and the command reports what was done."""
+
+    def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except KeyboardInterrupt:
+                status(f"Interrupted; {what}.")
+                raise SystemExit(ExitCode.INTERRUPTED) from None
+
+        return run
+
+    return wrap

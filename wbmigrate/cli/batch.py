@@ -4,39 +4,20 @@ much was left, the undo command and the exit code (130 when interrupted)."""
 
 from __future__ import annotations
 
-import functools
 import shlex
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
-from wbmigrate.cli.base import finish, status
+from wbmigrate.cli.base import finish, interruptible, status
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.live.apply import Batch, failed
 from wbmigrate.report import live as live_report
-
-
-def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A Ctrl-C before the writes begin ends the command with one line and exit 130; during
-    them, `run_all` stops the batch and the command reports what was done."""
-
-    def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(command)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return command(*args, **kwargs)
-            except KeyboardInterrupt:
-                status(f"Interrupted; {what}.")
-                raise SystemExit(ExitCode.INTERRUPTED) from None
-
-        return run
-
-    return wrap
 
 
 def stopping() -> None:
@@ -76,3 +57,6 @@ def end_batch_with_undo(batch: Batch, results: list[Any], folder: Path) -> None:
     if batch.interrupted:
         raise SystemExit(ExitCode.INTERRUPTED)
     finish(failed(results))
+
+
+__all__ = ["interruptible"]  # defined in cli.base, where commands that may not write find it

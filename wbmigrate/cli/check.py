@@ -10,8 +10,9 @@ import click
 
 from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level, Rule
-from wbmigrate.check.run import check_paths, remaining, write_fixes
+from wbmigrate.check.run import add_findings, check_paths, remaining, write_fixes
 from wbmigrate.check.targets import Targets
+from wbmigrate.check.validate import Validation, load_schema
 from wbmigrate.cli.base import (
     CONTEXT,
     examples,
@@ -38,6 +39,7 @@ RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
         "wbmigrate check . --statistics",
         "wbmigrate check . --select renamed-metric --select removed-metric",
         "wbmigrate check . --format sarif --exit-zero > wbmigrate.sarif",
+        "wbmigrate check configs/ --validate",
     ),
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True), metavar="PATH...")
@@ -48,6 +50,12 @@ RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
     help="Rewrite files in place; only the changed names differ, comments and layout stay.",
 )
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option(
+    "--validate",
+    is_flag=True,
+    help="Also load each prime-rl config with prime-rl's own schema (after --fix: as fixed), "
+    "when prime_rl is importable here; else say so and check keys against the mapping only.",
+)
 @click.option(
     "--format",
     "format_",
@@ -107,6 +115,7 @@ def check(
     paths: tuple[str, ...],
     fix: bool,
     diff: bool,
+    validate: bool,
     format_: str,
     selected: tuple[str, ...],
     ignored: tuple[str, ...],
@@ -139,16 +148,19 @@ def check(
     config = find_config(Path.cwd())
     _apply_config(ctx, setup, config)
     migration, options = migration_setup(**setup)
+    targets, ignores = Targets(migration, options), _ignored_rules(config, selected, ignored)
+    validation = _validation(targets) if validate else None
     reports = check_paths(
         [Path(p) for p in paths],
-        Targets(migration, options),
+        targets,
         config,
-        _ignored_rules(config, selected, ignored),
+        ignores,
         exclude,
         fixes=fix or diff,
         force_exclude=force_exclude,
     )
     if diff:
+        reports = _validated(reports, validation, config, ignores, quiet)
         click.echo(check_report.to_diff(reports), nl=False)
         if not quiet:
             click.echo(check_report.summary(reports), err=True)
@@ -161,8 +173,35 @@ def check(
             click.echo(f"Error: {reason}", err=True)
         fixed = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
         reports = [remaining(r) if r.path in written else r for r in reports]
+    reports = _validated(reports, validation, config, ignores, quiet)
     click.echo(_renderer(format_, fixed, statistics, quiet)(reports), nl=False)
     _finish(reports, _fails(reports), exit_zero)
+
+
+def _validation(targets: Targets) -> Validation | None:
+    """prime-rl's schema for --validate (prime_rl is imported only now); when it cannot be
+    had, one line says so and the run checks keys against the mapping only."""
+    schema = load_schema()
+    if isinstance(schema, str):
+        click.echo(schema, err=True)
+        return None
+    return Validation(schema, targets)
+
+
+def _validated(
+    reports: list[FileReport],
+    validation: Validation | None,
+    config: CheckConfig,
+    ignores: set[Rule],
+    quiet: bool,
+) -> list[FileReport]:
+    """The reports with what prime-rl's schema rejects in each file as it now is on disk."""
+    if validation is None:
+        return reports
+    reports = add_findings(reports, validation, config, ignores)
+    if not quiet:
+        click.echo(validation.summary(), err=True)
+    return reports
 
 
 def _refuse_conflicts(format_: str, diff: bool, statistics: bool) -> None:

@@ -4,50 +4,28 @@ projects at once."""
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
     CONTEXT,
     DetailedCommand,
     UserError,
     examples,
     finish,
+    interruptible,
     migration_options,
     migration_setup,
-    status,
 )
-from wbmigrate.cli.batch import interruptible
-from wbmigrate.cli.project import (
-    DRAFTS,
-    RUNS,
-    Connection,
-    connect,
-    connection_options,
-    live_selectors,
-    live_target,
-    names_many,
-    open_project,
-    read_history,
-    tell_found,
-)
+from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
-from wbmigrate.errors import WbmigrateError
 from wbmigrate.files import read_sources
-from wbmigrate.live.census import cache_folder
-from wbmigrate.live.org import TargetError, plan_projects, resolve
-from wbmigrate.live.project import Census, plan_project
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, plan_each
-from wbmigrate.report import live as live_report
-from wbmigrate.report import org as org_report
 from wbmigrate.report import plan as plan_report
-from wbmigrate.report.words import printable
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -125,31 +103,22 @@ def plan(
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
     migration, options = migration_setup(**setup)
-    many = len(targets) > 1 or (len(targets) == 1 and names_many(targets[0]))
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
         tally = _plan_files(Path(targets[0]), migration, options, format_, verbose)
-    elif many:
-        if out:
-            raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")
-        tally = _plan_many(targets, migration, options, format_, verbose, drafts, runs, connection)
     else:
-        live = live_target(targets[0] if targets else None, files_too=True)
-        if out and not Path(out).resolve().parent.is_dir():
-            raise UserError(f"--out {printable(out)}: no such folder; nothing read")
-        project = open_project(live, drafts == "migrate", connection)
-        options = read_history(project, migration, options, runs)
-        census, tally = Census(), Tally()
-        planned = plan_project(project, migration, options, census, Path(out) if out else None)
-        _print(_chunks(format_, migration, options, verbose)(map(tally.add, planned)))
-        tell_found(census, project.drafts)
-        if out:
-            status(f"Plan saved to {out}.")
+        from wbmigrate.cli.plan_live import Live, plan_live  # loaded only for a live target
+
+        def show(options: Options, planned: Iterable[Planned]) -> None:
+            print_streamed(chunks_for(format_, migration, options, verbose)(planned))
+
+        live = Live(out, drafts == "migrate", runs, connection)
+        tally = plan_live(targets, migration, options, format_, verbose, live, show)
     finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
 
 
-def _chunks(
+def chunks_for(
     format_: str, migration: Migration, options: Options, verbose: bool
 ) -> Callable[[Iterable[Planned]], Iterator[str]]:
     return {
@@ -164,64 +133,11 @@ def _plan_files(
 ) -> Tally:
     tally = Tally()
     sources = read_sources(target, _exclude(target))
-    _print(
-        _chunks(format_, migration, options, verbose)(
+    print_streamed(
+        chunks_for(format_, migration, options, verbose)(
             map(tally.add, plan_each(sources, migration, options))
         )
     )
-    return tally
-
-
-def _plan_many(
-    targets: tuple[str, ...],
-    migration: Migration,
-    options: Options,
-    format_: str,
-    verbose: bool,
-    drafts: str,
-    runs: int,
-    connection: Connection,
-) -> Tally:
-    """Every project the TARGETs name: the table, then each project's details. A project
-    that could not be read counts as an object that could not be (exit 1)."""
-    selectors = live_selectors(targets)
-    alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
-    try:
-        client = connect(connection)
-        status(f"Reading {', '.join(map(str, selectors))} from {client.base_url} ...")
-        projects = resolve(client, selectors)
-    except (TargetError, WbmigrateError, click.ClickException) as exc:
-        text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
-        hint = f" ({printable(targets[0])} is no file or folder either)" if alone else ""
-        raise UserError(f"{text}{hint}") from None
-    status(f"Planning {len(projects)} project{'s' if len(projects) != 1 else ''} ...")
-    results = plan_projects(
-        client,
-        projects,
-        migration,
-        options,
-        org_report.renderer(format_, verbose),
-        drafts == "migrate",
-        runs,
-        cache_folder(os.environ) if runs else None,
-    )
-    chunks = {
-        "text": org_report.text_chunks,
-        "markdown": org_report.markdown_chunks,
-        "json": org_report.json_chunks,
-    }[format_]
-    for piece in chunks(migration, options, results):
-        click.echo(piece, nl=False)
-    tally = Tally()
-    for result in results:
-        if result.error is not None:
-            status(f"{result.target}: could not be read ({result.error})")
-            tally.statuses[Status.ERROR] += 1
-            continue
-        tally.merge(result.value.tally)
-        status(f"{result.target}: {live_report.census(result.value.found)}")
-        if result.value.problem:
-            status(f"Warning: {result.value.problem}")
     return tally
 
 
@@ -229,10 +145,12 @@ def _exclude(target: Path) -> tuple[str, ...]:
     """The `exclude` patterns of `[tool.wbmigrate]`, found from the current folder as `check`
     finds them, so `plan DIR` reads exactly the spec files `check DIR` reads (a file named
     alone is always read)."""
+    from wbmigrate.check.config import find_config  # check's code, only for a folder
+
     return find_config(Path.cwd()).exclude if target.is_dir() else ()
 
 
-def _print(chunks: Iterator[str]) -> None:
+def print_streamed(chunks: Iterator[str]) -> None:
     """Stream a report to stdout, from its first object on: an error reading the target (an
     unknown project, a refused key) then comes before any output."""
     pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece

@@ -1,24 +1,22 @@
-"""What the commands on a live project share: the connection options, the project TARGET names,
-what it held, and a progress bar."""
+"""What the commands on a live project share: connecting, the project TARGET names, what it
+held, and a progress bar (the options themselves are in `cli.options`)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
 from wbmigrate.cli.base import UserError, status
+from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import Outcome
-from wbmigrate.live.census import DEFAULT_CAP, cache_folder
+from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.org import Selector, selector
@@ -27,98 +25,6 @@ from wbmigrate.mapping import Migration
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
-
-DRAFTS = click.option(
-    "--drafts",
-    type=click.Choice(["migrate", "skip"]),
-    default="migrate",
-    show_default=True,
-    help="Report drafts: migrate them too (a stale draft would undo the "
-    "migration when published), or leave them.",
-)
-
-RUNS = click.option(
-    "--runs",
-    type=click.IntRange(0, 100_000),
-    default=DEFAULT_CAP,
-    show_default=True,
-    metavar="N",
-    help="Read which keys the project's N newest runs logged (read-only; finished runs are "
-    "cached): its own boundary in the plan and the note, and a warning where a panel or alert "
-    "would show a key no run logged. 0: skip.",
-)
-
-_CONNECTION_OPTIONS = [
-    click.option(
-        "--allow-http",
-        is_flag=True,
-        help="Send the API key over plain http to a host other than this machine.",
-    ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(1, 600),
-        default=60,
-        show_default=True,
-        metavar="SECONDS",
-        help="Give up on one try of a request after this long: connecting, sending and "
-        "receiving the whole answer.",
-    ),
-    click.option(
-        "--retries",
-        type=click.IntRange(0, 20),
-        default=8,
-        show_default=True,
-        help="Retries of one request on 429, 5xx and dropped connections (a connection "
-        "refused or unanswered: two at most; a host not found: none).",
-    ),
-    click.option(
-        "--max-wait",
-        type=click.FloatRange(0, 3600),
-        default=60,
-        show_default=True,
-        metavar="SECONDS",
-        help="The longest wait before a retry that W&B may ask for (Retry-After); a longer "
-        "one fails the request at once.",
-    ),
-    click.option(
-        "--deadline",
-        type=click.FloatRange(0, min_open=True),
-        metavar="SECONDS",
-        help="Stop the run with an error this long after it first connects (default: none).",
-    ),
-]
-
-
-@dataclass(frozen=True)
-class Connection:
-    """How to reach W&B, as the connection options say."""
-
-    allow_http: bool
-    timeout: float
-    retries: int
-    max_wait: float = 60.0  # the longest Retry-After obeyed
-    deadline: float | None = None  # seconds for the whole run, from the first connection
-
-
-def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options of commands that talk to W&B, handed to the command as `connection`."""
-
-    @functools.wraps(command)
-    def with_connection(
-        *args: Any,
-        allow_http: bool,
-        timeout: float,
-        retries: int,
-        max_wait: float,
-        deadline: float | None,
-        **kw: Any,
-    ) -> Any:
-        connection = Connection(allow_http, timeout, retries, max_wait, deadline)
-        return command(*args, connection=connection, **kw)
-
-    for option in reversed(_CONNECTION_OPTIONS):
-        with_connection = option(with_connection)
-    return with_connection
 
 
 def connect(connection: Connection) -> Client:
@@ -275,3 +181,6 @@ def names_many(target: str) -> bool:
 def _url_path(url: str) -> str:
     parts = [p for p in url.split("://", 1)[1].split("/")[1:] if p]
     return "/".join(parts[:2])
+
+
+__all__ = ["DRAFTS", "RUNS", "Connection", "connection_options"]  # re-exported for the commands

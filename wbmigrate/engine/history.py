@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from wbmigrate.mapping import Migration
 
+DEFAULT_RUNS = 500  # the newest runs a census reads unless told otherwise (`--runs`)
+
 
 @dataclass(frozen=True)
 class RunRef:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
+from wbmigrate.engine.history import DEFAULT_RUNS, History, RunKeys, RunRef, history_of
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
@@ -25,7 +25,6 @@ from wbmigrate.live.shapes import NotFoundError, a_dict, listing_pages
 from wbmigrate.mapping import Migration
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
-DEFAULT_CAP = 500
 RUNS_PAGE = 100
 KEYS_BATCH = 50  # runs whose keys one request reads: their key lists can be long
 CACHE_FORMAT = "wbmigrate-census-cache/1"
@@ -46,7 +45,7 @@ def read_history(
     entity: str,
     project: str,
     migration: Migration,
-    cap: int = DEFAULT_CAP,
+    cap: int = DEFAULT_RUNS,
     cache_dir: Path | None = None,
 ) -> History:
     """The census of the project's `cap` newest runs, reduced to what a plan needs."""

@@ -1,0 +1,105 @@
+"""The options of the commands that talk to W&B, defined without loading the live side: a
+command that may work on files alone (`plan DIR`) starts without `requests`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from wbmigrate.engine.history import DEFAULT_RUNS
+
+DRAFTS = click.option(
+    "--drafts",
+    type=click.Choice(["migrate", "skip"]),
+    default="migrate",
+    show_default=True,
+    help="Report drafts: migrate them too (a stale draft would undo the "
+    "migration when published), or leave them.",
+)
+
+RUNS = click.option(
+    "--runs",
+    type=click.IntRange(0, 100_000),
+    default=DEFAULT_RUNS,
+    show_default=True,
+    metavar="N",
+    help="Read which keys the project's N newest runs logged (read-only; finished runs are "
+    "cached): its own boundary in the plan and the note, and a warning where a panel or alert "
+    "would show a key no run logged. 0: skip.",
+)
+
+_CONNECTION_OPTIONS = [
+    click.option(
+        "--allow-http",
+        is_flag=True,
+        help="Send the API key over plain http to a host other than this machine.",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(1, 600),
+        default=60,
+        show_default=True,
+        metavar="SECONDS",
+        help="Give up on one try of a request after this long: connecting, sending and "
+        "receiving the whole answer.",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(0, 20),
+        default=8,
+        show_default=True,
+        help="Retries of one request on 429, 5xx and dropped connections (a connection "
+        "refused or unanswered: two at most; a host not found: none).",
+    ),
+    click.option(
+        "--max-wait",
+        type=click.FloatRange(0, 3600),
+        default=60,
+        show_default=True,
+        metavar="SECONDS",
+        help="The longest wait before a retry that W&B may ask for (Retry-After); a longer "
+        "one fails the request at once.",
+    ),
+    click.option(
+        "--deadline",
+        type=click.FloatRange(0, min_open=True),
+        metavar="SECONDS",
+        help="Stop the run with an error this long after it first connects (default: none).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach W&B, as the connection options say."""
+
+    allow_http: bool
+    timeout: float
+    retries: int
+    max_wait: float = 60.0  # the longest Retry-After obeyed
+    deadline: float | None = None  # seconds for the whole run, from the first connection
+
+
+def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of commands that talk to W&B, handed to the command as `connection`."""
+
+    @functools.wraps(command)
+    def with_connection(
+        *args: Any,
+        allow_http: bool,
+        timeout: float,
+        retries: int,
+        max_wait: float,
+        deadline: float | None,
+        **kw: Any,
+    ) -> Any:
+        connection = Connection(allow_http, timeout, retries, max_wait, deadline)
+        return command(*args, connection=connection, **kw)
+
+    for option in reversed(_CONNECTION_OPTIONS):
+        with_connection = option(with_connection)
+    return with_connection

@@ -1,0 +1,126 @@
+"""`plan` of live projects: one (streamed as it is read) or many (a table, then each one).
+Loaded only when `plan` is given no existing path, so a plan of files never loads the live
+side."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from wbmigrate.cli.base import UserError, status
+from wbmigrate.cli.options import Connection
+from wbmigrate.cli.project import (
+    connect,
+    live_selectors,
+    live_target,
+    names_many,
+    open_project,
+    read_history,
+    tell_found,
+)
+from wbmigrate.engine.model import Options
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.live.census import cache_folder
+from wbmigrate.live.org import TargetError, plan_projects, resolve
+from wbmigrate.live.project import Census, plan_project
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import Planned, Status, Tally
+from wbmigrate.report import live as live_report
+from wbmigrate.report import org as org_report
+from wbmigrate.report.words import printable
+
+Show = Callable[[Options, Iterable[Planned]], None]  # prints one project's plan as it streams
+
+
+@dataclass(frozen=True)
+class Live:
+    """What `plan` of a live project takes beyond the migration: where to save the plan,
+    drafts or not, how many runs the census reads, how to connect."""
+
+    out: str | None
+    drafts: bool
+    runs: int
+    connection: Connection
+
+
+def plan_live(
+    targets: tuple[str, ...],
+    migration: Migration,
+    options: Options,
+    format_: str,
+    verbose: bool,
+    live: Live,
+    show: Show,
+) -> Tally:
+    if len(targets) > 1 or (len(targets) == 1 and names_many(targets[0])):
+        if live.out:
+            raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")
+        return _plan_many(targets, migration, options, format_, verbose, live)
+    target = live_target(targets[0] if targets else None, files_too=True)
+    out = live.out
+    if out and not Path(out).resolve().parent.is_dir():
+        raise UserError(f"--out {printable(out)}: no such folder; nothing read")
+    project = open_project(target, live.drafts, live.connection)
+    options = read_history(project, migration, options, live.runs)
+    census, tally = Census(), Tally()
+    planned = plan_project(project, migration, options, census, Path(out) if out else None)
+    show(options, map(tally.add, planned))
+    tell_found(census, project.drafts)
+    if out:
+        status(f"Plan saved to {out}.")
+    return tally
+
+
+def _plan_many(
+    targets: tuple[str, ...],
+    migration: Migration,
+    options: Options,
+    format_: str,
+    verbose: bool,
+    live: Live,
+) -> Tally:
+    """Every project the TARGETs name: the table, then each project's details. A project
+    that could not be read counts as an object that could not be (exit 1)."""
+    selectors = live_selectors(targets)
+    alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
+    try:
+        client = connect(live.connection)
+        status(f"Reading {', '.join(map(str, selectors))} from {client.base_url} ...")
+        projects = resolve(client, selectors)
+    except (TargetError, WbmigrateError, click.ClickException) as exc:
+        text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
+        hint = f" ({printable(targets[0])} is no file or folder either)" if alone else ""
+        raise UserError(f"{text}{hint}") from None
+    status(f"Planning {len(projects)} project{'s' if len(projects) != 1 else ''} ...")
+    results = plan_projects(
+        client,
+        projects,
+        migration,
+        options,
+        org_report.renderer(format_, verbose),
+        live.drafts,
+        live.runs,
+        cache_folder(os.environ) if live.runs else None,
+    )
+    chunks = {
+        "text": org_report.text_chunks,
+        "markdown": org_report.markdown_chunks,
+        "json": org_report.json_chunks,
+    }[format_]
+    for piece in chunks(migration, options, results):
+        click.echo(piece, nl=False)
+    tally = Tally()
+    for result in results:
+        if result.error is not None:
+            status(f"{result.target}: could not be read ({result.error})")
+            tally.statuses[Status.ERROR] += 1
+            continue
+        tally.merge(result.value.tally)
+        status(f"{result.target}: {live_report.census(result.value.found)}")
+        if result.value.problem:
+            status(f"Warning: {result.value.problem}")
+    return tally
