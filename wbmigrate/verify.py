@@ -34,9 +34,15 @@ class Check(enum.Enum):
     OLD_NAME_LEFT = "old-name-left"
     SPLIT_LOST = "split-lost"
     UNLOGGED_KEY = "unlogged-key"
+    CONFIG_INVALID = "config-invalid"  # files: a config prime-rl's own schema rejects
 
 
-LEVELS = {Check.OLD_NAME_LEFT: "error", Check.SPLIT_LOST: "error", Check.UNLOGGED_KEY: "warning"}
+LEVELS = {
+    Check.OLD_NAME_LEFT: "error",
+    Check.SPLIT_LOST: "error",
+    Check.UNLOGGED_KEY: "warning",
+    Check.CONFIG_INVALID: "error",
+}
 
 
 @dataclass(frozen=True)

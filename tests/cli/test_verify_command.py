@@ -188,3 +188,43 @@ def test_an_unknown_project_exits_2(run, live):
     result = run("verify", "team/nope")
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == "Error: project team/nope not found"
+
+
+@pytest.fixture
+def prime_rl(monkeypatch):
+    """The stand-in for a post-#4253 prime_rl (fixtures/prime-rl-fake) on sys.path."""
+    import sys
+
+    def forget():
+        for name in [n for n in sys.modules if n == "prime_rl" or n.startswith("prime_rl.")]:
+            del sys.modules[name]  # not monkeypatch.delitem: that puts them back
+
+    forget()
+    monkeypatch.syspath_prepend(str(FIXTURES / "prime-rl-fake"))
+    yield
+    forget()
+
+
+def test_configs_are_validated_with_prime_rls_schema_when_it_is_there(run, prime_rl, tmp_path):
+    config = tmp_path / "orchestrator.toml"
+    config.write_text("max_off_policy_steps = 4\n")
+    result = run("verify", str(tmp_path), "--format", "json")
+    assert result.exit_code == 1
+    found = {(f["check"], f["message"]) for f in findings(result)}
+    assert found == {
+        ("old-name-left", "max_off_policy_steps -> max_staleness (config key)"),
+        (
+            "config-invalid",
+            "max_off_policy_steps: unknown to prime-rl's OrchestratorConfig "
+            "(renamed max_staleness in 2026.10.25)",
+        ),
+    }
+    config.write_text("max_staleness = 4\n")
+    assert run("verify", str(tmp_path)).exit_code == 0
+
+
+def test_without_prime_rl_configs_are_checked_by_key_and_it_says_so(run, tmp_path):
+    (tmp_path / "orchestrator.toml").write_text("max_staleness = 4\n")
+    result = run("verify", str(tmp_path))
+    assert result.exit_code == 0
+    assert "prime_rl is not importable here" in result.stderr

@@ -25,6 +25,8 @@ class Rule(enum.Enum):
     RENAMED_METRIC = "renamed-metric"
     REMOVED_METRIC = "removed-metric"
     RENAMED_CONFIG_KEY = "renamed-config-key"
+    CONFIG_INVALID = "config-invalid"
+    NOT_VALIDATED = "not-validated"
     NEEDS_REVIEW = "needs-review"
     MENTION = "mention"
     PARSE_ERROR = "parse-error"
@@ -33,9 +35,9 @@ class Rule(enum.Enum):
     @property
     def level(self) -> Level:
         """The level a finding of this rule usually has (a finding without a fix is a warning)."""
-        if self is Rule.MENTION:
+        if self in (Rule.MENTION, Rule.NOT_VALIDATED):
             return Level.NOTE
-        if self in (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR):
+        if self in (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR, Rule.CONFIG_INVALID):
             return Level.WARNING
         return Level.ERROR
 
@@ -45,6 +47,9 @@ RULE_HELP = {
     Rule.REMOVED_METRIC: "A metric that is no longer logged.",
     Rule.RENAMED_CONFIG_KEY: "A config key or flag the mapping renames: the old spelling fails "
     "validation.",
+    Rule.CONFIG_INVALID: "A key or value prime-rl's own config schema rejects (check --validate).",
+    Rule.NOT_VALIDATED: "A prime-rl config --validate could not validate: which config it is is "
+    "unclear, or prime-rl's loader failed on it.",
     Rule.NEEDS_REVIEW: "An old name in a place wbmigrate will not change safely: code that "
     "reads history, an identifier, a computed key, a regex, a place it does not understand.",
     Rule.MENTION: "An old name in a comment, docstring or prose: information, never a failure.",

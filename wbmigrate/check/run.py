@@ -234,6 +234,29 @@ def check_paths(
     return reports
 
 
+def add_findings(
+    reports: list[FileReport],
+    found: Callable[[Path], tuple[str, list[Finding]]],
+    config: CheckConfig,
+    extra_ignores: Iterable[Rule] = (),
+) -> list[FileReport]:
+    """The reports with the findings of a later pass over each file as it now is on disk
+    (`--validate`, after any fix was written), ignored or suppressed like any other finding."""
+    ignores = Ignores.of(config, extra_ignores)
+    out = []
+    for report in reports:
+        path = Path(report.path)
+        text, more = found(path)
+        kept, suppressed = _suppress(text, more, path, ignores)
+        if more:
+            findings = sorted([*report.findings, *kept], key=lambda f: (f.line, f.column))
+            report = replace(
+                report, findings=tuple(findings), suppressed=report.suppressed + suppressed
+            )
+        out.append(report)
+    return out
+
+
 def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
     """Write every fixed file in place, keeping its permissions, unless it is a link or
     changed since it was read: the paths written, and a one-line reason per file refused."""

@@ -38,7 +38,7 @@ from wbmigrate.live.org import TargetError, resolve
 from wbmigrate.live.project import Census, Project
 from wbmigrate.mapping import Migration
 from wbmigrate.report import verify as verify_report
-from wbmigrate.verify import Finding, Verified, split_of_alerts, verify_one
+from wbmigrate.verify import Check, Finding, Verified, split_of_alerts, verify_one
 
 FORMATS = click.Choice(["text", "markdown", "json", "sarif", "github"])
 
@@ -94,7 +94,7 @@ def verify(
         target = targets[0]
         sources = read_sources(Path(target), ())
         verified = [verify_one(s, migration, options) for s in sources]
-        found = verify_report.findings(verified)
+        found = verify_report.findings(verified, _configs(Path(target), migration, options))
     else:
         target, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
     files = len(targets) == 1 and Path(targets[0] or "-").exists()
@@ -104,6 +104,34 @@ def verify(
     if format_ in ("sarif", "github", "json"):
         status(verify_report.summary(verified, found))
     finish(bool(found) or any(v.error for v in verified))
+
+
+def _configs(target: Path, migration: Migration, options: Options) -> list[Finding]:
+    """The configs among the files: an old key left (the mapping's key check) and, when
+    `prime_rl` is importable, what prime-rl's own schema rejects (as `check --validate`)."""
+    from wbmigrate.check.config import find_config
+    from wbmigrate.check.model import Rule
+    from wbmigrate.check.run import add_findings, check_paths
+    from wbmigrate.check.targets import Targets
+    from wbmigrate.check.validate import Validation, load_schema
+
+    kept = {Rule.RENAMED_CONFIG_KEY: Check.OLD_NAME_LEFT, Rule.CONFIG_INVALID: Check.CONFIG_INVALID}
+    config, targets = find_config(Path.cwd()), Targets(migration, options)
+    ignores = set(Rule) - set(kept)
+    reports = check_paths([target], targets, config, ignores)
+    schema = load_schema()
+    if isinstance(schema, str):
+        status(schema)
+    else:
+        validation = Validation(schema, targets)
+        reports = add_findings(reports, validation, config, ignores)
+        status(validation.summary())
+    return [
+        Finding(kept[f.rule], f.path, f.path, (f"line {f.line}",), f"line {f.line}", f.message)
+        for report in reports
+        for f in report.findings
+        if f.rule in kept
+    ]
 
 
 def _baseline(path: str | None, migration: Migration) -> Baseline | None:

@@ -18,6 +18,7 @@ HELP = {
     Check.SPLIT_LOST: "metrics the mapping keeps distinct (in-flight and in-queue) are merged "
     "or one of them is gone",
     Check.UNLOGGED_KEY: "a panel or alert shows a key no run of the project has logged",
+    Check.CONFIG_INVALID: "a prime-rl config that prime-rl's own schema rejects",
 }
 
 
