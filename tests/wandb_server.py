@@ -39,7 +39,9 @@ return one per request; `server.latency` delays every answer. What a `Fault` doe
 
 Hooks: `server.hooks[operation](variables)` runs before that operation is answered, to edit an
 object between a read and a write the way a colleague in the UI would; `edit_on(operation,
-object_id, change)` installs one that edits a view's spec (or a trigger) once.
+object_id, change)` installs one that edits a view's spec (or a trigger) once. A read of several
+views at once (variables `id0`, `id1`, ...) runs the hook once per view, with `{"id": ...}`, as
+a read of that view alone would.
 """
 
 from __future__ import annotations
@@ -952,7 +954,9 @@ class WandbServer:
             return
         hook = self.hooks.get(operation)
         if hook:
-            hook(variables)
+            ids = [v for k, v in variables.items() if re.fullmatch(r"id\d+", k)]
+            for each in [{"id": i} for i in ids] or [variables]:
+                hook(each)
         result = graphql_sync(self.schema, query, variable_values=variables)
         payload: Any = {"data": result.data}
         refused = [e for e in result.errors or [] if (e.extensions or {}).get("code") == PERMISSION]

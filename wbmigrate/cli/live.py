@@ -34,7 +34,7 @@ from wbmigrate.cli.project import (
     read_history,
     tell_found,
 )
-from wbmigrate.live.apply import Batch, Outcome, apply_one, failed, restore_one, run_all
+from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one, run_all
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
@@ -212,13 +212,7 @@ def apply(
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
     backup = start_backup(project, migration, options, folder)
     with progress(len(work.todo), "Applying") as tick:
-        batch = run_all(
-            work.todo,
-            lambda item: apply_one(project.client, item[0], item[1], migration, options, backup),
-            jobs,
-            tick,
-            stopping,
-        )
+        batch = apply_all(project.client, work.jobs(backup), jobs, tick, stopping, status)
     with shielded():
         unrecorded = backup.close()
         if unrecorded:

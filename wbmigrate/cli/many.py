@@ -19,7 +19,7 @@ from wbmigrate.cli.batch import shielded, stopping
 from wbmigrate.cli.project import Connection, connect, live_selectors, progress
 from wbmigrate.engine.model import Options
 from wbmigrate.exit_codes import ExitCode
-from wbmigrate.live.apply import Batch, Outcome, apply_one, failed, restore_one, run_all
+from wbmigrate.live.apply import Batch, Job, Outcome, apply_all, failed, restore_one, run_all
 from wbmigrate.live.backup import Backup, BackupError, check_folder
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import (
@@ -54,9 +54,8 @@ class Prepared:
 @dataclass(frozen=True)
 class Item:
     target: str
-    task: Any  # (object, expected) to apply, or a Restorable
+    task: Any  # a Job to apply, or a Restorable
     backup: Backup | None = None
-    options: Options | None = None
 
 
 def apply_many(
@@ -122,17 +121,9 @@ def apply_many(
             prepared.project, migration, prepared.options, backups.folder_of(target)
         )
         backups.log(target, "started", objects=len(prepared.work.todo))
-        items += [Item(target, todo, backup, prepared.options) for todo in prepared.work.todo]
+        items += [Item(target, job, backup) for job in prepared.work.jobs(backup)]
     with progress(len(items), "Applying") as tick:
-        batch = run_all(
-            items,
-            lambda item: apply_one(
-                client, item.task[0], item.task[1], migration, item.options, item.backup
-            ),
-            jobs,
-            tick,
-            stopping,
-        )
+        batch = apply_all(client, [item.task for item in items], jobs, tick, stopping, status)
     with shielded():
         outcomes = _by_project(items, batch, settled)
         for item in {id(i.backup): i for i in items}.values():
@@ -199,7 +190,7 @@ def _by_project(
 
 
 def _object_id(task: Any) -> str:
-    return str(task[0].id if isinstance(task, tuple) else task.original.id)
+    return str(task.obj.id if isinstance(task, Job) else task.original.id)
 
 
 def _report_set(

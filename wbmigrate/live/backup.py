@@ -7,6 +7,13 @@ the write (their version kept beside the original). Nothing is trusted when read
 lines carry checksums chained from the manifest, each file's SHA-256 is journaled, the line count
 goes into the manifest at the end, and each file must hold the object and project named; a
 backup failing any check is refused whole, before anything is restored.
+
+What is made durable when (so a crash, even of the machine, never leaves a write without its
+undo): each file is synced as it is written (`safe_write`); journal lines are appended as
+events happen, and `sync` makes them durable in one go, after the folder itself (so the files
+just written keep their names). Apply calls `sync` after backing up a batch of objects and
+before sending any of their writes: one fsync per file, one of the folder and one of the
+journal per batch, not one per line.
 """
 
 from __future__ import annotations
@@ -133,13 +140,14 @@ class Backup:
         self._last, self._lines = genesis(self._manifest), 0
         fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.close(fd)
+        self._unsynced, self._new_names = 0, True  # the manifest and journal just made
 
     def save(self, obj: LiveObject, sending: str) -> None:
         """Back up the object as fetched, and what is about to be sent in its place. Called
-        before anything is sent to W&B."""
+        before anything is sent to W&B, and followed by `sync` before the write is sent."""
         name = f"{file_stem(obj.kind, obj.id)}.json"
         event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
-        event["file_sha256"] = write_private(self.folder / name, _original(obj))
+        event["file_sha256"] = self._file(name, _original(obj))
         self._log({**event, "title": obj.title, "sending_sha256": digest(obj, sending)})
 
     def written(self, obj: LiveObject) -> None:
@@ -155,7 +163,7 @@ class Backup:
         back, beside the original."""
         name = f"{file_stem(obj.kind, obj.id)}.theirs.json"
         event = {"event": "conflict", "file": name, "kind": obj.kind, "id": obj.id}
-        event["file_sha256"] = write_private(self.folder / name, _original(theirs))
+        event["file_sha256"] = self._file(name, _original(theirs))
         self._log({**event, "theirs_sha256": digest(theirs)})
 
     def close(self) -> str | None:
@@ -165,18 +173,54 @@ class Backup:
         with self._lock:
             journal = {"lines": self._lines, "checksum": self._last}
             try:
+                # The journal first: a manifest counting lines a crash could still take
+                # would make the whole backup refused.
+                self._sync()
                 write_private(self.folder / MANIFEST, {**self._manifest, "journal": journal})
             except (OSError, WbmigrateError) as exc:
                 return f"{self.folder / MANIFEST}: the end of the run is not recorded ({exc})"
         return None
 
+    def sync(self) -> None:
+        """Make every file and journal line so far durable. Before a write is sent, the line
+        with the digest of what it sends must be: that line is what lets `rollback` undo a
+        run killed right after the write (the line is on disk before the request leaves)."""
+        with self._lock:
+            self._sync()
+
+    def _sync(self) -> None:
+        # The folder before the journal: a durable line must never name a file whose name
+        # a crash could still take (rollback would refuse the whole backup).
+        if self._new_names:
+            _fsync(self.folder, os.O_RDONLY)
+            self._new_names = False
+        if self._unsynced:
+            _fsync(self.folder / JOURNAL, os.O_WRONLY | os.O_APPEND)
+            self._unsynced = 0
+
+    def _file(self, name: str, data: Any) -> str:
+        """Write one file of the backup (synced by `write_private`); its SHA-256."""
+        sha256 = write_private(self.folder / name, data)
+        with self._lock:
+            self._new_names = True
+        return sha256
+
     def _log(self, event: dict[str, Any]) -> None:
+        """Append one line, durable at the next `sync` (a line cut short by a crash is the
+        last one, and rollback reads the journal without it)."""
         with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
             self._last = chained(self._last, event)
             self._lines += 1
             out.write(json.dumps({**event, "checksum": self._last}, ensure_ascii=True) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+            self._unsynced += 1
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _original(obj: LiveObject) -> dict[str, Any]:

@@ -11,14 +11,21 @@ key only ever travels in the Authorization header of requests to the configured 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 
 from wbmigrate import __version__
-from wbmigrate.live.queries import GET_VIEW, LIST_TRIGGERS, LIST_VIEWS, UPDATE_TRIGGER, UPSERT_VIEW
+from wbmigrate.live.queries import (
+    GET_VIEW,
+    LIST_TRIGGERS,
+    LIST_VIEWS,
+    UPDATE_TRIGGER,
+    UPSERT_VIEW,
+    get_views,
+)
 from wbmigrate.live.shapes import (
     AuthError,
     GraphQLError,
@@ -240,6 +247,21 @@ class Client:
     def view(self, view_id: str, entity: str, project: str) -> View | None:
         node = self.execute(GET_VIEW, {"id": view_id}).get("view")
         return View.from_node(node, entity, project) if node is not None else None
+
+    def views_by_id(self, wanted: Sequence[tuple[str, str, str]]) -> list[View | None]:
+        """Several views in one request (GraphQL aliases), each `(id, entity, project)`; a
+        view that no longer exists is None. An answer that leaves one out, or answers with
+        another view, is a `ShapeError`: a view not answered for is not a view gone."""
+        variables = {f"id{i}": view_id for i, (view_id, _, _) in enumerate(wanted)}
+        data = self.execute(get_views(len(wanted)), variables)
+        views: list[View | None] = []
+        for i, (view_id, entity, project) in enumerate(wanted):
+            node = data.get(f"v{i}")
+            view = View.from_node(node, entity, project) if node is not None else None
+            if f"v{i}" not in data or (view is not None and view.id != view_id):
+                raise ShapeError(f"unexpected answer from W&B: no answer for view {view_id[:40]}")
+            views.append(view)
+        return views
 
     def triggers(self, entity: str, project: str) -> list[dict[str, Any]]:
         """The project's automations (null entries, which name nothing, are left out)."""

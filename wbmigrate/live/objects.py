@@ -2,6 +2,7 @@
 
 Each object keeps what it was fetched as (the spec string exactly as received, the trigger as
 returned) and a fingerprint, so a write can refuse an object that changed in the meantime.
+`Reader` reads many objects again at once, for the writes that follow it at once.
 """
 
 from __future__ import annotations
@@ -9,20 +10,26 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from functools import partial
 from queue import Full, Queue
 from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.kinds import VIEW_TYPES
-from wbmigrate.live.client import PAGE_SIZE, Client, View
-from wbmigrate.live.transport import stop_with
+from wbmigrate.live.client import PAGE_SIZE, Client, GraphQLError, View
+from wbmigrate.live.transport import ApiError, stop_with
 from wbmigrate.plan import Source
 
 T = TypeVar("T")
 
 REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
+BATCH = 50  # views read in one request at most (the aliases of one query)
+# The specs one batched answer may hold, as last read: an answer, whole in memory and within
+# one try's timeout, is never many large specs at once (a larger spec is read alone).
+BATCH_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -197,6 +204,126 @@ def reread(client: Client, obj: LiveObject) -> LiveObject | None:
         if trigger.get("id") == obj.id:
             return LiveObject.of_trigger(trigger, obj.entity, obj.project)
     return None
+
+
+@dataclass
+class Fresh:
+    """What a read found: each object as it is now (None: gone), why one could not be read
+    (one line), and the views whose batched read the server refused (to read again alone)."""
+
+    found: dict[str, LiveObject | None] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    refused: list[LiveObject] = field(default_factory=list)
+
+    def add(self, other: Fresh) -> Fresh:
+        self.found.update(other.found)
+        self.failed.update(other.failed)
+        self.refused += other.refused
+        return self
+
+
+class Reader:
+    """Objects as they are now, many at once, for writes that follow at once: views by id, up
+    to `BATCH` in one request (GraphQL aliases), each project's automations from one listing,
+    and the requests of a read sent side by side on `pool`. Once the server refuses a batched
+    read, views are read one per request for the rest of the run; `note` hears it once."""
+
+    def __init__(
+        self, client: Client, pool: Executor, note: Callable[[str], None] | None = None
+    ) -> None:
+        self.client, self._pool, self._note = client, pool, note
+        self.batched = True
+        self._lock = threading.Lock()
+
+    def read(self, objs: Sequence[LiveObject]) -> Fresh:
+        fresh = self._round(objs)
+        if fresh.refused:  # the refused batches again, a view per request
+            fresh.add(self._round(fresh.refused))
+            fresh.refused = []
+        return fresh
+
+    def _round(self, objs: Sequence[LiveObject]) -> Fresh:
+        views = [o for o in objs if o.view is not None]
+        tasks = [partial(self._views, part) for part in _parts(views, self.batched)]
+        projects: dict[tuple[str, str], list[LiveObject]] = {}
+        for obj in objs:
+            if obj.view is None:
+                projects.setdefault((obj.entity, obj.project), []).append(obj)
+        tasks += [partial(self._triggers, wanted) for wanted in projects.values()]
+        if len(tasks) == 1:
+            return tasks[0]()
+        return _sum(self._pool.map(lambda task: task(), tasks))
+
+    def _views(self, part: list[LiveObject]) -> Fresh:
+        try:
+            if len(part) == 1:
+                views = [self.client.view(part[0].id, part[0].entity, part[0].project)]
+            else:
+                views = self.client.views_by_id([(o.id, o.entity, o.project) for o in part])
+        except WbmigrateError as exc:
+            if len(part) > 1 and refuses_batches(exc):
+                self._refused(exc)
+                return Fresh(refused=part)
+            return _failed(part, exc)
+        found = zip(part, views, strict=True)
+        return Fresh({o.id: LiveObject.of_view(v) if v else None for o, v in found})
+
+    def _triggers(self, wanted: list[LiveObject]) -> Fresh:
+        """The automations `wanted` (of one project), from one listing of its automations."""
+        entity, project = wanted[0].entity, wanted[0].project
+        try:
+            listed = {t["id"]: t for t in self.client.triggers(entity, project)}
+        except WbmigrateError as exc:
+            return _failed(wanted, exc)
+        found = {o.id: listed.get(o.id) for o in wanted}
+        of = LiveObject.of_trigger
+        return Fresh({i: of(t, entity, project) if t else None for i, t in found.items()})
+
+    def _refused(self, exc: WbmigrateError) -> None:
+        with self._lock:  # said once, whichever of the reads side by side sees it first
+            said, self.batched = not self.batched, False
+        if not said and self._note is not None:
+            self._note(
+                f"Note: W&B refused to read several views in one request ({exc}); "
+                "reading one view per request from now on"
+            )
+
+
+def _parts(views: list[LiveObject], batched: bool) -> list[list[LiveObject]]:
+    """The requests a read of `views` takes: up to `BATCH` views and `BATCH_BYTES` of specs
+    each, or one view each once batches are refused."""
+    parts: list[list[LiveObject]] = []
+    size = 0
+    for view in views:
+        full = not parts or len(parts[-1]) == BATCH or size + len(view.text) > BATCH_BYTES
+        if full or not batched:
+            parts.append([])
+            size = 0
+        parts[-1].append(view)
+        size += len(view.text)
+    return parts
+
+
+def refuses_batches(exc: WbmigrateError) -> bool:
+    """Whether an error answers the batched query itself (a server may cap aliases or query
+    size), not the moment: a GraphQL error, or a 4xx other than a refused key (401, 403), a
+    timeout (408) or a rate limit (429), which a view read alone would meet as well."""
+    if isinstance(exc, GraphQLError):
+        return True
+    status = exc.status if isinstance(exc, ApiError) else 0
+    return 400 <= status < 500 and status not in (401, 403, 408, 429)
+
+
+def _sum(parts: Iterator[Fresh]) -> Fresh:
+    total = Fresh()
+    for part in parts:
+        total.add(part)
+    return total
+
+
+def _failed(objs: list[LiveObject], exc: WbmigrateError) -> Fresh:
+    line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return Fresh(failed=dict.fromkeys((o.id for o in objs), line))
 
 
 def write(client: Client, obj: LiveObject, new_text: str) -> LiveObject:

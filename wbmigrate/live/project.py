@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import Expected, Outcome, WriteStatus
+from wbmigrate.live.apply import Expected, Job, Outcome, Rewritten, WriteStatus, plan_write
 from wbmigrate.live.backup import Backup, check_folder
 from wbmigrate.live.census import read_history
 from wbmigrate.live.client import Client
@@ -123,11 +123,23 @@ def _planned(
 @dataclass
 class Work:
     """What an apply run must do: the objects to write, each with the state it must still be
-    in, and the outcomes already known (objects gone since the saved plan, or unreadable)."""
+    in, and the outcomes already known (objects gone since the saved plan, or unreadable);
+    `plans` keeps the rewrite of each object to write, made when it was planned, for the
+    write to reuse."""
 
     todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
     tally: Tally = field(default_factory=Tally)
+    plans: dict[str, Rewritten] = field(default_factory=dict)
+
+    def jobs(self, backup: Backup) -> list[Job]:
+        """The objects to write, each with its plan, backed up into `backup`."""
+        return [Job(obj, expected, self.plans[obj.id], backup) for obj, expected in self.todo]
+
+    def keep(self, obj: LiveObject, expected: Expected, plan: Rewritten | None) -> None:
+        assert plan is not None  # every object planned without an error has one
+        self.todo.append((obj, expected))
+        self.plans[obj.id] = plan
 
 
 def prepare_apply(
@@ -137,19 +149,21 @@ def prepare_apply(
     saved: SavedPlan | None = None,
     census: Census | None = None,
 ) -> Work:
-    """Plan every object (or follow `saved`) and keep only what must be written."""
+    """Plan every object once (or follow `saved`) and keep only what must be written, with
+    the rewrite its write will send."""
     work = Work()
     unreadable, seen = [], set()
-    for obj, planned in _planned(project, migration, options, census):
+    for obj in project.read(census):
+        planned, plan = plan_write(obj, migration, options)
         work.tally.add(planned)
         seen.add(obj.id)
         if planned.status is Status.ERROR:
             unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
         elif saved is None and planned.status is Status.CHANGES:
-            work.todo.append((obj, Expected(obj.fingerprint)))
+            work.keep(obj, Expected(obj.fingerprint), plan)
         elif saved is not None and obj.id in saved.objects:
             entry = saved.objects[obj.id]
-            work.todo.append((obj, Expected(entry.fingerprint, entry.changes)))
+            work.keep(obj, Expected(entry.fingerprint, entry.changes), plan)
     work.settled = _gone(saved, seen) + unreadable
     return work
 

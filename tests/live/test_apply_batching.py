@@ -1,0 +1,271 @@
+"""What `apply` sends per object: a write, and a share of one read per batch.
+
+A batch is as many objects as are written at once (`--jobs`): its views are read again in one
+request (GraphQL aliases, the ids as variables), its automations from one listing per project;
+the read-back of a batch rides on the next batch's read (the last batch's is a request of its
+own); a server that refuses batched reads is read one view per request, said once. Each object
+is planned once, and its backup costs one fsync of its file, the folder and the journal being
+synced once per batch, always before the batch's writes leave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from helpers import FIXTURES, TARGET
+from wandb_server import Fault, WandbServer, WandbState
+
+import wbmigrate.live.apply
+import wbmigrate.live.objects
+from wbmigrate.live.client import Client
+from wbmigrate.live.objects import LiveObject, Reader
+
+REPORT = json.dumps(json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text()))
+ALERT = json.loads((FIXTURES / "demo-project/automations/token-max.json").read_text())
+
+
+@pytest.fixture
+def made(tmp_path, monkeypatch):
+    """A server holding `views` copies of a report and `alerts` copies of an alert, each
+    needing the migration; the environment pointed at it, as the `live` fixture does."""
+    servers = []
+
+    def make(views: int, alerts: int = 0) -> WandbServer:
+        state = WandbState()
+        for n in range(views):
+            state.add_view(REPORT, "runs", f"Report {n}")
+        for _ in range(alerts):
+            state.add_trigger(ALERT)
+        server = WandbServer(state).__enter__()
+        servers.append(server)
+        (tmp_path / "home").mkdir(exist_ok=True)
+        monkeypatch.setenv("WANDB_API_KEY", server.api_key)
+        monkeypatch.setenv("WANDB_BASE_URL", server.url)
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.chdir(tmp_path)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+def ids(request) -> list[str]:
+    """The views a read asks for: `id0`, `id1`, ... of a batched read, or `id`."""
+    found = [v for k, v in request.variables.items() if re.fullmatch(r"id\d+", k)]
+    return found or [request.variables["id"]]
+
+
+def after_reading(server) -> list:
+    """The requests after the project was read (its listings, the first automations listing)."""
+    listings = [i for i, r in enumerate(server.requests) if r.operation == "WbmigrateTriggers"]
+    return server.requests[listings[0] + 1 :]
+
+
+# --- batched reads ------------------------------------------------------------------------------
+
+
+def test_a_batch_is_read_in_one_request_and_read_back_with_the_next(run, made):
+    server = made(9)
+    result = run("apply", TARGET, "--yes", "--jobs", "4")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 9 applied." in result.stdout
+    sent = after_reading(server)
+    reads = [r for r in sent if r.operation == "WbmigrateView"]
+    writes = [r for r in sent if r.operation == "WbmigrateUpsertView"]
+    assert len(writes) == 9
+    assert len(sent) == 9 + 4  # a write each, four reads in all
+    # batch 1 fresh; batch 2 fresh + batch 1 back; batch 3 (one view) + batch 2 back; batch 3 back
+    assert [len(ids(r)) for r in reads] == [4, 8, 5, 1]
+    for request in reads:  # ids travel as variables, never in the query text
+        query = json.loads(request.body)["query"]
+        assert not any(view_id in query for view_id in ids(request))
+    order = {id(r): i for i, r in enumerate(sent)}
+    for write in writes:
+        view_id = write.variables["input"]["id"]
+        about = [order[id(r)] for r in reads if view_id in ids(r)]
+        assert len(about) == 2  # read right before its write, then read back once
+        assert about[0] < order[id(write)] < about[1]
+
+
+def test_the_automations_of_a_batch_come_from_one_listing(run, made):
+    server = made(0, alerts=8)
+    result = run("apply", TARGET, "--yes", "--jobs", "4")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 8 applied." in result.stdout
+    operations = [r.operation for r in after_reading(server)]
+    # batch 1 fresh; batch 2 fresh + batch 1 back; batch 2 back: 3 listings, not 2 per alert
+    assert operations.count("WbmigrateTriggers") == 3
+    assert operations.count("WbmigrateUpdateTrigger") == 8
+
+
+def test_a_server_refusing_batched_reads_is_read_one_view_at_a_time(run, made):
+    server = made(9)
+
+    def refuse_batches(payload, variables):
+        if "id0" in variables:
+            return {"data": None, "errors": [{"message": "too many aliases"}]}
+        return payload
+
+    server.faults.append(Fault(answer=refuse_batches, operation="WbmigrateView", sticky=True))
+    result = run("apply", TARGET, "--yes", "--jobs", "4")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 9 applied." in result.stdout
+    notes = [line for line in result.stderr.splitlines() if "one view per request" in line]
+    assert notes == [
+        "Note: W&B refused to read several views in one request (W&B answered with an "
+        "error: too many aliases); reading one view per request from now on"
+    ]
+    reads = [r for r in after_reading(server) if r.operation == "WbmigrateView"]
+    assert len(ids(reads[0])) == 4  # the one batched read tried
+    assert all(list(r.variables) == ["id"] for r in reads[1:])
+    assert len(reads) == 1 + 9 + 9  # then each view alone, before its write and after
+
+
+def test_the_reader_falls_back_on_a_4xx_and_not_on_a_failure_of_the_moment(live):
+    client = Client(live.url, live.api_key, retries=0)
+    views = [LiveObject.of_view(v) for v in client.views("team", "async-rl", "runs")]
+    notes: list[str] = []
+    with ThreadPoolExecutor(4) as pool:
+        reader = Reader(client, pool, notes.append)
+        live.faults.append(Fault(status=500, operation="WbmigrateView"))
+        failed = reader.read(views)  # a server error fails the batch's objects, and that is all
+        assert set(failed.failed) == {v.id for v in views}
+        assert reader.batched
+        live.faults.append(Fault(status=400, operation="WbmigrateView"))
+        fresh = reader.read(views)
+    assert fresh.failed == {}
+    assert not reader.batched
+    assert {i: o.text for i, o in fresh.found.items() if o} == {v.id: v.text for v in views}
+    assert len(notes) == 1
+    assert "HTTP 400" in notes[0]
+
+
+def test_a_batched_read_holds_a_bounded_size_of_specs(made, monkeypatch):
+    server = made(5)
+    client = Client(server.url, server.api_key)
+    views = [LiveObject.of_view(v) for v in client.views("team", "async-rl", "runs")]
+    monkeypatch.setattr(wbmigrate.live.objects, "BATCH_BYTES", 2 * len(REPORT))
+    with ThreadPoolExecutor(4) as pool:
+        fresh = Reader(client, pool).read(views)
+    assert set(fresh.found) == {v.id for v in views}
+    reads = [r for r in server.requests if r.operation == "WbmigrateView"]
+    assert sorted(len(ids(r)) for r in reads) == [1, 2, 2]
+
+
+def test_a_batch_whose_read_fails_is_not_written_and_the_others_go_on(run, made, tmp_path):
+    server = made(9)
+    server.faults.append(Fault(status=500, operation="WbmigrateView"))
+    result = run("apply", TARGET, "--yes", "--jobs", "4", "--retries", "0", "--backup-dir", "b")
+    assert result.exit_code == 1
+    assert "Summary: 5 applied, 4 failed." in result.stdout
+    events = [json.loads(line) for line in (tmp_path / "b/journal.jsonl").read_text().splitlines()]
+    unread = {e["id"] for e in events if e.get("reason") == "could not be read again"}
+    assert len(unread) == 4
+    assert all(server.state.views[i]["spec"] == REPORT for i in unread)
+    assert "Summary: 4 applied." in run("apply", TARGET, "--yes").stdout
+
+
+# --- planned once -------------------------------------------------------------------------------
+
+
+def test_each_object_is_planned_once(run, live, monkeypatch):
+    real = wbmigrate.live.apply.rewrite_text
+    planned: list[str] = []
+
+    def counting(text, migration, **kwargs):
+        planned.append(kwargs["name"])
+        return real(text, migration, **kwargs)
+
+    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_text", counting)
+    result = run("apply", TARGET, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 10 applied." in result.stdout
+    assert len(planned) == 11  # every object read, once; none planned again to be written
+
+
+# --- what is made durable, and when -------------------------------------------------------------
+
+
+@pytest.fixture
+def fsyncs(monkeypatch):
+    """Every fsync: the inode and size of what was synced, and whether it was a folder."""
+    calls: list[tuple[int, int, bool]] = []
+    real = os.fsync
+
+    def recording(fd):
+        real(fd)
+        info = os.fstat(fd)
+        calls.append((info.st_ino, info.st_size, stat.S_ISDIR(info.st_mode)))
+
+    monkeypatch.setattr(os, "fsync", recording)
+    return calls
+
+
+def test_one_fsync_per_backup_file_and_one_of_folder_and_journal_per_batch(
+    run, made, fsyncs, tmp_path
+):
+    made(9)
+    result = run("apply", TARGET, "--yes", "--jobs", "4", "--backup-dir", "b")
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "b"
+    files = [p.stat().st_ino for p in folder.glob("report-*.json")]
+    synced = [ino for ino, _, _ in fsyncs]
+    assert len(files) == 9
+    assert all(synced.count(ino) == 1 for ino in files)
+    assert synced.count(folder.stat().st_ino) == 3  # each batch's new files, once
+    assert synced.count((folder / "journal.jsonl").stat().st_ino) == 3 + 1  # and at the end
+    # before: three per object (its file, its backed-up line, its written line)
+    assert 9 + 3 + 4 < 3 * 9
+
+
+def test_every_write_leaves_after_its_backup_is_durable(run, made, fsyncs, tmp_path):
+    """The crash-safety guarantee: when a write is sent, the backup file it would be undone
+    from, that file's name in the folder, and the journal line with the digest of what is
+    sent are all on disk."""
+    server = made(9)
+    folder, checked = tmp_path / "b", []
+
+    def at_the_write(variables):
+        lines = (folder / "journal.jsonl").read_bytes().splitlines(keepends=True)
+        events = [json.loads(line) for line in lines]
+        (n,) = [
+            i
+            for i, e in enumerate(events)
+            if e["id"] == variables["input"]["id"] and e["event"] == "backed-up"
+        ]
+        end, backup_file = sum(map(len, lines[: n + 1])), folder / events[n]["file"]
+        so_far = list(fsyncs)
+        file_at = [i for i, (ino, _, _) in enumerate(so_far) if ino == backup_file.stat().st_ino]
+        folder_after = [i for i, (_, _, is_dir) in enumerate(so_far[file_at[0] :]) if is_dir]
+        journal = (folder / "journal.jsonl").stat().st_ino
+        line_on_disk = any(ino == journal and size >= end for ino, size, _ in so_far)
+        checked.append(len(file_at) == 1 and bool(folder_after) and line_on_disk)
+
+    server.hooks["WbmigrateUpsertView"] = at_the_write
+    result = run("apply", TARGET, "--yes", "--jobs", "4", "--backup-dir", "b")
+    assert result.exit_code == 0, result.output
+    assert checked == [True] * 9
+
+
+def test_a_backup_that_cannot_be_made_durable_writes_nothing(run, made, monkeypatch, tmp_path):
+    server = made(5)
+    real = os.fsync
+
+    def failing(fd):
+        journal = tmp_path / "b" / "journal.jsonl"
+        if journal.exists() and os.fstat(fd).st_ino == journal.stat().st_ino:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", failing)
+    result = run("apply", TARGET, "--yes", "--jobs", "4", "--backup-dir", "b")
+    assert result.exit_code == 1
+    refused = re.findall(r"failed +report .*the backup cannot be made durable", result.stdout)
+    assert len(refused) == 5
+    assert [r for r in server.requests if r.operation == "WbmigrateUpsertView"] == []
