@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from wbmigrate.check.model import FileReport
 from wbmigrate.cli.base import (
     CONTEXT,
     UserError,
@@ -121,7 +122,8 @@ def _configs(target: Path, migration: Migration, options: Options) -> list[Findi
     reports = check_paths([target], targets, config, ignores)
     schema = load_schema()
     if isinstance(schema, str):
-        status(schema)
+        if any(_config_like(r) for r in reports):  # else nothing was left unvalidated
+            status(schema)
     else:
         validation = Validation(schema, targets)
         reports = add_findings(reports, validation, config, ignores)
@@ -132,6 +134,14 @@ def _configs(target: Path, migration: Migration, options: Options) -> list[Findi
         for f in report.findings
         if f.rule in kept
     ]
+
+
+def _config_like(report: FileReport) -> bool:
+    """A file that may be a prime-rl config: TOML or YAML, or one with an old config key."""
+    suffix = Path(report.path).suffix
+    return suffix in (".toml", ".yaml", ".yml") or any(
+        f.rule.value == "renamed-config-key" for f in report.findings
+    )
 
 
 def _baseline(path: str | None, migration: Migration) -> Baseline | None:
