@@ -3,11 +3,14 @@ ones (5-500 KB). Deterministic: the same seed gives the same bytes."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import random
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from wbmigrate import find_mapping
 
@@ -271,10 +274,34 @@ def trigger(rng: random.Random, index: int) -> dict[str, Any]:
     }
 
 
+START = dt.datetime(2026, 1, 1)
+
+
+def runs(count: int, seed: int = 1) -> list[dict[str, Any]]:
+    """Runs for the key census (`WandbState.add_run` arguments), oldest first: the older 60%
+    logged old names, the newer the new ones, each with the common keys."""
+    rng = random.Random(seed)
+    migration = find_mapping("prime-rl").migration()
+    new = sorted(migration.new_names)
+    found = []
+    for i in range(count):
+        names = OLD if i < count * 0.6 else new
+        keys = KEYS + rng.sample(names, k=min(len(names), 4))
+        created = (START + dt.timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        found.append({"name": f"run{i:05d}", "created_at": created, "history_keys": keys})
+    return found
+
+
 def server_state(
-    path: Path, views: int, triggers: int, seed: int = 1, low: int = 5_000, high: int = 50_000
+    path: Path,
+    views: int,
+    triggers: int,
+    seed: int = 1,
+    low: int = 5_000,
+    high: int = 50_000,
 ) -> None:
-    """A state file for `tests/wandb_server.py`: reports and project automations."""
+    """A state file for `tests/wandb_server.py`: reports, project automations and runs (by
+    default one for every two views)."""
     rng = random.Random(seed)
     texts = report_texts(views, seed, low=low, high=high)
     state = {
@@ -283,5 +310,38 @@ def server_state(
             for i, text in enumerate(texts)
         ],
         "triggers": [trigger(rng, i) for i in range(triggers)],
+        "runs": runs(views // 2, seed),
     }
     path.write_text(json.dumps(state))
+
+
+def mapping_text(entries: int, per_step: int = 1_000) -> str:
+    """A mapping of about `entries` renames in steps of `per_step`, each step renaming again
+    half the names the step before introduced (chains across steps), then prime-rl's steps (so
+    the specs have something to change). YAML, as a user would keep it."""
+    bundled = find_mapping("prime-rl").path
+    assert bundled is not None
+    prime = yaml.safe_load(bundled.read_text())
+    steps: list[dict[str, Any]] = []
+    fresh: list[str] = []
+    k = 0
+    for s in range(max(1, entries // per_step)):
+        renamed = {old: f"v{s}/{old}" for old in fresh[: per_step // 2]}
+        fresh = []
+        while len(renamed) < per_step:
+            old = f"{KEYS[k % len(KEYS)]}_{k}/m{k // 7}"
+            renamed[old] = f"new/{old}"
+            fresh.append(renamed[old])
+            k += 1
+        steps.append(
+            {
+                "version": f"gen.{s}",
+                "date": dt.date(2000, 1, 1) + dt.timedelta(days=s),
+                "source": "https://example.com/generated",
+                "summary": f"Generated step {s}.",
+                "metrics": {"renamed": renamed},
+                "annotation": f"Generated step {s}.",
+            }
+        )
+    document = {**prime, "id": f"generated-{entries}", "steps": steps + prime["steps"]}
+    return yaml.safe_dump(document, sort_keys=False, width=1_000)

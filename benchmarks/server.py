@@ -1,11 +1,14 @@
 """The repository's W&B-compatible test server (tests/wandb_server.py) in a process of its own,
-holding generated views and automations, with latency added to every request."""
+holding generated views, automations and runs, with latency added to every request; and its
+log of requests, to count what each side asked for."""
 
 from __future__ import annotations
 
 import base64
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +19,19 @@ import requests
 SERVER = Path(__file__).resolve().parent.parent / "tests" / "wandb_server.py"
 ENTITY, PROJECT = "team", "async-rl"
 FIRST_VIEW = 101  # the server numbers views from here, in the order of the state file
+WRITE = re.compile(r"upsert|update", re.IGNORECASE)  # mutations' operation names
+
+
+@dataclass(frozen=True)
+class Requests:
+    """What one side asked the server for."""
+
+    reads: int
+    writes: int
+
+    @property
+    def total(self) -> int:
+        return self.reads + self.writes
 
 
 @dataclass(frozen=True)
@@ -27,11 +43,17 @@ class Server:
     def env(self) -> dict[str, str]:
         return {"WANDB_BASE_URL": self.url, "WANDB_API_KEY": self.api_key}
 
-    def timings(self) -> list[tuple[str, str | None, float]]:
-        """Every request so far: its operation, its viewType, and its time in the server
-        beyond the added latency, in the order they were answered."""
+    def operations(self) -> list[str]:
+        """The operation of every request answered so far, in order."""
+        time.sleep(0.05)  # the server logs a request just after answering it
         answer = requests.get(f"{self.url}/_stats", timeout=30).json()
-        return [(t[0], t[1], t[2]) for t in answer["timings"]]
+        return [timing[0] for timing in answer["timings"]]
+
+    def since(self, before: int) -> Requests:
+        """The reads and writes answered after the first `before` requests."""
+        operations = self.operations()[before:]
+        writes = sum(1 for operation in operations if WRITE.search(operation))
+        return Requests(len(operations) - writes, writes)
 
     def report_url(self, index: int) -> str:
         """The app URL of the index-th view of the state file, as users copy it."""

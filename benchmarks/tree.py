@@ -1,5 +1,6 @@
-"""check: a 5,000-file tree (one file in ten with old names) against reading every file and
-parsing every JSON file."""
+"""check: `wbmigrate check TREE` (json, then text output) over a 5,000-file tree, one file in ten
+with old names, against a process that walks the tree, reads every file and parses the JSON
+ones. Interpreter start is in both."""
 
 from __future__ import annotations
 
@@ -9,13 +10,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.data import report
-from benchmarks.measure import Result, alternate, at_most
-from wbmigrate import find_mapping
-from wbmigrate.check.config import CheckConfig
-from wbmigrate.check.run import check_paths
-from wbmigrate.check.targets import Targets
-from wbmigrate.engine.model import Options
-from wbmigrate.report.check import to_text
+from benchmarks.measure import Findings, alternate, at_most, floor, run, wbmigrate
 
 PYTHON = (
     '"""Training helpers."""\nimport wandb\n\n'
@@ -50,22 +45,19 @@ def make_tree(root: Path, files: int, seed: int = 3) -> None:
             (folder / f"notes{i}.md").write_text("# Notes\n\nNothing to see.\n" * 20)
 
 
-def run(smoke: bool = False) -> list[Result]:
+def run_suite(smoke: bool = False) -> Findings:
     files = 200 if smoke else 5_000
+    findings = Findings()
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        make_tree(root, files)
-        targets = Targets(find_mapping("prime-rl").migration(), Options())
-
-        def ours() -> None:
-            to_text(check_paths([root], targets, CheckConfig()))
-
-        def floor() -> None:
-            for path in sorted(root.rglob("*")):
-                if path.is_file():
-                    text = path.read_text()
-                    if path.suffix == ".json":
-                        json.loads(text)
-
-        mine, theirs, ratio = alternate(ours, floor, 3 if smoke else 5)
-    return [at_most(f"check: {files} files (10% with old names)", mine, theirs, ratio, 1.5)]
+        make_tree(Path(folder), files)
+        for format_ in ("json", "text"):
+            # exit 1: old names found, as they are
+            check = wbmigrate("check", folder, "--format", format_)
+            mine, theirs, ratio = alternate(
+                lambda command=check: run(command, codes=(1,)),  # type: ignore[misc]
+                lambda: run(floor("check.py", folder)),
+                3 if smoke else 5,
+            )
+            name = f"check: {files:,} files (10% with old names), {format_}"
+            findings.results.append(at_most(name, mine, theirs, ratio, 1.5))
+    return findings

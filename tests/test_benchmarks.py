@@ -1,5 +1,5 @@
-"""The benchmarks still run: their smoke sizes, end to end (the figures are not judged here;
-timings belong in `python -m benchmarks`, never in tests)."""
+"""The benchmarks still run: their smoke sizes, every suite, end to end (the figures are not
+judged here; timings belong in `python -m benchmarks`, never in tests)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SUITES = ["core", *["check"] * 2, *["live"] * 5, "memory", *["scale"] * 6]
 
 
 def test_every_benchmark_runs_at_smoke_size():
@@ -22,6 +23,8 @@ def test_every_benchmark_runs_at_smoke_size():
     )
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if re.search(r"\d\.\d\dx", line)]
-    names = [row.split(":")[0] for row in rows]
-    assert names == ["core", "check", "live", "live", "live", "live", "memory"], result.stdout
+    assert [row.split(":")[0] for row in rows] == SUITES, result.stdout
+    assert re.search(r"^\d{4}-\d\d-\d\d .* \d+ CPUs .* Python 3", result.stdout, re.M)
+    assert "requests, live plan of" in result.stdout  # requests per object, from the server
+    assert "requests, live apply of" in result.stdout
     assert "smoke sizes" in result.stdout

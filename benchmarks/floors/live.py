@@ -1,0 +1,131 @@
+"""The floor of `wbmigrate plan` and `apply` on a live project: the listings the job needs, on
+as many connections as wbmigrate uses, each answer parsed; for `apply`, then exactly one write
+per changed object, `jobs` at a time. Nothing else.
+
+`python live.py JOB.json`; the job (written by benchmarks/live.py) holds the host, the key,
+wbmigrate's own query texts and page sizes, and, for `apply`, a file of the write requests
+(one JSON body a line, what wbmigrate writes, found before timing).
+"""
+
+import json
+import sys
+import threading
+from collections.abc import Callable
+from queue import Queue
+from typing import Any
+
+import requests
+
+Job = dict[str, Any]
+Post = Callable[..., dict[str, Any]]
+Task = tuple[Any, ...]  # (function, arguments...): the function returns the tasks that follow
+
+
+def main(path: str) -> None:
+    with open(path, encoding="utf-8") as file:
+        job = json.load(file)
+    read(job)
+    if job["writes"]:
+        with open(job["writes"], "rb") as lines:
+            write(job, lines.read().splitlines())
+
+
+def read(job: Job) -> None:
+    """Every listing, each page asked for as soon as the one before it has arrived; the keys
+    of each page of runs as soon as that page has arrived."""
+    tasks: Queue[Task | None] = Queue()
+    for view_type in job["view_types"]:
+        tasks.put((views, view_type, None))
+    tasks.put((triggers,))
+    tasks.put((runs, None, 0))
+    work(job, tasks, job["connections"])
+
+
+def views(job: Job, post: Post, view_type: str, after: str | None) -> list[Task]:
+    variables = {"viewType": view_type, "first": job["page"], "after": after}
+    page = post(job["queries"]["views"], variables)["project"]["allViews"]
+    if page["pageInfo"]["hasNextPage"]:
+        return [(views, view_type, page["pageInfo"]["endCursor"])]
+    return []
+
+
+def triggers(job: Job, post: Post) -> list[Task]:
+    post(job["queries"]["triggers"], {})
+    return []
+
+
+def runs(job: Job, post: Post, after: str | None, listed: int) -> list[Task]:
+    first = min(job["runs_page"], job["runs_cap"] - listed)
+    found = post(job["queries"]["runs"], {"first": first, "after": after})["project"]["runs"]
+    names = [edge["node"]["name"] for edge in found["edges"]]
+    batch = job["keys_batch"]
+    more: list[Task] = [(keys, names[i : i + batch]) for i in range(0, len(names), batch)]
+    listed += len(names)
+    if found["pageInfo"]["hasNextPage"] and listed < job["runs_cap"]:
+        more.append((runs, found["pageInfo"]["endCursor"], listed))
+    return more
+
+
+def keys(job: Job, post: Post, names: list[str]) -> list[Task]:
+    filters = json.dumps({"name": {"$in": names}})
+    post(job["queries"]["keys"], {"filters": filters, "first": len(names)})
+    return []
+
+
+def write(job: Job, bodies: list[bytes]) -> None:
+    tasks: Queue[Task | None] = Queue()
+    for body in bodies:
+        tasks.put((send, body))
+    work(job, tasks, job["jobs"])
+
+
+def send(job: Job, post: Post, body: bytes) -> list[Task]:
+    post(None, None, body)
+    return []
+
+
+def work(job: Job, tasks: "Queue[Task | None]", threads: int) -> None:
+    """Run `tasks` (and the tasks they return) on `threads` threads, one connection each."""
+    failures: list[Exception] = []
+
+    def worker() -> None:
+        session = requests.Session()
+        session.auth = ("api", job["api_key"])
+        post = poster(job, session)
+        while (task := tasks.get()) is not None:
+            try:
+                for more in task[0](job, post, *task[1:]):
+                    tasks.put(more)
+            except Exception as exc:  # raised once every task has ended
+                failures.append(exc)
+            finally:
+                tasks.task_done()
+
+    pool = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    tasks.join()
+    for _ in pool:
+        tasks.put(None)
+    if failures:
+        raise failures[0]
+
+
+def poster(job: Job, session: requests.Session) -> Post:
+    url = job["url"] + "/graphql"
+    project = {"entity": job["entity"], "project": job["project"]}
+    headers = {"Content-Type": "application/json"}
+
+    def post(query: str | None, variables: dict[str, Any] | None, body: str | bytes = "") -> Any:
+        if not body:
+            body = json.dumps({"query": query, "variables": {**project, **(variables or {})}})
+        answer = session.post(url, data=body, headers=headers, timeout=60).json()
+        if answer.get("errors") or not answer.get("data"):
+            raise RuntimeError(str(answer)[:300])
+        return answer["data"]
+
+    return post
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
