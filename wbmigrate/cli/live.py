@@ -31,7 +31,7 @@ from wbmigrate.cli.project import (
     names_many,
     open_project,
     progress,
-    read_history,
+    read_history_while_listing,
     tell_found,
 )
 from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one, run_all
@@ -196,10 +196,11 @@ def apply(
         )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
-    if saved is None:  # a saved plan carries the census it was made with
-        options = read_history(project, migration, options, runs)
     census = Census()
-    work = prepare_apply(project, migration, options, saved, census)
+    objects = None
+    if saved is None:  # a saved plan carries the census it was made with
+        options, objects = read_history_while_listing(project, migration, options, runs, census)
+    work = prepare_apply(project, migration, options, saved, census, objects)
     tell_found(census, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do

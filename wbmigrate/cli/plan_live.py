@@ -19,7 +19,7 @@ from wbmigrate.cli.project import (
     live_target,
     names_many,
     open_project,
-    read_history,
+    read_history_while_listing,
     tell_found,
 )
 from wbmigrate.engine.model import Options
@@ -65,9 +65,9 @@ def plan_live(
     if out and not Path(out).resolve().parent.is_dir():
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
-    options = read_history(project, migration, options, live.runs)
     census, tally = Census(), Tally()
-    planned = plan_project(project, migration, options, census, Path(out) if out else None)
+    options, objects = read_history_while_listing(project, migration, options, live.runs, census)
+    planned = plan_project(project, migration, options, census, Path(out) if out else None, objects)
     show(options, map(tally.add, planned))
     tell_found(census, project.drafts)
     if out:

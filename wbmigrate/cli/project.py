@@ -19,8 +19,9 @@ from wbmigrate.live.apply import Outcome
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
+from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.org import Selector, selector
-from wbmigrate.live.project import Census, Project, parse_target, with_history
+from wbmigrate.live.project import Census, Project, listing_while, parse_target, with_history
 from wbmigrate.mapping import Migration
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
@@ -147,6 +148,14 @@ def read_history(project: Project, migration: Migration, options: Options, runs:
     elif found.history is not None and not found.history.runs:
         status(f"{project.target} has no runs yet: no boundary to show.")
     return found
+
+
+def read_history_while_listing(
+    project: Project, migration: Migration, options: Options, runs: int, census: Census
+) -> tuple[Options, Iterator[LiveObject]]:
+    """`read_history`, while the project's objects start to be read: the options, and the
+    objects for `plan_project` or `prepare_apply`."""
+    return listing_while(project, census, lambda: read_history(project, migration, options, runs))
 
 
 def live_selectors(targets: tuple[str, ...]) -> list[Selector]:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
 RUNS_PAGE = 100
 KEYS_BATCH = 50  # runs whose keys one request reads: their key lists can be long
+KEYS_AT_ONCE = 4  # such requests in flight (as many as the listings use)
 CACHE_FORMAT = "wbmigrate-census-cache/1"
 SYSTEM_KEYS = frozenset({"_step", "_runtime", "_timestamp", "_wandb"})
 FINAL_STATES = frozenset({"finished", "crashed", "failed", "killed"})
@@ -53,8 +55,12 @@ def read_history(
     cache = _Cache(cache_dir, client.base_url, entity, project)
     keys = {item.run.id: found for item in listed if (found := cache.get(item)) is not None}
     missing = [item.run.id for item in listed if item.run.id not in keys]
-    for start in range(0, len(missing), KEYS_BATCH):
-        keys.update(_run_keys(client, entity, project, missing[start : start + KEYS_BATCH]))
+    batches = [missing[start : start + KEYS_BATCH] for start in range(0, len(missing), KEYS_BATCH)]
+    with ThreadPoolExecutor(max_workers=max(1, min(KEYS_AT_ONCE, len(batches)))) as pool:
+        for batch in pool.map(
+            lambda names: dict(_run_keys(client, entity, project, names)), batches
+        ):
+            keys.update(batch)
     cache.save(listed, keys)
     runs = [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed]
     return history_of(runs, migration, total)

@@ -7,10 +7,13 @@ the CLI only parses, calls and prints.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import Expected, Job, Outcome, Rewritten, WriteStatus, plan_write
@@ -23,6 +26,7 @@ from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_one
 
+T = TypeVar("T")
 TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
 
 
@@ -72,6 +76,20 @@ class Project:
         return map(census.add, found) if census is not None else found
 
 
+def listing_while(
+    project: Project, census: Census, work: Callable[[], T]
+) -> tuple[T, Iterator[LiveObject]]:
+    """`work()` (the key census) while the project's listings start: its result, and the
+    objects, the first already read. The listings read a couple of pages ahead meanwhile, so
+    the census costs no round trip of its own before the first page."""
+    objects = project.read(census)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(work)
+        first = list(itertools.islice(objects, 1))
+        done = pending.result()
+    return done, itertools.chain(first, objects)
+
+
 def with_history(
     project: Project, migration: Migration, options: Options, runs: int, cache: Path | None
 ) -> tuple[Options, str | None]:
@@ -96,12 +114,15 @@ def plan_project(
     options: Options,
     census: Census | None = None,
     out: Path | None = None,
+    objects: Iterator[LiveObject] | None = None,
 ) -> Iterator[Planned]:
     """Each object planned as it arrives, then let go, so memory stays flat. With `out`, the
-    plan is also saved there for `apply --plan`; only a plan read to the end is saved."""
+    plan is also saved there for `apply --plan`; only a plan read to the end is saved.
+    `objects`: the project's objects, already being read (see `with_history`)."""
     saved = PlanFile(out, migration, options, project.target, project.drafts) if out else None
     try:
-        for obj, planned in _planned(project, migration, options, census):
+        for obj in objects if objects is not None else project.read(census):
+            planned = plan_one(obj.source(), migration, options)
             if saved is not None:
                 saved.add(planned, obj)
             yield planned
@@ -111,13 +132,6 @@ def plan_project(
         raise
     if saved is not None:
         saved.close()
-
-
-def _planned(
-    project: Project, migration: Migration, options: Options, census: Census | None
-) -> Iterator[tuple[LiveObject, Planned]]:
-    for obj in project.read(census):
-        yield obj, plan_one(obj.source(), migration, options)
 
 
 @dataclass
@@ -148,12 +162,13 @@ def prepare_apply(
     options: Options,
     saved: SavedPlan | None = None,
     census: Census | None = None,
+    objects: Iterator[LiveObject] | None = None,
 ) -> Work:
     """Plan every object once (or follow `saved`) and keep only what must be written, with
     the rewrite its write will send."""
     work = Work()
     unreadable, seen = [], set()
-    for obj in project.read(census):
+    for obj in objects if objects is not None else project.read(census):
         planned, plan = plan_write(obj, migration, options)
         work.tally.add(planned)
         seen.add(obj.id)
