@@ -10,7 +10,6 @@ import datetime as dt
 import itertools
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -79,15 +78,13 @@ class Project:
 def listing_while(
     project: Project, census: Census, work: Callable[[], T]
 ) -> tuple[T, Iterator[LiveObject]]:
-    """`work()` (the key census) while the project's listings start: its result, and the
-    objects, the first already read. The listings read a couple of pages ahead meanwhile, so
-    the census costs no round trip of its own before the first page."""
+    """`work()` (the key census) while the project's listings go on: its result, and the
+    objects. The census starts once the first object has arrived (a project that cannot be
+    read fails as before, with no extra requests), and the listings read a couple of pages
+    ahead meanwhile, so the census costs few round trips of its own."""
     objects = project.read(census)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(work)
-        first = list(itertools.islice(objects, 1))
-        done = pending.result()
-    return done, itertools.chain(first, objects)
+    first = list(itertools.islice(objects, 1))  # the listings' threads are reading now
+    return work(), itertools.chain(first, objects)
 
 
 def with_history(
