@@ -17,8 +17,10 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 SKIPPED_FOLDERS = {
     ".git",
@@ -37,7 +39,7 @@ _KINDS = {
     stat.S_IFBLK: "a block device",
 }
 
-Ignores = list[tuple[Path, GitIgnoreSpec]]  # (the folder of a .gitignore, resolved; its rules)
+Ignores = list[tuple[Path, "GitIgnoreSpec"]]  # (the folder of a .gitignore, resolved; its rules)
 
 
 @dataclass(frozen=True)
@@ -68,15 +70,15 @@ def find_files(
     `--force-exclude` does, so a pre-commit hook that passes every staged file agrees with
     `check .`. Files found by walking always obey both."""
     given = list(paths)
-    excluded = GitIgnoreSpec.from_lines(list(exclude))
+    excluded = _spec(list(exclude))
     project = Path.cwd().resolve()
     tree = _tree(given)
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for path in given:
         if force_exclude and _named_excluded(path, excluded, project):
             continue
         for file in _files_of(path, excluded, project, tree, on_refused):
-            key = Path(os.path.normpath(file))
+            key = os.path.normpath(file)
             if key not in seen:
                 seen.add(key)
                 yield file
@@ -84,7 +86,7 @@ def find_files(
 
 def _files_of(
     path: Path,
-    excluded: GitIgnoreSpec,
+    excluded: GitIgnoreSpec | None,
     project: Path,
     tree: Path,
     on_refused: Callable[[Refusal], None],
@@ -145,7 +147,7 @@ def _shown(target: Path, project: Path) -> Path:
     return target.relative_to(project) if target.is_relative_to(project) else target
 
 
-def _named_excluded(path: Path, excluded: GitIgnoreSpec, project: Path) -> bool:
+def _named_excluded(path: Path, excluded: GitIgnoreSpec | None, project: Path) -> bool:
     """Whether `--force-exclude` drops a path named on the command line: a configured exclude
     matches it or a folder above it, or it lies in a folder that is never read (`.git`)."""
     real = path.absolute()
@@ -153,7 +155,7 @@ def _named_excluded(path: Path, excluded: GitIgnoreSpec, project: Path) -> bool:
     folder = path.is_dir()
     if any(part in SKIPPED_FOLDERS for part in inside.parts[: None if folder else -1]):
         return True
-    if not excluded.patterns:
+    if excluded is None or not excluded.patterns:
         return False
     return excluded.match_file(inside.as_posix() + ("/" if folder else ""))
 
@@ -168,7 +170,7 @@ class _Folder:
     ignores: Ignores  # the .gitignore files that apply inside it
 
 
-def _walk(root: Path, excluded: GitIgnoreSpec, project: Path) -> Iterator[Path]:
+def _walk(root: Path, excluded: GitIgnoreSpec | None, project: Path) -> Iterator[Path]:
     """Regular files under `root`, depth first; symlinks and special files are skipped, read
     from their directory entries alone (no file is opened to find out what it is)."""
     stack = [_Folder(root, root.resolve(), _ignores_above(root))]
@@ -178,20 +180,24 @@ def _walk(root: Path, excluded: GitIgnoreSpec, project: Path) -> Iterator[Path]:
         ignores = folder.ignores
         gitignore = entries.get(".gitignore")
         if gitignore is not None and gitignore.is_file(follow_symlinks=False):
-            ignores = [*ignores, (folder.real, _read_spec(Path(gitignore.path)))]
+            spec = _read_spec(Path(gitignore.path))
+            ignores = [*ignores, (folder.real, spec)] if spec is not None else ignores
+        filtered = bool(ignores) or excluded is not None  # else no path needs resolving
         subfolders = []
         for name in sorted(entries):
             entry = entries[name]
             if entry.is_symlink():
                 continue
-            where = _Where(folder.path / name, folder.real / name, root, project)
             if entry.is_dir(follow_symlinks=False):
+                where = _Where(folder.path / name, folder.real / name, root, project)
                 if name not in SKIPPED_FOLDERS and not _ignored(where, ignores, excluded, "/"):
                     subfolders.append(_Folder(where.path, where.real, ignores))
-            elif entry.is_file(follow_symlinks=False) and not _ignored(
-                where, ignores, excluded, ""
-            ):
-                yield where.path
+            elif entry.is_file(follow_symlinks=False):
+                path = folder.path / name
+                if not filtered or not _ignored(
+                    _Where(path, folder.real / name, root, project), ignores, excluded, ""
+                ):
+                    yield path
         stack.extend(reversed(subfolders))
 
 
@@ -211,17 +217,28 @@ def _ignores_above(root: Path) -> Ignores:
     for parent in [folder, *folder.parents]:
         spec = parent / ".gitignore"
         if parent != folder and spec.is_file() and not spec.is_symlink():
-            found.append((parent, _read_spec(spec)))
+            rules = _read_spec(spec)
+            if rules is not None:
+                found.append((parent, rules))
         if (parent / ".git").exists():
             break
     return list(reversed(found))
 
 
-def _read_spec(path: Path) -> GitIgnoreSpec:
+def _read_spec(path: Path) -> GitIgnoreSpec | None:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         lines = []
+    return _spec(lines)
+
+
+def _spec(lines: list[str]) -> GitIgnoreSpec | None:
+    """The rules of gitignore-style lines; None for none (pathspec is imported only for some)."""
+    if not lines:
+        return None
+    from pathspec import GitIgnoreSpec
+
     return GitIgnoreSpec.from_lines(lines)
 
 
@@ -233,10 +250,14 @@ class _Where:
     project: Path  # the current folder, resolved
 
 
-def _ignored(where: _Where, ignores: Ignores, excluded: GitIgnoreSpec, suffix: str) -> bool:
+def _ignored(where: _Where, ignores: Ignores, excluded: GitIgnoreSpec | None, suffix: str) -> bool:
     """Whether a configured exclude or a `.gitignore` (`base`, resolved, and its patterns)
     ignores the path; `suffix` is "/" for a folder."""
-    if excluded.patterns and excluded.match_file(_from_project(where) + suffix):
+    if (
+        excluded is not None
+        and excluded.patterns
+        and excluded.match_file(_from_project(where) + suffix)
+    ):
         return True
     for base, spec in ignores:
         if where.real.is_relative_to(base):

@@ -11,6 +11,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 # Prefixes that wrap a metric name, as W&B writes them in panel and run-table fields.
 METRIC_PREFIXES = ("summary:", "s::", "summary_metrics.", "keys_info.keys.")
@@ -113,3 +114,40 @@ def cover(names: list[str]) -> tuple[str, ...]:
         chosen.append(best)
         left = {n for n in left if best not in n}
     return tuple(chosen)
+
+
+def trie(
+    words: Iterable[str],
+    after_first: str = "",
+    end: str = "",
+    cut: Callable[[str], int | None] | None = None,
+) -> list[str]:
+    """A regex of any of `words`, the longest that matches first, written as a trie: at each
+    offset the engine follows one branch a character at a time instead of trying every word.
+    Returned as its alternatives, one per first character, each starting with that character:
+    joined by `|` at the top of a pattern, they let a search skip to the offsets where a word
+    may start. `after_first` follows each word's first character (a lookbehind there sees, at
+    fixed width, what comes before the word); `end` follows where a word ends. With `cut`, a
+    word's prefixes as long as `cut(word)` or longer end there too (None: the whole word)."""
+    root: dict[str, dict[str, Any]] = {}
+    for word in words:
+        shortest = cut(word) if cut is not None else None
+        node = root
+        for i, char in enumerate(word, start=1):
+            node = node.setdefault(char, {})
+            if shortest is not None and shortest <= i:
+                node[""] = {}
+        node[""] = {}  # a word ends here
+
+    def branches(node: dict[str, Any], first: bool) -> list[str]:
+        found = [
+            re.escape(char) + (after_first if first else "") + _one(branches(node[char], False))
+            for char in sorted(c for c in node if c)
+        ]  # the longer words first: a word ending here is the last choice
+        return [*found, end] if "" in node else found
+
+    return branches(root, True)
+
+
+def _one(alternatives: list[str]) -> str:
+    return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from functools import cached_property
 from typing import Any
 
 import yaml
@@ -31,15 +32,30 @@ from wbmigrate.edit.yaml import apply, faithful
 
 Span = tuple[int, int]
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
+_JSON_SPACE = " \t\n\r"  # what JSON allows around a value
+
+
+class _Parsed(JsonText):
+    """A JSON text `json.loads` has read: its root value is the text but the whitespace around
+    it, so finding where it ends takes no second parse of the whole document."""
+
+    @cached_property
+    def root(self) -> tuple[int, int]:
+        text, start, end = self.text, 0, len(self.text)
+        while start < end and text[start] in _JSON_SPACE:
+            start += 1
+        while end > start and text[end - 1] in _JSON_SPACE:
+            end -= 1
+        return start, end
 
 
 class JsonDocument:
-    """A JSON file's document."""
+    """A JSON file's document (`data`: the text as `json.loads` read it)."""
 
     def __init__(self, text: str, data: Any) -> None:
         self.text = text
         self.data = data
-        self.indexed = JsonText(text)
+        self.indexed = _Parsed(text)
 
     def span(self, path: Path, key: bool = False) -> Span:
         for end in range(len(path), -1, -1):  # the nearest part of the path that is there

@@ -38,9 +38,26 @@ def spans(regions: list[tuple[int, int, Place]], default: Place) -> Places:
     return place
 
 
+def lazily(build: Callable[[], Places]) -> Places:
+    """A lookup made on its first use: the residual pass asks only about old names no checker
+    accounted for, and most files have none."""
+    made: list[Places] = []
+
+    def place(offset: int) -> Place:
+        if not made:
+            made.append(build())
+        return made[0](offset)
+
+    return place
+
+
 def hash_comments(text: str, default: Place) -> Places:
     """Files whose comments start with `#` (TOML, YAML, shell, Makefile, Dockerfile). A `#`
     inside quotes on its line is not a comment."""
+    return lazily(lambda: _hash_comments(text, default))
+
+
+def _hash_comments(text: str, default: Place) -> Places:
     regions = []
     for match in _HASH_COMMENT.finditer(text):
         line_start = text.rfind("\n", 0, match.start(1)) + 1
@@ -52,13 +69,17 @@ def hash_comments(text: str, default: Place) -> Places:
 
 def python_places(text: str, tree: ast.AST) -> Places:
     """Comments and docstrings (notes), other strings, identifiers and code (review)."""
-    lines = Lines(text)
+    return lazily(lambda: _python_places(text, tree))
+
+
+def _python_places(text: str, tree: ast.AST) -> Places:
+    starts = Lines(text).starts
 
     def offset(row: int, column: int) -> int:
-        return lines.starts[row - 1] + column
+        return starts[row - 1] + column
 
     def from_bytes(row: int, column: int) -> int:  # ast counts UTF-8 bytes, tokenize characters
-        start = lines.starts[row - 1]
+        start = starts[row - 1]
         head = text[start : start + column].encode()[:column]
         return start + len(head.decode(errors="ignore"))
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from wbmigrate.check.model import Finding, Lines, Place, Rule
 from wbmigrate.check.targets import Targets
 
 TEXT = Place("text wbmigrate does not parse")
 # `off_policy/{mean,max}`: the brace shorthand of docs and runbooks (a list: a comma inside)
+_BRACE_LIST = re.compile(r"\{[\w/.-]*,")  # the start of every shorthand's first list
 _BRACES = re.compile(r"(?<![\w/-])[\w/.-]*\{[\w/.-]*,[\w/.,-]*\}(?:[\w/.-]|\{[\w/.,-]+\})*")
 
 
@@ -29,12 +30,15 @@ def residual(
     targets: Targets,
     accounted: list[tuple[int, int]],
     place: Callable[[int], Place] | None = None,
+    names: Iterable[tuple[int, int, str]] | None = None,
 ) -> list[Finding]:
-    """A finding for each old name in `text` outside the `accounted` spans."""
+    """A finding for each old name in `text` outside the `accounted` spans. `names`, when
+    given, are the whole spellings in `text` as `Targets.spelling_pattern` finds them (the
+    prefilter's scan), so they are not looked for again."""
     lines: Lines | None = None
     found = []
     covered = _Spans(accounted)
-    for start, end, name in occurrences(text, targets):
+    for start, end, name in occurrences(text, targets, names):
         if covered.contain(start, end):
             continue
         lines = lines or Lines(text)
@@ -50,10 +54,13 @@ def residual(
     return found
 
 
-def occurrences(text: str, targets: Targets) -> Iterator[tuple[int, int, str]]:
-    """(start, end, name) of every whole spelling of an old name, brace shorthand included."""
+def occurrences(
+    text: str, targets: Targets, names: Iterable[tuple[int, int, str]] | None = None
+) -> Iterator[tuple[int, int, str]]:
+    """(start, end, name) of every whole spelling of an old name, brace shorthand included
+    (`names`: the whole spellings, when already found)."""
     braces = []
-    if "{" in text:
+    if _BRACE_LIST.search(text):  # what every shorthand holds: most texts have none
         for match in _BRACES.finditer(text):
             found = match.group().rstrip(".")  # a full stop ends the sentence, not the name
             old = [n for n in expand(found) if n in targets.spellings]
@@ -61,10 +68,11 @@ def occurrences(text: str, targets: Targets) -> Iterator[tuple[int, int, str]]:
                 braces.append((match.start(), match.start() + len(found), ", ".join(old)))
     yield from braces
     pattern = targets.spelling_pattern
-    if pattern is not None:
-        for match in pattern.finditer(text):
-            if not any(s <= match.start() < e for s, e, _ in braces):
-                yield match.start(), match.end(), match.group()
+    if names is None and pattern is not None:
+        names = ((m.start(), m.end(), m.group()) for m in pattern.finditer(text))
+    for start, end, name in names or ():
+        if not any(s <= start < e for s, e, _ in braces):
+            yield start, end, name
 
 
 def describe(name: str, targets: Targets) -> str:

@@ -4,27 +4,71 @@ apply inline suppressions and configured ignores, and work out the fixed text.""
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.discover import find_files, is_binary
-from wbmigrate.check.documents import check_json, check_yaml
-from wbmigrate.check.flags import check_flags
-from wbmigrate.check.markdown import check_markdown
 from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
-from wbmigrate.check.notebook import check_notebook
 from wbmigrate.check.places import of_file
-from wbmigrate.check.python_code import check_python
 from wbmigrate.check.residual import residual
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_config import check_toml
 from wbmigrate.rewrite import too_big
-from wbmigrate.safe_write import Stamp, UnsafeWrite, write_text
+
+if TYPE_CHECKING:
+    from wbmigrate.safe_write import Stamp
 
 Handler = Callable[[str, str, Targets], Checked]
+
+
+# Each file kind's checker, imported when a file of that kind first needs a close look: a run
+# loads only the checkers its files need (the imports stay visible to tests/test_architecture).
+def check_json(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import documents
+
+    return documents.check_json(label, text, targets)
+
+
+def check_yaml(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import documents
+
+    return documents.check_yaml(label, text, targets)
+
+
+def check_flags(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import flags
+
+    return flags.check_flags(label, text, targets)
+
+
+def check_python(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import python_code
+
+    return python_code.check_python(label, text, targets)
+
+
+def check_toml(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import toml_config
+
+    return toml_config.check_toml(label, text, targets)
+
+
+def check_markdown(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import markdown
+
+    return markdown.check_markdown(label, text, targets)
+
+
+def check_notebook(label: str, text: str, targets: Targets) -> Checked:
+    from wbmigrate.check import notebook
+
+    return notebook.check_notebook(label, text, targets)
+
+
 SHELLS = re.compile(r"#!.*\b(?:(?:ba|z|k|mk|da|a)?sh|make|just)\b")
 SUFFIXES: dict[str, list[Handler]] = {
     ".json": [check_json],
@@ -120,28 +164,31 @@ def _check_file(
     path: Path, label: str, targets: Targets, ignores: Ignores, fixes: bool
 ) -> FileReport | None:
     try:
-        stat = path.stat()
-        refused = too_big(stat.st_size)
-        if refused and handlers_for(path, ""):
-            return _error(label, f"not read: {refused}")
-        data = path.read_bytes() if not refused else b"\0"
+        with open(path, "rb") as file:
+            stat = os.fstat(file.fileno())
+            refused = too_big(stat.st_size)
+            if refused and handlers_for(path, ""):
+                return _error(label, f"not read: {refused}")
+            data = file.read() if not refused else b"\0"
     except OSError as exc:
         return _error(label, f"cannot read it: {exc.strerror or exc}")
     if is_binary(data):
         return None
+    scan = targets.prefilter.scan(data, spec_like=path.suffix in (".json", ".yaml", ".yml"))
+    if scan is None and data.isascii():  # nothing to look at, and UTF-8: no need to decode it
+        return FileReport(label)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return _error(label, "not UTF-8 text") if handlers_for(path, "") else None
-    spec_like = path.suffix in (".json", ".yaml", ".yml")
-    if not targets.may_contain(text, spec_like=spec_like):
-        return FileReport(label, text=text)
+    if scan is None:
+        return FileReport(label)
     handlers = handlers_for(path, text[:200])
     checks = [handler(label, text, targets) for handler in handlers]
     findings = [f for checked in checks for f in checked.findings]
     accounted = [f.span for f in findings] + [s for checked in checks for s in checked.seen]
     place = next((c.place for c in checks if c.place), None) or (lambda _: of_file(path))
-    findings += residual(label, text, targets, accounted, place)
+    findings += residual(label, text, targets, accounted, place, scan.names)
     findings.sort(key=lambda f: (f.line, f.column))
     kept, suppressed = _suppress(text, findings, path, ignores)
     fixed = (
@@ -149,8 +196,14 @@ def _check_file(
         if fixes and any(f.fixable for f in kept)
         else None
     )
-    read = Stamp.of(path, data, stat.st_mtime_ns) if fixed is not None else None
+    read = _stamp(path, data, stat.st_mtime_ns) if fixed is not None else None
     return FileReport(label, tuple(kept), text, fixed, suppressed, read)
+
+
+def _stamp(path: Path, data: bytes, mtime_ns: int) -> Stamp:
+    from wbmigrate.safe_write import Stamp
+
+    return Stamp.of(path, data, mtime_ns)
 
 
 def _fixed(
@@ -260,6 +313,8 @@ def add_findings(
 def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
     """Write every fixed file in place, keeping its permissions, unless it is a link or
     changed since it was read: the paths written, and a one-line reason per file refused."""
+    from wbmigrate.safe_write import UnsafeWrite, write_text
+
     written, refused = set(), []
     for report in reports:
         if report.fixed is not None and report.fixed != report.text:

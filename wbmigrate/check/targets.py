@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
-from wbmigrate.names import cover
+from wbmigrate.names import cover, trie
 
 # Spec fields whose regexes can match old keys without spelling them out.
 REGEX_SPEC_KEYS = ("metricRegex", "searchQuery", "searchHistory")
@@ -85,15 +86,21 @@ class Targets:
         `self.max_off_policy_steps` are not."""
         if not self.spellings:
             return None
-        ordered = sorted(self.spellings, key=len, reverse=True)
-        alternatives = "|".join(map(re.escape, ordered))
-        return re.compile(rf"(?<![\w/-])(?:{alternatives})(?![\w/-])")
+        # the boundary before a name is looked at after its first character: a search for a
+        # pattern that starts with a lookbehind tries every offset, this one skips ahead
+        words = trie(self.spellings, after_first=r"(?<![\w/-].)", end=r"(?![\w/-])")
+        return re.compile("|".join(words))
 
     @cached_property
     def anchors(self) -> tuple[str, ...]:
         """Substrings every old name, key or flag contains at least one of: a file without any
         of them cannot need a change (but for regex fields, see REGEX_SPEC_KEYS)."""
         return cover(sorted(self.spellings))
+
+    @cached_property
+    def prefilter(self) -> Prefilter:
+        """The first look at a file's bytes: whether anything in it can give a result."""
+        return Prefilter(self.spellings, self.anchors, REGEX_SPEC_KEYS)
 
     def may_contain(self, text: str, spec_like: bool = False) -> bool:
         anchors = self.anchors + (REGEX_SPEC_KEYS if spec_like else ())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,7 +12,6 @@ from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level, Rule
 from wbmigrate.check.run import add_findings, check_paths, remaining, write_fixes
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.validate import Validation, load_schema
 from wbmigrate.cli.base import (
     CONTEXT,
     examples,
@@ -23,8 +22,10 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.report import check as check_report
-from wbmigrate.report import ci as ci_report
 from wbmigrate.report.words import plural
+
+if TYPE_CHECKING:  # --validate and the CI formats are imported when asked for
+    from wbmigrate.check.validate import Validation
 
 FORMATS = ["text", "json", "sarif", "github", "markdown"]
 RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
@@ -181,6 +182,8 @@ def check(
 def _validation(targets: Targets) -> Validation | None:
     """prime-rl's schema for --validate (prime_rl is imported only now); when it cannot be
     had, one line says so and the run checks keys against the mapping only."""
+    from wbmigrate.check.validate import Validation, load_schema
+
     schema = load_schema()
     if isinstance(schema, str):
         click.echo(schema, err=True)
@@ -225,11 +228,13 @@ def _renderer(
 ) -> Callable[[list[FileReport]], str]:
     if statistics:
         return lambda rs: check_report.to_statistics(rs, fixed, quiet)
+    if format_ in ("sarif", "github"):
+        from wbmigrate.report import ci as ci_report
+
+        return ci_report.to_sarif if format_ == "sarif" else ci_report.to_github
     return {
         "text": lambda rs: check_report.to_text(rs, fixed, quiet),
         "json": check_report.to_json,
-        "sarif": ci_report.to_sarif,
-        "github": ci_report.to_github,
         "markdown": lambda rs: check_report.to_markdown(rs, fixed),
     }[format_]
 

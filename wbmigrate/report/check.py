@@ -18,6 +18,7 @@ JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.jso
 LEVEL_WIDTH = max(len(level.value) for level in Level)
 RULE_WIDTH = max(len(rule.value) for rule in Rule)
 FIX_MARK = "[*]"
+_string: Callable[[str], str] = json.encoder.encode_basestring  # a JSON string (C), as dumps
 
 
 def findings_of(reports: list[FileReport]) -> list[Finding]:
@@ -102,11 +103,15 @@ def to_statistics(reports: list[FileReport], fixed: int = 0, quiet: bool = False
 
 
 def to_json(reports: list[FileReport]) -> str:
-    """The report as schemas/check-report.schema.json describes it (`version` names the layout)."""
+    """The report as schemas/check-report.schema.json describes it (`version` names the layout),
+    laid out as `json.dumps(indent=2, ensure_ascii=False)` does. The findings, which can be many
+    thousands, are written from a template (strings encoded by `json`'s own C encoder): the
+    standard library encodes indented JSON in pure Python."""
     findings = findings_of(reports)
+    regions = FixRegions(reports)
     data = {
         "version": JSON_VERSION,
-        "findings": [_finding_dict(f, reports) for f in findings],
+        "findings": [],
         "summary": {
             "files": len(reports),
             "findings": len(findings),
@@ -115,44 +120,93 @@ def to_json(reports: list[FileReport]) -> str:
             "rules": dict(Counter(f.rule.value for f in findings)),
         },
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if not findings:
+        return text
+    listed = ",\n".join(_finding_json(f, regions(f)) for f in findings)
+    return text.replace('"findings": []', f'"findings": [\n{listed}\n  ]', 1)
 
 
-def _finding_dict(finding: Finding, reports: list[FileReport]) -> dict[str, Any]:
-    return {
-        "path": finding.path,
-        "line": finding.line,
-        "column": finding.column,
-        "end_line": finding.end_line,
-        "end_column": finding.end_column,
-        "rule": finding.rule.value,
-        "level": finding.level.value,
-        "message": finding.message,
-        "fixable": finding.fixable,
-        "fix": fix_regions(finding, reports),
-    }
+_FINDING = """    {
+      "path": %s,
+      "line": %d,
+      "column": %d,
+      "end_line": %d,
+      "end_column": %d,
+      "rule": %s,
+      "level": %s,
+      "message": %s,
+      "fixable": %s,
+      "fix": %s
+    }"""
+_REGION = """        {
+          "start_line": %d,
+          "start_column": %d,
+          "end_line": %d,
+          "end_column": %d,
+          "text": %s
+        }"""
 
 
-def fix_regions(finding: Finding, reports: list[FileReport]) -> list[dict[str, Any]]:
-    """A finding's replacements as line/column regions of the original file."""
-    text = next((r.text for r in reports if r.path == finding.path), "")
-    lines = Lines(text)
-    regions = []
-    for r in finding.fix:
-        (start_line, start_column), (end_line, end_column) = (
-            lines.position(r.start),
-            lines.position(r.end),
+def _finding_json(finding: Finding, fix: list[dict[str, Any]]) -> str:
+    """One finding of the JSON report, indented as an item of `findings`."""
+    regions = ",\n".join(
+        _REGION
+        % (
+            r["start_line"],
+            r["start_column"],
+            r["end_line"],
+            r["end_column"],
+            _string(r["text"]),
         )
-        regions.append(
-            {
-                "start_line": start_line,
-                "start_column": start_column,
-                "end_line": end_line,
-                "end_column": end_column,
-                "text": r.text,
-            }
-        )
-    return regions
+        for r in fix
+    )
+    return _FINDING % (
+        _string(finding.path),
+        finding.line,
+        finding.column,
+        finding.end_line,
+        finding.end_column,
+        _string(finding.rule.value),
+        _string(finding.level.value),
+        _string(finding.message),
+        "true" if finding.fixable else "false",
+        f"[\n{regions}\n      ]" if fix else "[]",
+    )
+
+
+class FixRegions:
+    """A finding's replacements as line/column regions of its original file. Reports are
+    found by path, and each file's line index is made once, on its first fix."""
+
+    def __init__(self, reports: list[FileReport]) -> None:
+        self._texts: dict[str, str] = {}
+        for report in reports:
+            self._texts.setdefault(report.path, report.text)  # the first, as a search would
+        self._lines: dict[str, Lines] = {}
+
+    def __call__(self, finding: Finding) -> list[dict[str, Any]]:
+        if not finding.fix:
+            return []
+        lines = self._lines.get(finding.path)
+        if lines is None:
+            lines = self._lines[finding.path] = Lines(self._texts.get(finding.path, ""))
+        regions = []
+        for r in finding.fix:
+            (start_line, start_column), (end_line, end_column) = (
+                lines.position(r.start),
+                lines.position(r.end),
+            )
+            regions.append(
+                {
+                    "start_line": start_line,
+                    "start_column": start_column,
+                    "end_line": end_line,
+                    "end_column": end_column,
+                    "text": r.text,
+                }
+            )
+        return regions
 
 
 # --- Markdown ---------------------------------------------------------------------------------

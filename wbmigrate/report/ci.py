@@ -9,7 +9,7 @@ from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
-from wbmigrate.report.check import and_list, findings_of, fix_regions, level_counts, summary
+from wbmigrate.report.check import FixRegions, and_list, findings_of, level_counts, summary
 from wbmigrate.report.words import plural
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
@@ -24,6 +24,7 @@ def to_sarif(reports: list[FileReport]) -> str:
     an invocation that is unsuccessful when wbmigrate failed on a file."""
     rules = list(Rule)
     findings = findings_of(reports)
+    regions = FixRegions(reports)
     sarif = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -37,7 +38,7 @@ def to_sarif(reports: list[FileReport]) -> str:
                     }
                 },
                 "invocations": [{"executionSuccessful": not any(f.internal for f in findings)}],
-                "results": [_sarif_result(f, rules, reports) for f in findings],
+                "results": [_sarif_result(f, rules, regions) for f in findings],
             }
         ],
     }
@@ -53,7 +54,7 @@ def _sarif_rule(rule: Rule) -> dict[str, Any]:
     }
 
 
-def _sarif_result(finding: Finding, rules: list[Rule], reports: list[FileReport]) -> dict[str, Any]:
+def _sarif_result(finding: Finding, rules: list[Rule], regions: FixRegions) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.rule.value,
         "ruleIndex": rules.index(finding.rule),
@@ -69,11 +70,11 @@ def _sarif_result(finding: Finding, rules: list[Rule], reports: list[FileReport]
         ],
     }
     if finding.fixable:
-        result["fixes"] = [_sarif_fix(finding, reports)]
+        result["fixes"] = [_sarif_fix(finding, regions)]
     return result
 
 
-def _sarif_fix(finding: Finding, reports: list[FileReport]) -> dict[str, Any]:
+def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
     return {
         "description": {"text": "wbmigrate check --fix"},
         "artifactChanges": [
@@ -89,7 +90,7 @@ def _sarif_fix(finding: Finding, reports: list[FileReport]) -> dict[str, Any]:
                         },
                         "insertedContent": {"text": r["text"]},
                     }
-                    for r in fix_regions(finding, reports)
+                    for r in regions(finding)
                 ],
             }
         ],

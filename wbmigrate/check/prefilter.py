@@ -1,0 +1,172 @@
+"""The first look at every file `check` reads: a scan of its bytes for what can give it a result,
+so that most files are never decoded, parsed or walked.
+
+A file goes on to its checkers when the scan finds a whole spelling of an old name (a metric,
+config key or flag, with the residual pass's boundaries: `eval/off_policy/mean` and
+`off_policy/mean_smoothed` are other names), or else what may hide one:
+
+- the start of an old spelling cut short by a quote, a brace, a `%` or an escape: a key built
+  at run time (`f"off_policy/{split}"`, `"off_policy/" + split`), an escape inside a name
+  (`off_policy\\/mean`);
+- a name right after an escape (`\\noff_policy/mean` in a notebook's JSON), or an escape
+  earlier in a name's token (`dispatcher\\/off_policy_level\\/max`);
+- brace shorthand (`off_policy/{mean,max}`), which the residual pass expands;
+- a regex field (`metricRegex`, `searchQuery`, `searchHistory`) with a value: an empty one
+  (`"searchQuery": ""`, as every workspace has) matches nothing.
+
+Every one of them holds an anchor of the mapping (or a regex field's key), so a substring test
+for those (in C, at memory speed) passes over most files first. A name whose anchor is cut by an
+escape or braces (`off_{policy,x}/mean`) is not looked for, as before. Whole spellings are
+looked for only where an anchor is, and handed to the residual pass, which then does not look
+for them again; the pattern of what may hide one runs only on a file without any.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+
+from wbmigrate.names import trie
+
+Name = tuple[int, int, str]  # start, end, the spelling
+
+_AFTER_NAME = r"(?![\w/-])"
+# What may come before a name (after its first character, where a lookbehind is cheap): a
+# character that is not part of one, or an escape that is not either (`\n`, `\/`, `\u00e9`).
+_NOT_IN_NAME = r"(?<![\w/-].)"
+_BEFORE_NAME = (
+    rf"(?:{_NOT_IN_NAME}|(?<=\\[nrtbfv/].)|(?<=\\u[0-9a-fA-F]{{4}}.)|(?<=\\x[0-9a-fA-F]{{2}}.))"
+)
+# An escape that may stand for a character of a name.
+_NAME_ESCAPE = r"\\(?:/|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8})"
+# A regex field's empty value: "", '', [], null or ~ (JSON, YAML, or JSON kept in a string).
+_EMPTY = r"""\\?["']?[ \t]*:[ \t]*(?:\\?"\\?"|''|\[[ \t]*\]|null|~)[ \t]*(?:[,}\]\r\n#]|\\[rn]|$)"""
+_BRACE_LIST = re.compile(rb"\{[\w/.-]*,")  # the start of brace shorthand's first list
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What the scan found in a file it sends on: every whole spelling, as the residual pass
+    finds them in the file's text, when the bytes are that text (ASCII); None: it looks itself."""
+
+    names: tuple[Name, ...] | None
+
+
+class Prefilter:
+    """The scan for one migration's spellings and anchors (see the module's docstring)."""
+
+    def __init__(
+        self, spellings: Collection[str], anchors: Iterable[str], regex_keys: Iterable[str]
+    ) -> None:
+        self.spellings = {spelling.encode(): spelling for spelling in spellings}
+        found = [anchor.encode() for anchor in anchors]
+        found += [s for s in self.spellings if not any(a in s for a in found)]  # its own
+        self.anchors = tuple(found)
+        self.keys = tuple(key.encode() for key in regex_keys)
+        # where each anchor sits in the spellings that hold it: a name starts that far before
+        self._offsets = {
+            anchor: sorted({i for s in self.spellings for i in _occurrences(s, anchor)})
+            for anchor in self.anchors
+        }
+        # how far before an anchor an escape may be in the same name (`\U0001f600`: 10 bytes)
+        self._reach = 10 * max(map(len, self.spellings), default=0)
+        words = [_chars(s) for s in self.spellings]
+        anchored = [_chars(a) for a in self.anchors]
+        # every whole spelling: the residual pass's pattern, over bytes
+        self.names = _compile(trie(words, after_first=_NOT_IN_NAME, end=_AFTER_NAME))
+        # a spelling, or its start cut short, after a character or an escape that is no part of it
+        self.partial = _compile(
+            trie(words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=_cut(anchored))
+        )
+        any_anchor = "|".join(map(re.escape, anchored)) or "(?!)"
+        self.escaped = _compile([rf"{_NAME_ESCAPE}[\w/.-]*?(?:{any_anchor})"])
+        self.valued = _compile([f"{re.escape(_chars(k))}(?!{_EMPTY})" for k in self.keys])
+
+    def scan(self, data: bytes, spec_like: bool = False) -> Scan | None:
+        """None when `data` cannot give any result; else what the scan found. A `spec_like`
+        file (JSON, YAML) may hold W&B specs, so regex fields count."""
+        held = {anchor: at for anchor in self.anchors if (at := _occurrences(data, anchor))}
+        keyed = (
+            [at for key in self.keys for at in _occurrences(data, key)] if spec_like or held else []
+        )
+        if not held and not keyed:
+            return None
+        starts = self._starts(held)
+        names = self._names(data, starts)
+        if not names and not self._may_hide(data, held, keyed, starts):
+            return None
+        return Scan(tuple(names) if data.isascii() else None)  # offsets of bytes, not text
+
+    def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
+        """Where a name may start: as far before an anchor as it sits in a spelling."""
+        return sorted(
+            {
+                at - offset
+                for anchor, found in held.items()
+                for at in found
+                for offset in self._offsets[anchor]
+                if at >= offset
+            }
+        )
+
+    def _names(self, data: bytes, starts: list[int]) -> list[Name]:
+        """Whole spellings, exactly as a search of the whole text finds them (leftmost, then
+        longest, none overlapping): every one holds an anchor, so it starts at one of `starts`."""
+        found: list[Name] = []
+        end = 0
+        for start in starts:
+            match = self.names.match(data, start) if start >= end else None
+            if match is not None:
+                end = match.end()
+                found.append((start, end, self.spellings[match.group()]))
+        return found
+
+    def _may_hide(
+        self, data: bytes, held: dict[bytes, list[int]], keyed: list[int], starts: list[int]
+    ) -> bool:
+        """Whether anything in a file without a whole spelling may hide one (see the module's
+        docstring): each is looked for where it can be, next to an anchor or at a key."""
+        if any(self.valued.match(data, at) for at in keyed):
+            return True
+        if not held:
+            return False
+        if _BRACE_LIST.search(data) or any(self.partial.match(data, at) for at in starts):
+            return True
+        near = [
+            (max(0, at - self._reach), at + len(anchor))
+            for anchor, found in held.items()
+            for at in found
+        ]
+        return any(b"\\" in data[lo:hi] and self.escaped.search(data, lo, hi) for lo, hi in near)
+
+
+def _occurrences(data: bytes, part: bytes) -> list[int]:
+    found, at = [], data.find(part)
+    while at >= 0:
+        found.append(at)
+        at = data.find(part, at + 1)
+    return found
+
+
+def _chars(text: bytes) -> str:
+    """Bytes as a text of one character a byte (latin-1): a pattern made of it matches bytes,
+    and a lookbehind after a name's first character sees the byte before it."""
+    return text.decode("latin-1")
+
+
+def _cut(anchors: list[str]) -> Callable[[str], int | None]:
+    """Where a word's prefixes start to count: once they hold an anchor (a prefix without any
+    could not be told from other text)."""
+
+    def cut(word: str) -> int | None:
+        ends = [word.index(a) + len(a) for a in anchors if a in word]
+        return min(ends) if ends else None
+
+    return cut
+
+
+def _compile(alternatives: list[str]) -> re.Pattern[bytes]:
+    """Alternatives that each start with a character of their own, with no group around them:
+    a search then skips to the offsets where one may start."""
+    return re.compile("|".join(alternatives or ["(?!)"]).encode("latin-1"))
