@@ -650,3 +650,20 @@ def test_a_backup_of_another_host_is_refused(run, keyed, tmp_path, monkeypatch):
     result = run("rollback", "b", "--yes")
     assert_one_line_refusal(result, rf"the backup is from {keyed.url}", tmp_path)
     assert len(writes(keyed)) == count
+
+
+def test_a_title_holding_the_key_never_reaches_the_journal(tmp_path):
+    from wbmigrate.redact import forget, register
+
+    secret = "k" * 39 + "Z"
+    register(secret)
+    try:
+        backup = Backup(tmp_path / "run", INFO)
+        backup.save(view("V9", f"leaked {secret}"), '{"sent": 1}')
+        backup.not_written(view("V9", "x"), f"changed by {secret}")
+        assert backup.close() is None
+        text = (backup.folder / "journal.jsonl").read_text()
+        assert secret not in text
+        assert len(load_backup(backup.folder).items) == 1  # the chain holds, redacted
+    finally:
+        forget()

@@ -30,6 +30,7 @@ from typing import Any
 from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.objects import LiveObject, trigger_input
+from wbmigrate.redact import redact
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
 FORMAT = "wbmigrate-backup/3"  # /3: checksums; /2 kept no checksums; /1 no journal
@@ -208,6 +209,8 @@ class Backup:
     def _log(self, event: dict[str, Any]) -> None:
         """Append one line, durable at the next `sync` (a line cut short by a crash is the
         last one, and rollback reads the journal without it)."""
+        # A title or reason is anyone's text: the key never reaches the journal either.
+        event = {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
         with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
             self._last = chained(self._last, event)
             self._lines += 1

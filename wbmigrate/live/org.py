@@ -38,6 +38,7 @@ from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Tally
+from wbmigrate.redact import redact
 
 R = TypeVar("R")
 
@@ -194,6 +195,7 @@ class BackupSet:
 
     def log(self, target: str, event: str, **detail: Any) -> None:
         entry = {"event": event, "target": target, **detail}
+        entry = {k: redact(v) if isinstance(v, str) else v for k, v in entry.items()}  # no key
         with self._lock, (self.folder / SET_JOURNAL).open("a", encoding="utf-8") as out:
             self._last = chained(self._last, entry)
             self._lines += 1
