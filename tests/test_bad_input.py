@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import responses
@@ -134,14 +135,16 @@ def test_check_names_unreadable_files(run, tmp_path, monkeypatch):
     secret.write_text('{"metrics": ["off_policy/mean"]}')
     secret.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
-        real = Path.read_bytes
+        import builtins
 
-        def refuse(path: Path) -> bytes:
-            if path.name == "secret.json":
+        from wbmigrate.check import run as check_run
+
+        def refuse(file: Any, *args: Any, **kwargs: Any) -> Any:
+            if Path(file).name == "secret.json":
                 raise PermissionError(13, "Permission denied")
-            return real(path)
+            return builtins.open(file, *args, **kwargs)
 
-        monkeypatch.setattr(Path, "read_bytes", refuse)
+        monkeypatch.setattr(check_run, "open", refuse, raising=False)  # what check reads with
     result = run("check", str(tmp_path))
     secret.chmod(0o600)
     assert result.exit_code == 1

@@ -62,9 +62,11 @@ def ids(request) -> list[str]:
 
 
 def after_reading(server) -> list:
-    """The requests after the project was read (its listings, the first automations listing)."""
+    """The requests after the project was read (its listings, the first automations listing),
+    but the key census's (read while the listings go on)."""
     listings = [i for i, r in enumerate(server.requests) if r.operation == "WbmigrateTriggers"]
-    return server.requests[listings[0] + 1 :]
+    census = ("WbmigrateRuns", "WbmigrateRunKeys")
+    return [r for r in server.requests[listings[0] + 1 :] if r.operation not in census]
 
 
 # --- batched reads ------------------------------------------------------------------------------
