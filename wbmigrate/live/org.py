@@ -33,7 +33,7 @@ from wbmigrate.live.backup import (
     write_private,
 )
 from wbmigrate.live.client import PAGE_SIZE, Client
-from wbmigrate.live.project import Census, Project, plan_project, with_history
+from wbmigrate.live.project import Census, Project, default_folder, plan_project, with_history
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
@@ -155,14 +155,7 @@ def each_project(
 
 
 def default_set_folder(label: str) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{safe_name(label)}-{stamp}"
-    folder = Path("wbmigrate-backups") / name
-    for n in range(2, 1000):  # two runs within one second
-        if not folder.exists():
-            break
-        folder = folder.with_name(f"{name}-{n}")
-    return folder
+    return default_folder(safe_name(label))
 
 
 def sub_folder(target: str) -> str:

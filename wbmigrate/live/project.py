@@ -203,8 +203,13 @@ def start_backup(
 
 
 def _default_backup_folder(entity: str, project: str) -> Path:
+    return default_folder(f"{entity}-{project}")
+
+
+def default_folder(label: str) -> Path:
+    """`wbmigrate-backups/LABEL-TIME`, made unique: a fresh backup folder's default."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{entity}-{project}-{stamp}"
+    name = f"{label}-{stamp}"
     folder = Path("wbmigrate-backups") / name
     for n in range(2, 1000):  # two runs within one second
         if not folder.exists():
