@@ -286,3 +286,13 @@ def test_the_wandb_sdk_reads_back_the_boundary_note(run, org, tmp_path, monkeypa
     assert "[grpo-old-build]" in note
     qwen = {r.display_name: r for r in api.reports("team/qwen3-8b")}
     assert "has not upgraded yet" in qwen["Qwen health"].spec["blocks"][0]["content"]
+
+
+def test_verify_over_the_entity_reports_the_403_project_and_verifies_the_others(run, org):
+    assert run("apply", "team", "--yes").exit_code == 1
+    result = run("verify", "team", "--format", "json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert [u["origin"] for u in document["unreadable"]] == ["team/locked"]
+    assert document["summary"]["objects"] == 12  # 10 + 1 verified, and the project not read
+    assert {f["check"] for f in document["findings"]} == {"unlogged-key"}

@@ -37,7 +37,9 @@ from wbmigrate.files import read_sources
 from wbmigrate.live.baseline import Baseline, load_baseline
 from wbmigrate.live.org import TargetError, resolve
 from wbmigrate.live.project import Census, Project
+from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
+from wbmigrate.plan import Source
 from wbmigrate.report import verify as verify_report
 from wbmigrate.verify import Check, Finding, Verified, split_of_alerts, verify_one
 
@@ -179,20 +181,33 @@ def _live(
     found: list[Finding] = []
     for entity, name in projects:
         project = Project(client, entity, name, drafts == "migrate")
-        own = read_history(project, migration, options, runs)
-        census = Census()
-        done = [
-            verify_one(obj.source(), migration, own, base.views.get(obj.id) if base else None)
-            for obj in project.read(census)
-        ]
-        tell_found(census, project.drafts)
-        alerts = split_of_alerts(done, base.alerts, migration) if base else iter(())
-        more = verify_report.findings(done, alerts)
+        try:
+            done, more = _project(project, migration, options, base, runs)
+        except ApiError as exc:
+            if not many:
+                raise
+            # One project that cannot be read (a 403) is reported; the others are verified.
+            where = Source(project.target, project.target)
+            done, more = [Verified(where, f"project {project.target}", error=str(exc))], []
         if many:
             more = [replace(f, title=f"{project.target} › {f.title}") for f in more]
         verified += done
         found += more
     return label, verified, found
+
+
+def _project(
+    project: Project, migration: Migration, options: Options, base: Baseline | None, runs: int
+) -> tuple[list[Verified], list[Finding]]:
+    own = read_history(project, migration, options, runs)
+    census = Census()
+    done = [
+        verify_one(obj.source(), migration, own, base.views.get(obj.id) if base else None)
+        for obj in project.read(census)
+    ]
+    tell_found(census, project.drafts)
+    alerts = split_of_alerts(done, base.alerts, migration) if base else iter(())
+    return done, verify_report.findings(done, alerts)
 
 
 def _render(
