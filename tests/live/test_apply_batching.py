@@ -63,10 +63,11 @@ def ids(request) -> list[str]:
 
 def after_reading(server) -> list:
     """The requests after the project was read (its listings, the first automations listing),
-    but the key census's (read while the listings go on)."""
+    but the key census's and the view listings' (both may still run while the automations'
+    answer arrives: the listings are read side by side)."""
     listings = [i for i, r in enumerate(server.requests) if r.operation == "WbmigrateTriggers"]
-    census = ("WbmigrateRuns", "WbmigrateRunKeys")
-    return [r for r in server.requests[listings[0] + 1 :] if r.operation not in census]
+    reading = ("WbmigrateRuns", "WbmigrateRunKeys", "WbmigrateViews")
+    return [r for r in server.requests[listings[0] + 1 :] if r.operation not in reading]
 
 
 # --- batched reads ------------------------------------------------------------------------------
