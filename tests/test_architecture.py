@@ -23,7 +23,7 @@ LAYERS = [
     ["wbmigrate.kinds"],
     ["wbmigrate.rewrite", "wbmigrate.guard"],
     ["wbmigrate.plan", "wbmigrate.verify"],
-    ["wbmigrate.files", "wbmigrate.discover"],
+    ["wbmigrate.files", "wbmigrate.discover", "wbmigrate.parallel"],
     ["wbmigrate.live", "wbmigrate.check"],
     ["wbmigrate.report"],
     ["wbmigrate.cli", "wbmigrate.__main__"],

@@ -73,20 +73,23 @@ def read_sources(target: Path, exclude: Iterable[str] = ()) -> Iterator[Source]:
     without a word; a file named alone is always planned, and said to be no spec."""
     named = target.is_file()
     for path in spec_paths(target, exclude):
-        try:
-            refused = too_big(path.stat().st_size)
-            if refused:
-                yield Source(name=path.stem, origin=str(path), error=f"not read: {refused}")
-                continue
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            yield Source(name=path.stem, origin=str(path), error="not UTF-8 text")
-        except OSError as exc:
-            yield Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))
-        else:
-            source = _source(path, text) if named else _found_source(path, text)
-            if source is not None:
-                yield source
+        source = read_source(path, named)
+        if source is not None:
+            yield source
+
+
+def read_source(path: Path, named: bool) -> Source | None:
+    """The Source of one spec file (None: a file found in a folder that is no spec)."""
+    try:
+        refused = too_big(path.stat().st_size)
+        if refused:
+            return Source(name=path.stem, origin=str(path), error=f"not read: {refused}")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return Source(name=path.stem, origin=str(path), error="not UTF-8 text")
+    except OSError as exc:
+        return Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))
+    return _source(path, text) if named else _found_source(path, text)
 
 
 def _found_source(path: Path, text: str) -> Source | None:
@@ -106,7 +109,7 @@ def _found_source(path: Path, text: str) -> Source | None:
     root, kind = found
     if root == EXPORT_SPEC:
         return _exported(path, text, document, kind)
-    return Source(name=path.stem, origin=str(path), text=text, kind=kind)
+    return Source(name=path.stem, origin=str(path), text=text, kind=kind, document=document)
 
 
 def _source(path: Path, text: str) -> Source:
@@ -125,4 +128,6 @@ def _source(path: Path, text: str) -> Source:
 
 def _exported(path: Path, text: str, document: dict[str, Any], kind: str) -> Source:
     name = document.get("displayName") or document.get("name") or path.stem
-    return Source(name=str(name), origin=str(path), text=text, kind=kind, root=EXPORT_SPEC)
+    return Source(
+        name=str(name), origin=str(path), text=text, kind=kind, root=EXPORT_SPEC, document=document
+    )

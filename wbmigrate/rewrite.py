@@ -88,9 +88,12 @@ def rewrite_text(
         raise SpecError("spec nested too deeply to rewrite") from None
 
 
-def spec_at(text: str, root: tuple[str, ...] = ()) -> Any:
-    """The spec at `root` in a JSON document."""
-    spec = parse_spec(text)
+UNPARSED: Any = object()  # a spec's text not parsed yet
+
+
+def spec_at(text: str, root: tuple[str, ...] = (), document: Any = UNPARSED) -> Any:
+    """The spec at `root` in a JSON document (`document`: the text, already parsed)."""
+    spec = parse_spec(text) if document is UNPARSED else document
     for part in root:
         spec = spec.get(part) if isinstance(spec, dict) else None
     return spec

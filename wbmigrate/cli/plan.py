@@ -22,9 +22,10 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
-from wbmigrate.files import read_sources
+from wbmigrate.files import spec_paths
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import Planned, Status, Tally, plan_each
+from wbmigrate.parallel import plan_paths
+from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.report import plan as plan_report
 
 FORMATS = click.Choice(["text", "markdown", "json"])
@@ -132,12 +133,9 @@ def _plan_files(
     target: Path, migration: Migration, options: Options, format_: str, verbose: bool
 ) -> Tally:
     tally = Tally()
-    sources = read_sources(target, _exclude(target))
-    print_streamed(
-        chunks_for(format_, migration, options, verbose)(
-            map(tally.add, plan_each(sources, migration, options))
-        )
-    )
+    paths = spec_paths(target, _exclude(target))
+    planned = plan_paths(paths, target.is_file(), migration, options)
+    print_streamed(chunks_for(format_, migration, options, verbose)(map(tally.add, planned)))
     return tally
 
 
