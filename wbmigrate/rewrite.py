@@ -7,7 +7,7 @@ everything the migration does not change keeps its exact bytes.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wbmigrate import kinds
@@ -44,21 +44,64 @@ def rewrite(
     options: Options | None = None,
 ) -> Rewrite:
     """Rewrite one spec (a report or workspace view's parsed `spec`, or a saved trigger)."""
-    options = options or Options()
+    return _finish(_walk(spec, migration, kind, name, options or Options(), pending=False))
+
+
+@dataclass(frozen=True)
+class Provisional:
+    """A spec walked before the project's history is known (the key census still reading),
+    so that planning overlaps the census: `settle` finishes it into the very Rewrite that
+    `rewrite` makes with the history."""
+
+    spec: Any
+    kind: str
+    name: str
+    walk: Walk
+
+
+def provisional(
+    spec: Any, migration: Migration, *, kind: str | None = None, name: str = "", options: Options
+) -> Provisional:
+    """The walk of `spec` with every warning that depends on the history held back."""
+    return _walk(spec, migration, kind, name, options, pending=True)
+
+
+def settle(found: Provisional, options: Options) -> Rewrite:
+    """`found` finished with the history in `options` (walked again only where a regex, whose
+    rewrite depends on the keys logged, was met: rarely)."""
+    w = found.walk
+    if w.needs_history:
+        return rewrite(found.spec, w.migration, kind=found.kind, name=found.name, options=options)
+    w.settle(options)
+    return _finish(found)
+
+
+def _walk(
+    spec: Any, migration: Migration, kind: str | None, name: str, options: Options, pending: bool
+) -> Provisional:
     kind = kind or kinds.detect(spec)
-    module = kinds.KINDS[kind]
-    if not module.matches(spec):
+    if not kinds.KINDS[kind].matches(spec):
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
     w = Walk(migration, options)
+    w.pending = pending
     try:
-        module.walk(w, spec)
-        if w.changes and options.annotate:
-            module.annotate(w, spec)
+        kinds.KINDS[kind].walk(w, spec)
+    except RecursionError:
+        raise SpecError("spec nested too deeply to rewrite") from None
+    return Provisional(spec, kind, name, w)
+
+
+def _finish(found: Provisional) -> Rewrite:
+    """The boundary note (which names the project's own boundary), then the Rewrite."""
+    w, spec = found.walk, found.spec
+    try:
+        if w.changes and w.options.annotate:
+            kinds.KINDS[found.kind].annotate(w, spec)
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
     return Rewrite(
-        kind=kind,
-        title=f'{kind} "{name}"',
+        kind=found.kind,
+        title=f'{found.kind} "{found.name}"',
         original=spec,
         edits=tuple(w.edits),
         changes=tuple(w.changes),

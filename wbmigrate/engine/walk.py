@@ -15,7 +15,7 @@ import json
 import marshal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wbmigrate import names
@@ -38,6 +38,19 @@ from wbmigrate.mapping import Fate, Migration
 Decode = Callable[[Any], names.Accessor | None]
 
 
+@dataclass(frozen=True)
+class Unsure:
+    """A warning that depends on whether any run logged `key`, to be settled."""
+
+    pointer: str
+    path: Path
+    key: str
+    field: str
+    message: Callable[[str], str]
+    unless_waiting: bool
+    where: tuple[str, ...]
+
+
 class Walk:
     def __init__(self, migration: Migration, options: Options) -> None:
         self.migration = migration
@@ -49,6 +62,11 @@ class Walk:
         self.versions: set[str] = set()  # steps whose renames this spec needed
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
+        # Walked before the project's history was read (`settle` gives it): the warnings that
+        # depend on it wait in `_unsure`, each with its place among the notes.
+        self.pending = False
+        self.needs_history = False  # a regex was met: its rewrite depends on the keys logged
+        self._unsure: list[tuple[int, Unsure]] = []
 
     @property
     def dual(self) -> bool:
@@ -132,38 +150,75 @@ class Walk:
 
     # --- what the project's runs logged (live, from the key census) ---------------------------
 
-    def unlogged(self, key: str) -> str | None:
+    def unlogged(self, key: str, unless_waiting: bool = False) -> str | None:
         """Which runs were read, when none of them logged `key`; None when one did, or when
-        there is no census (offline) or no run to tell from."""
+        there is no census (offline) or no run to tell from. Before a project upgrades no run
+        logs a new key: `unless_waiting` says nothing then in dual mode, which still shows the
+        old key (the plan says once that the project has not upgraded)."""
         history = self.options.history
         if history is None or not history.runs or history.logged(key):
             return None
-        return history.scope
+        return None if unless_waiting and self.dual and not history.upgraded else history.scope
+
+    def warn_unlogged(
+        self,
+        path: Path,
+        key: str,
+        field: str,
+        message: Callable[[str], str],
+        unless_waiting: bool = False,
+    ) -> None:
+        """Warn, with `message(scope)`, when no run logged `key`: now, or once the history is
+        known (`settle`), in the same place among the notes."""
+        unsure = Unsure(pointer(path), path, key, field, message, unless_waiting, self.where)
+        if self.pending:
+            self._unsure.append((len(self.notes), unsure))
+        else:
+            self._settle_one(unsure)
+
+    def settle(self, options: Options) -> None:
+        """The history is known (in `options`): the warnings that waited for it are given or
+        dropped, in their places."""
+        self.options, self.pending = options, False
+        notes, self.notes = self.notes, []
+        waiting = iter(self._unsure)
+        unsure = next(waiting, None)
+        for i in range(len(notes) + 1):
+            while unsure is not None and unsure[0] == i:
+                self._settle_one(unsure[1])
+                unsure = next(waiting, None)
+            if i < len(notes):
+                self.notes.append(notes[i])
+        self._unsure = []
+
+    def _settle_one(self, u: Unsure) -> None:
+        scope = self.unlogged(u.key, u.unless_waiting)
+        if scope is not None:
+            self.notes.append(
+                Note(u.pointer, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
+            )
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
         dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
-        assert fate.new is not None
-        history = self.options.history
-        # Before a project upgrades no run logs a new key: dual mode still shows the old one,
-        # and the plan says once that the project has not upgraded.
-        waiting = self.dual and history is not None and not history.upgraded
-        scope = None if waiting else self.unlogged(fate.new)
-        if scope is not None:
-            self.note(
+        new, old = fate.new, fate.old
+        assert new is not None
+        self.warn_unlogged(
+            path,
+            new,
+            field,
+            lambda scope: f"no run has logged {new} ({scope}): nothing shows for it until one does",
+            unless_waiting=True,
+        )
+        if companion and self.dual:
+            self.warn_unlogged(
                 path,
-                NoteKind.WARNING,
-                f"no run has logged {fate.new} ({scope}): nothing shows for it until one does",
+                old,
                 field,
-            )
-        scope = self.unlogged(fate.old) if companion and self.dual else None
-        if scope is not None:
-            self.note(
-                path,
-                NoteKind.WARNING,
-                f"no run has logged {fate.old} either ({scope}): keeping it beside {fate.new} "
-                "adds nothing here; --mode replace would keep only the new key",
-                field,
+                lambda scope: (
+                    f"no run has logged {old} either ({scope}): keeping it beside "
+                    f"{new} adds nothing here; --mode replace would keep only the new key"
+                ),
             )
 
     # --- one key --------------------------------------------------------------------------------
@@ -389,6 +444,7 @@ class Walk:
         if not isinstance(pattern, str) or not pattern:
             return
         known = self.migration.known_names | self.options.project_keys
+        self.needs_history |= self.pending
         if self.options.history is not None:  # live: the keys the project's runs logged
             known |= self.options.history.keys
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
@@ -486,9 +542,14 @@ class Walk:
             self.note(path, NoteKind.REVIEW, f"{field} is not valid JSON; left as it is", field)
             return
         inner = Walk(self.migration, self.options)
-        inner.where = self.where
+        inner.where, inner.pending = self.where, self.pending
         walk(inner, document)
         prefix = pointer(path)
+        self._unsure += [
+            (len(self.notes) + i, replace(u, pointer=prefix + u.pointer, path=path))
+            for i, u in inner._unsure
+        ]
+        self.needs_history |= inner.needs_history
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
         if inner.edits:

@@ -101,14 +101,15 @@ def _metric(w: Walk, path: Path, name: Any, gone: list[Fate]) -> None:
         f"{name} (older versions of the trainer) no longer trigger it",
         "metric",
     )
-    scope = w.unlogged(fate.new)
-    if scope is not None:
-        w.note(
-            path,
-            NoteKind.WARNING,
-            f"no run has logged {fate.new} ({scope}): the alert cannot fire until a run logs it",
-            "metric",
-        )
+    new = fate.new
+    w.warn_unlogged(
+        path,
+        new,
+        "metric",
+        lambda scope: (
+            f"no run has logged {new} ({scope}): the alert cannot fire until a run logs it"
+        ),
+    )
 
 
 def _disable(w: Walk, trigger: dict[str, Any], gone: list[Fate]) -> None:
