@@ -19,7 +19,7 @@ from wbmigrate.engine.history import History, RunRef, Span
 from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
-from wbmigrate.rewrite import UNPARSED, rewrite, spec_at
+from wbmigrate.rewrite import UNPARSED, Provisional, provisional, rewrite, settle, spec_at
 
 
 class Status(enum.Enum):
@@ -108,18 +108,47 @@ class Plan:
 
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
+    def planned() -> Planned:
+        spec = spec_at(source.text, source.root, source.document)
+        return Planned(
+            source, rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
+        )
+
+    return _guarded(source, planned)
+
+
+def plan_early(
+    source: Source, migration: Migration, options: Options
+) -> Callable[[Options], Planned]:
+    """Plan `source` as far as it goes before the project's history is known (`options` has
+    none yet): the rest, given the options with the history, is quick (see `rewrite.settle`)."""
+    found: list[Provisional] = []
+
+    def walked() -> Planned:
+        spec = spec_at(source.text, source.root, source.document)
+        found.append(
+            provisional(spec, migration, kind=source.kind, name=source.name, options=options)
+        )
+        return Planned(source)
+
+    early = _guarded(source, walked)
+    if not found:  # an error, final whatever the history
+        return lambda final: early
+    return lambda final: _guarded(source, lambda: Planned(source, settle(found[0], final)))
+
+
+def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
+    """`plan()`, or the object planned as an error: one object never stops the others."""
     if source.error is not None:
         return Planned(source, error=source.error)
     try:
-        spec = spec_at(source.text, source.root, source.document)
-        result = rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
+        return plan()
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))
     except Exception as exc:  # a bug: said for this object alone, and the others go on
         return Planned(
             source, error=f"wbmigrate failed on it ({type(exc).__name__}); please report it"
         )
-    return Planned(source, result)
 
 
 def plan_each(

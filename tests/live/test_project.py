@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
-from helpers import MIGRATION, TARGET
+from helpers import FIXTURES, MIGRATION, TARGET
 from wandb_server import Fault
 
+from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.live import project as project_module
 from wbmigrate.live.apply import Expected, Outcome, WriteStatus
 from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client
@@ -25,7 +28,7 @@ from wbmigrate.live.project import (
     prepare_apply,
     start_backup,
 )
-from wbmigrate.plan import Status
+from wbmigrate.plan import Source, Status, plan_one
 
 
 @pytest.fixture
@@ -210,3 +213,44 @@ def test_backup_folder_is_checked_before_anything_is_read(tmp_path, monkeypatch)
 )
 def test_parse_target(target, expected):
     assert parse_target(target) == expected
+
+
+class Stub:
+    """An object as the listing gives it: only its Source matters to planning."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def source(self) -> Source:
+        return Source(name=self.path.parent.name, origin=str(self.path), text=self.path.read_text())
+
+
+CASES = sorted(FIXTURES.glob("cases/report/*/before.json"))[:6]
+HISTORY = History(frozenset({"off_policy/mean"}), 2, None, None, None)
+
+
+def listing(census: Future, after: int):
+    """The stubs, the census finishing once `after` of them were listed."""
+    for i, path in enumerate(CASES):
+        if i == after:
+            census.set_result(Options(history=HISTORY))
+        yield Stub(path)
+
+
+def test_objects_listed_while_the_census_reads_are_planned_then_and_settled_after(monkeypatch):
+    early = []
+    real = project_module.plan_early
+    monkeypatch.setattr(project_module, "plan_early", lambda *a: early.append(a) or real(*a))
+    census: Future = Future()
+    found = list(project_module.overlap(listing(census, 3), Options(), census, MIGRATION))
+    assert len(early) == 3  # the first three, before the census was known
+    final = Options(history=HISTORY)
+    expected = [plan_one(Stub(path).source(), MIGRATION, final) for path in CASES]
+    assert [planned.result for _, planned in found] == [p.result for p in expected]
+
+
+def test_planning_ahead_of_the_census_is_bounded(monkeypatch):
+    monkeypatch.setattr(project_module, "EARLY_BYTES", 1)  # one object at most
+    census: Future = Future()
+    found = project_module.overlap(listing(census, 1), Options(), census, MIGRATION)
+    assert len(list(found)) == len(CASES)  # the second object waited for the census

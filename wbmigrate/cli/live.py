@@ -199,7 +199,8 @@ def apply(
     census = Census()
     objects = None
     if saved is None:  # a saved plan carries the census it was made with
-        options, objects = read_history_while_listing(project, migration, options, runs, census)
+        later, objects = read_history_while_listing(project, migration, options, runs, census)
+        options = later.result()
     work = prepare_apply(project, migration, options, saved, census, objects)
     tell_found(census, project.drafts)
     if not work.todo:

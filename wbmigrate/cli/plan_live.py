@@ -4,6 +4,7 @@ side."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -66,9 +67,11 @@ def plan_live(
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
     census, tally = Census(), Tally()
-    options, objects = read_history_while_listing(project, migration, options, live.runs, census)
-    planned = plan_project(project, migration, options, census, Path(out) if out else None, objects)
-    show(options, map(tally.add, planned))
+    later, objects = read_history_while_listing(project, migration, options, live.runs, census)
+    saved = Path(out) if out else None
+    planned = plan_project(project, migration, options, census, saved, objects, later)
+    first = list(itertools.islice(planned, 1))  # planning overlaps the census until here
+    show(later.result(), map(tally.add, itertools.chain(first, planned)))
     tell_found(census, project.drafts)
     if out:
         status(f"Plan saved to {out}.")

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.org import Selector, selector
-from wbmigrate.live.project import Census, Project, listing_while, parse_target, with_history
+from wbmigrate.live.project import Census, Project, census_while, parse_target, with_history
 from wbmigrate.mapping import Migration
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
@@ -152,10 +153,10 @@ def read_history(project: Project, migration: Migration, options: Options, runs:
 
 def read_history_while_listing(
     project: Project, migration: Migration, options: Options, runs: int, census: Census
-) -> tuple[Options, Iterator[LiveObject]]:
-    """`read_history`, while the project's objects start to be read: the options, and the
-    objects for `plan_project` or `prepare_apply`."""
-    return listing_while(project, census, lambda: read_history(project, migration, options, runs))
+) -> tuple[Future[Options], Iterator[LiveObject]]:
+    """`read_history`, while the project's objects are read: the options it will give, and
+    the objects for `plan_project` or `prepare_apply`."""
+    return census_while(project, census, lambda: read_history(project, migration, options, runs))
 
 
 def live_selectors(targets: tuple[str, ...]) -> list[Selector]:

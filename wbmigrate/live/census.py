@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,17 +50,30 @@ def read_history(
     cap: int = DEFAULT_RUNS,
     cache_dir: Path | None = None,
 ) -> History:
-    """The census of the project's `cap` newest runs, reduced to what a plan needs."""
-    total, listed = _list_runs(client, entity, project, cap)
+    """The census of the project's `cap` newest runs, reduced to what a plan needs. The keys
+    of each page of runs are asked for as soon as the page arrives, while the next is read."""
     cache = _Cache(cache_dir, client.base_url, entity, project)
-    keys = {item.run.id: found for item in listed if (found := cache.get(item)) is not None}
-    missing = [item.run.id for item in listed if item.run.id not in keys]
-    batches = [missing[start : start + KEYS_BATCH] for start in range(0, len(missing), KEYS_BATCH)]
-    with ThreadPoolExecutor(max_workers=max(1, min(KEYS_AT_ONCE, len(batches)))) as pool:
-        for batch in pool.map(
-            lambda names: dict(_run_keys(client, entity, project, names)), batches
-        ):
-            keys.update(batch)
+    keys: dict[str, frozenset[str]] = {}
+    asked: list[Future[dict[str, frozenset[str]]]] = []
+    with ThreadPoolExecutor(max_workers=KEYS_AT_ONCE) as pool:
+
+        def arrived(page: list[Listed]) -> None:
+            missing = []
+            for item in page:
+                found = cache.get(item)
+                if found is None:
+                    missing.append(item.run.id)
+                else:
+                    keys[item.run.id] = found
+            for start in range(0, len(missing), KEYS_BATCH):
+                names = missing[start : start + KEYS_BATCH]
+                asked.append(
+                    pool.submit(lambda n: dict(_run_keys(client, entity, project, n)), names)
+                )
+
+        total, listed = _list_runs(client, entity, project, cap, arrived)
+        for batch in asked:
+            keys.update(batch.result())
     cache.save(listed, keys)
     runs = [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed]
     return history_of(runs, migration, total)
@@ -77,8 +90,9 @@ def app_url(base_url: str) -> str:
 
 
 def _list_runs(
-    client: Client, entity: str, project: str, cap: int
+    client: Client, entity: str, project: str, cap: int, arrived: Callable[[list[Listed]], None]
 ) -> tuple[int | None, list[Listed]]:
+    """The `cap` newest runs, each page also given to `arrived` as it comes."""
     app = app_url(client.base_url)
     listed: list[Listed] = []
     total: list[int | None] = [None]
@@ -95,14 +109,15 @@ def _list_runs(
         return a_dict(found.get("runs"), "project.runs")
 
     for edges in listing_pages(page, f"runs of {entity}/{project}"):
-        for edge in edges:
-            node = edge.get("node") if isinstance(edge, dict) else None
-            item = _listed(node, f"{app}/{quote(entity)}/{quote(project)}/runs/")
-            if item is not None:
-                listed.append(item)
+        nodes = [edge.get("node") if isinstance(edge, dict) else None for edge in edges]
+        runs_url = f"{app}/{quote(entity)}/{quote(project)}/runs/"
+        found = [item for node in nodes if (item := _listed(node, runs_url)) is not None]
+        found = found[: cap - len(listed)]
+        listed += found
+        arrived(found)
         if len(listed) >= cap:
             break
-    return total[0], listed[:cap]
+    return total[0], listed
 
 
 def _listed(node: Any, runs_url: str) -> Listed | None:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -23,7 +26,7 @@ from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
 from wbmigrate.live.planfile import PlanFile, SavedPlan
 from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_one
+from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_early, plan_one
 
 T = TypeVar("T")
 TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
@@ -75,16 +78,36 @@ class Project:
         return map(census.add, found) if census is not None else found
 
 
-def listing_while(
+def census_while(
     project: Project, census: Census, work: Callable[[], T]
-) -> tuple[T, Iterator[LiveObject]]:
-    """`work()` (the key census) while the project's listings go on: its result, and the
-    objects. The census starts once the first object has arrived (a project that cannot be
-    read fails as before, with no extra requests), and the listings read a couple of pages
-    ahead meanwhile, so the census costs few round trips of its own."""
+) -> tuple[Future[T], Iterator[LiveObject]]:
+    """`work()` (the key census) in a thread of its own while the project's listings go on:
+    its future result, and the objects, to plan while it reads. It starts once the first
+    object has arrived, so a project that cannot be read fails as before, with no extra
+    requests."""
     objects = project.read(census)
     first = list(itertools.islice(objects, 1))  # the listings' threads are reading now
-    return work(), itertools.chain(first, objects)
+    return in_background(work), itertools.chain(first, objects)
+
+
+def in_background(work: Callable[[], T]) -> Future[T]:
+    """`work()` on a daemon thread (Ctrl-C never waits for it)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(work())
+        except BaseException as exc:  # raised where the result is asked for
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="census", daemon=True).start()
+    return future
+
+
+def done(value: T) -> Future[T]:
+    future: Future[T] = Future()
+    future.set_result(value)
+    return future
 
 
 def with_history(
@@ -105,6 +128,11 @@ def with_history(
     return replace(options, history=history), None
 
 
+# Spec text planned ahead of the key census at most: each such object holds its parsed spec
+# until the census is known (about 1 s), so memory stays bounded on a project of any size.
+EARLY_BYTES = 32 * 1024 * 1024
+
+
 def plan_project(
     project: Project,
     migration: Migration,
@@ -112,23 +140,55 @@ def plan_project(
     census: Census | None = None,
     out: Path | None = None,
     objects: Iterator[LiveObject] | None = None,
+    later: Future[Options] | None = None,
 ) -> Iterator[Planned]:
-    """Each object planned as it arrives, then let go, so memory stays flat. With `out`, the
-    plan is also saved there for `apply --plan`; only a plan read to the end is saved.
-    `objects`: the project's objects, already being read (see `with_history`)."""
-    saved = PlanFile(out, migration, options, project.target, project.drafts) if out else None
+    """Each object planned as it arrives, then let go, so memory stays flat. `later`: the
+    options with the project's key census, still reading (see `census_while`): objects that
+    arrive meanwhile are planned as far as `options` take them, and finished once it is
+    known. With `out`, the plan is also saved there for `apply --plan`; only a plan read to
+    the end is saved. `objects`: the project's objects, already being read."""
+    final = later or done(options)
+    saved: PlanFile | None = None
     try:
-        for obj in objects if objects is not None else project.read(census):
-            planned = plan_one(obj.source(), migration, options)
+        found = objects if objects is not None else project.read(census)
+        for obj, planned in overlap(found, options, final, migration):
+            if out is not None and saved is None:
+                saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
             if saved is not None:
                 saved.add(planned, obj)
             yield planned
+        if out is not None and saved is None:  # a project without objects
+            saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
     except BaseException:  # an error, or a consumer that stopped early
         if saved is not None:
             saved.discard()
         raise
     if saved is not None:
         saved.close()
+
+
+def overlap(
+    objects: Iterator[LiveObject], before: Options, options: Future[Options], migration: Migration
+) -> Iterator[tuple[LiveObject, Planned]]:
+    """Each object with its plan, in order: planned ahead with `before` (up to EARLY_BYTES of
+    specs) while the census reads, then finished with its result."""
+    waiting: deque[tuple[LiveObject, Callable[[Options], Planned]]] = deque()
+    held = 0
+    for obj in objects:
+        if not options.done() and held < EARLY_BYTES:
+            source = obj.source()
+            waiting.append((obj, plan_early(source, migration, before)))
+            held += len(source.text)
+            continue
+        final = options.result()
+        while waiting:
+            early, finish = waiting.popleft()
+            yield early, finish(final)
+        yield obj, plan_one(obj.source(), migration, final)
+    final = options.result()
+    while waiting:
+        early, finish = waiting.popleft()
+        yield early, finish(final)
 
 
 @dataclass
