@@ -130,7 +130,7 @@ def with_history(
 
 # Spec text planned ahead of the key census at most: each such object holds its parsed spec
 # until the census is known (about 1 s), so memory stays bounded on a project of any size.
-EARLY_BYTES = 32 * 1024 * 1024
+EARLY_BYTES = 12 * 1024 * 1024
 
 
 def plan_project(
