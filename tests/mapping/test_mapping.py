@@ -9,10 +9,12 @@ from helpers import FIXTURES
 
 from wbmigrate.mapping import (
     Action,
+    MappingError,
     UnknownVersionError,
     find_mapping,
     load_mapping,
 )
+from wbmigrate.mapping.parse import parse_mapping
 
 PRIME_RL_RENAMES = {
     "off_policy/mean": "staleness/rollout/mean",
@@ -179,3 +181,31 @@ def test_new_names(prime_rl):
     new = prime_rl.migration().new_names
     assert {"staleness/rollout/max", "staleness/token/masked"} <= new
     assert not new & prime_rl.migration().old_names
+
+
+def test_a_name_renamed_and_removed_in_a_later_step_is_reported_not_a_crash():
+    """Validation composes every step, broken ones too: a name both renamed and removed
+    by one step, after a step that renamed into it, is a duplicate, not a KeyError."""
+    text = """\
+format: 1
+id: demo
+title: Demo
+sources: [https://example.com/demo]
+steps:
+"""
+    for n, metrics in enumerate(
+        [
+            "renamed: {a/x: b/x}",
+            "renamed: {b/x: c/x}\n      removed: {b/x: {reason: gone}}",
+            "renamed: {d/x: e/x}",
+        ],
+        start=1,
+    ):
+        text += (
+            f'  - version: "{n}"\n    date: 2026-01-0{n}\n'
+            f"    source: https://example.com/demo/pull/{n}\n    annotation: Boundary.\n"
+            f"    metrics:\n      {metrics}\n"
+        )
+    with pytest.raises(MappingError) as caught:
+        parse_mapping(text, "m.yaml")
+    assert [(p.code, p.line) for p in caught.value.problems] == [("duplicate-old-key", 18)]

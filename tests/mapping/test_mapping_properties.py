@@ -10,7 +10,8 @@ from helpers import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wbmigrate.mapping import Action, MappingError, Removal
+from wbmigrate.mapping import Action, MappingError, Removal, Step
+from wbmigrate.mapping.compose import Composer, compose
 from wbmigrate.mapping.parse import parse_mapping
 
 NAMES = [f"m{i}/x" for i in range(40)]
@@ -117,6 +118,31 @@ def test_any_range_composes_like_its_steps(steps, data):
     for name in NAMES:
         got = migration.resolve(name)
         assert (got.action, got.new, got.equivalent) == _one_by_one(steps[first : last + 1], name)
+
+
+ANY_NAME = st.sampled_from(NAMES[:6])
+ANY_STEP = st.tuples(
+    st.dictionaries(ANY_NAME, ANY_NAME, max_size=4),
+    st.dictionaries(
+        ANY_NAME, st.builds(Removal, st.just("gone"), st.none() | ANY_NAME), max_size=2
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ANY_STEP, min_size=1, max_size=6))
+def test_composing_step_by_step_is_composing_the_steps_so_far(tables):
+    """Validation reads each step's earlier steps from one `Composer` fed a step at a time: at
+    every step it holds what composing those steps at once gives, valid mapping or not."""
+    steps = tuple(
+        Step(str(i), dt.date(2026, 1, 1 + i), "", "", renamed, removed, (), "")
+        for i, (renamed, removed) in enumerate(tables)
+    )
+    composed = Composer()
+    for i, step in enumerate(steps):
+        assert composed.metrics == dict(compose("m", steps[:i]).metrics)
+        composed.add(step)
+    assert composed.metrics == dict(compose("m", steps).metrics)
 
 
 def _problems(text: str) -> list | None:

@@ -14,12 +14,14 @@ import time
 from collections.abc import Callable
 
 import pytest
+import yaml
 from helpers import FIXTURES
 
 import wbmigrate.mapping.compose as compose_module
-from wbmigrate.mapping import Removal, Step, find_mapping
+from wbmigrate.mapping import MappingError, Removal, Step, find_mapping
 from wbmigrate.mapping.compose import compose
 from wbmigrate.mapping.model import part_cover
+from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.rewrite import rewrite
 
 WORDS = ["loss", "reward", "entropy", "kl", "grad", "policy", "value", "adv", "tok", "batch"]
@@ -127,3 +129,78 @@ def test_anchor_candidates_grow_linearly_with_a_name():
     assert "of" not in name_parts("x/of_it")  # too short to skip any text
     long = "_".join(f"w{i:03d}" for i in range(500))
     assert len(name_parts(long)) <= RUN_WORDS * 500 + 1
+
+
+def mapping_yaml(tables: list[dict[str, str]], distinct: list[list[str]] | None = None) -> str:
+    """A mapping file with one step of metric renames per table, as a user would write it."""
+    steps = [
+        {
+            "version": f"{s}.0",
+            "date": dt.date(2020, 1, 1) + dt.timedelta(days=s),
+            "source": "https://example.com/pull/1",
+            "annotation": "Boundary.",
+            "metrics": {"renamed": renamed},
+        }
+        for s, renamed in enumerate(tables)
+    ]
+    document = {"format": 1, "id": "scale", "title": "Scale", "sources": ["https://example.com"]}
+    return yaml.safe_dump({**document, "distinct": distinct or [], "steps": steps}, sort_keys=False)
+
+
+def chained_tables(steps: int) -> list[dict[str, str]]:
+    """Each step renames a fresh name and again the name the step before renamed into, so
+    every step has names that carry on from earlier ones."""
+    return [
+        {f"a{s}/x": f"b{s}/x", **({f"b{s - 1}/x": f"c{s - 1}/x"} if s else {})}
+        for s in range(steps)
+    ]
+
+
+def times_each_step_composed(monkeypatch, text: str, broken: bool) -> int:
+    """Load `text` (and compose all its steps when it is valid), counting how often any one
+    step is composed."""
+    counts: dict[str, int] = {}
+    real = compose_module._introduced
+
+    def counting(step: Step):
+        counts[step.version] = counts.get(step.version, 0) + 1
+        return real(step)
+
+    monkeypatch.setattr(compose_module, "_introduced", counting)
+    if broken:
+        with pytest.raises(MappingError, match="cycle across steps"):
+            parse_mapping(text, "m.yaml")
+    else:
+        parse_mapping(text, "m.yaml").migration()
+    return max(counts.values())
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["valid", "a cycle in every step"])
+def test_loading_composes_each_step_a_fixed_number_of_times(monkeypatch, broken):
+    """Validating composes what comes before each step: done step by step, each step is
+    composed a few times whatever the number of steps; recomposing every earlier step for each
+    step composed the first one once per step (quadratic)."""
+    counts = []
+    for steps in (20, 200):
+        tables = chained_tables(steps)
+        if broken:  # each step renames back what the one before renamed: a cycle across steps
+            tables = [
+                {**t, f"c{s - 2}/x": f"b{s - 2}/x"} if s > 1 else t for s, t in enumerate(tables)
+            ]
+        distinct = [["a0/x", "a1/x"]]
+        text = mapping_yaml(tables, distinct)
+        counts.append(times_each_step_composed(monkeypatch, text, broken))
+    assert counts[0] == counts[1] <= 4
+
+
+def test_cycles_across_many_steps_name_their_whole_chain():
+    """Each step's check sees exactly the steps above it composed: a name renamed on and on,
+    then back to where it began, is a cycle through every name it had."""
+    steps = 30
+    tables: list[dict[str, str]] = [{f"n{s}": f"n{s + 1}"} for s in range(steps)]
+    tables.append({f"n{steps}": "n0"})
+    with pytest.raises(MappingError) as caught:
+        parse_mapping(mapping_yaml(tables), "m.yaml")
+    [problem] = caught.value.problems
+    loop = " -> ".join(f"n{s}" for s in range(steps + 1))
+    assert (problem.code, problem.message) == ("cycle", f"cycle across steps: {loop} -> n0")

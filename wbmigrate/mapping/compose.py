@@ -27,10 +27,33 @@ def compose(
 ) -> Migration:
     """The steps as one lookup; `distinct` is the mapping's groups, already expanded to every
     name of each member (`mapping.distinct.expand`), carried as they are."""
-    metrics: dict[str, Resolution] = {}
-    following: dict[str, list[str]] = defaultdict(list)  # a name a step may move -> old names
-    config: list[ConfigRename] = []
+    composed = Composer()
     for step in steps:
+        composed.add(step)
+    return Migration(
+        mapping_id=mapping_id,
+        steps=steps,
+        metrics=frozen_dict(composed.metrics),
+        config=tuple(composed.config),
+        irreversible=frozen_dict(many_to_one(steps)),
+        distinct_members=distinct,
+    )
+
+
+class Composer:
+    """Steps composed one at a time: after each `add`, `metrics` and `config` are what
+    composing every step added so far gives. Validation asks what the steps before each step
+    compose to; recomposing them for every step was quadratic in the number of steps."""
+
+    def __init__(self) -> None:
+        self.metrics: dict[str, Resolution] = {}
+        self.config: list[ConfigRename] = []
+        # a name a step may move -> the old names whose fate it is
+        self._following: dict[str, list[str]] = defaultdict(list)
+
+    def add(self, step: Step) -> None:
+        """Compose one more step after those added so far."""
+        metrics, following = self.metrics, self._following
         for old in _moved_by(step, following):
             metrics[old] = _advance(metrics[old], step)
             _follow(following, metrics[old])
@@ -38,15 +61,7 @@ def compose(
             if resolution.name not in metrics:
                 metrics[resolution.name] = resolution
                 _follow(following, resolution)
-        config = _advance_config(config, step)
-    return Migration(
-        mapping_id=mapping_id,
-        steps=steps,
-        metrics=frozen_dict(metrics),
-        config=tuple(config),
-        irreversible=frozen_dict(many_to_one(steps)),
-        distinct_members=distinct,
-    )
+        self.config = _advance_config(self.config, step)
 
 
 def _introduced(step: Step) -> Iterator[Resolution]:
@@ -62,7 +77,8 @@ def _moved_by(step: Step, following: dict[str, list[str]]) -> list[str]:
     """The old names whose fate `step` can change, taken out of `following`: only those are
     advanced, so composing is linear in the mapping's size (advancing every name through every
     step was quadratic when the steps grow with the mapping)."""
-    touched = [name for name in (*step.renamed, *step.removed) if name in following]
+    names = dict.fromkeys((*step.renamed, *step.removed))  # once, if a broken step has both
+    touched = [name for name in names if name in following]
     return [old for name in touched for old in following.pop(name)]
 
 

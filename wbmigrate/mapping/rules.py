@@ -8,14 +8,15 @@ dashboards that hold it could then mean either metric.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass
 
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping.compose import compose, many_to_one
+from wbmigrate.mapping.compose import Composer, many_to_one
 from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
-from wbmigrate.mapping.model import Migration, Problem, Severity, Step
+from wbmigrate.mapping.model import Problem, Resolution, Severity, Step
 
 
 @dataclass(frozen=True)
@@ -183,8 +184,8 @@ def _check_across(mapping: Mapping) -> Found:
     """A name renamed away or removed by one step may not appear again in a later one."""
     found: Found = []
     retired: dict[str, str] = {}  # name -> version of the step that retired it
+    earlier = Composer()  # the steps above step i, composed one more at the end of each turn
     for i, step in enumerate(mapping.steps):
-        earlier = compose(mapping.id, mapping.steps[:i]) if i else None
         config_olds = {r.old: r.new for r in step.config}
         for entry in [*_metric_entries(step, i), *_config_path_entries(step, i)]:
             what = "config path" if entry.path[2] == "config" else "metric"
@@ -198,7 +199,7 @@ def _check_across(mapping: Mapping) -> Found:
                     )
                 )
             elif entry.new in retired:
-                found.append(_reintroduced(entry, retired, earlier, what))
+                found.append(_reintroduced(entry, retired, earlier.metrics, what))
         for name, removal in step.removed.items():
             if removal.equivalent in retired:
                 found.append(
@@ -210,6 +211,7 @@ def _check_across(mapping: Mapping) -> Found:
                     )
                 )
         retired.update(dict.fromkeys([*step.renamed, *step.removed, *config_olds], step.version))
+        earlier.add(step)
     return found
 
 
@@ -219,10 +221,10 @@ def _config_path_entries(step: Step, i: int) -> Iterator[_Entry]:
 
 
 def _reintroduced(
-    entry: _Entry, retired: dict[str, str], earlier: Migration | None, what: str
+    entry: _Entry, retired: dict[str, str], earlier: MappingABC[str, Resolution], what: str
 ) -> tuple[YamlPath, str, str, Severity]:
     assert entry.new is not None
-    resolution = earlier.metrics.get(entry.new) if earlier and what == "metric" else None
+    resolution = earlier.get(entry.new) if what == "metric" else None
     if resolution is not None and resolution.new == entry.old:
         loop = " -> ".join([*resolution.chain, entry.new])
         return _error(entry.path, "cycle", f"cycle across steps: {loop}")
@@ -236,11 +238,11 @@ def _reintroduced(
 
 def _check_many_to_one(mapping: Mapping) -> Found:
     found: Found = []
+    last = _last_renames_into(mapping)
     for new, olds in many_to_one(mapping.steps).items():
-        path = _last_rename_into(mapping, new)
         found.append(
             (
-                path,
+                last[new],
                 "many-to-one",
                 f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; "
                 "after migration their series cannot be told apart",
@@ -250,10 +252,11 @@ def _check_many_to_one(mapping: Mapping) -> Found:
     return found
 
 
-def _last_rename_into(mapping: Mapping, new: str) -> YamlPath:
-    path: YamlPath = ()
+def _last_renames_into(mapping: Mapping) -> dict[str, YamlPath]:
+    """Each rename target's last rename, in one pass: searching every step for each target
+    was quadratic when many renames merge."""
+    path: dict[str, YamlPath] = {}
     for i, step in enumerate(mapping.steps):
         for old, target in step.renamed.items():
-            if target == new:
-                path = ("steps", i, "metrics", "renamed", old)
+            path[target] = ("steps", i, "metrics", "renamed", old)
     return path
