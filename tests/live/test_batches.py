@@ -1,0 +1,97 @@
+"""The batch pipeline: the data-loss guard runs once per object to write, on the bytes sent,
+once the run has begun (not while the project is planned, which every write waits for), and an
+object the guard trips over fails alone, unwritten and not backed up; a batch is read while the
+batch before is written, with never more than `--jobs` writes in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+from helpers import TARGET
+
+import wbmigrate.live.batches
+import wbmigrate.live.outcomes
+
+
+def journal(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / "journal.jsonl").read_text().splitlines()]
+
+
+def test_the_guard_runs_once_per_object_written_after_planning(run, live, monkeypatch, tmp_path):
+    real = wbmigrate.live.outcomes.check_write
+    calls: list[bool] = []  # per call: whether the run had begun (its backup folder made)
+
+    def counting(original, edits, new_text):
+        calls.append((tmp_path / "b" / "manifest.json").exists())
+        return real(original, edits, new_text)
+
+    monkeypatch.setattr(wbmigrate.live.outcomes, "check_write", counting)
+    result = run("apply", TARGET, "--yes", "--backup-dir", "b")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 10 applied." in result.stdout
+    assert calls == [True] * 10
+    assert len(live.mutations()) == 10
+
+
+def test_a_bug_in_the_checks_fails_that_object_alone(run, live, monkeypatch, tmp_path):
+    real = wbmigrate.live.outcomes.check_write
+    report = live.state.find("Dispatcher legacy")
+    spec = live.state.views[report]["spec"]
+
+    def buggy(original, edits, new_text):
+        if original == json.loads(spec):
+            raise KeyError("a bug")
+        return real(original, edits, new_text)
+
+    monkeypatch.setattr(wbmigrate.live.outcomes, "check_write", buggy)
+    result = run("apply", TARGET, "--yes", "--backup-dir", "b")
+    assert result.exit_code == 1
+    assert re.search(
+        r'failed +report "Dispatcher legacy" +wbmigrate failed on it \(KeyError\); please '
+        r"report it",
+        result.stdout,
+    )
+    assert "Summary: 9 applied, 1 failed." in result.stdout
+    assert live.state.views[report]["spec"] == spec  # not written
+    assert report not in {e["id"] for e in journal(tmp_path / "b")}  # nor backed up
+
+
+def test_a_batch_is_read_while_the_batch_before_is_written(run, live, monkeypatch):
+    """The server holds the first writes until a read arrives: a read that waited for them to
+    be answered would never come (each write would give up waiting, and say so)."""
+    a_read_came = threading.Event()
+    held: list[bool] = []
+
+    def reading(variables):
+        if live.mutations():  # a read sent after some write
+            a_read_came.set()
+
+    def holding(variables):
+        held.append(a_read_came.wait(10))
+
+    for operation in ("WbmigrateView", "WbmigrateTriggers"):
+        live.hooks[operation] = reading
+    for operation in ("WbmigrateUpsertView", "WbmigrateUpdateTrigger"):
+        live.hooks[operation] = holding
+    real, lock = wbmigrate.live.batches.write, threading.Lock()
+    in_flight, most = [0], [0]
+
+    def counting(*args):
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        try:
+            return real(*args)
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    monkeypatch.setattr(wbmigrate.live.batches, "write", counting)
+    result = run("apply", TARGET, "--yes", "--jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 10 applied." in result.stdout
+    assert held == [True] * 10  # the first batch's writes were answered after the next read
+    assert most == [2]  # and no more writes in flight than asked

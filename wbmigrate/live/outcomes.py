@@ -1,0 +1,155 @@
+"""What `apply` and `rollback` do with one object, as data: the job (the object, what it must
+still be, its planned rewrite, its backup), the checks before its write, and what the write came
+to. Shared by the plan (`live.apply`) and the batch pipeline (`live.batches`).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from wbmigrate.edit.edits import Edit
+from wbmigrate.engine.model import Change
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.guard import check_write
+from wbmigrate.live.backup import Backup, digest
+from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
+from wbmigrate.plan import signature
+
+
+class WriteStatus(enum.Enum):
+    APPLIED = "applied"  # written and read back
+    RESTORED = "restored"  # rollback: the original written back and read back
+    UNCHANGED = "unchanged"  # nothing to migrate (any more)
+    SKIPPED = "skipped"  # refused: changed since it was fetched, or not safe to write
+    CONFLICT = "conflict"  # written, then saved by someone else at once: both versions kept
+    FAILED = "failed"  # an error; this object is as it was, or restored by the next run
+
+
+MESSAGES = {  # what each end of a write means, for apply and for rollback
+    ("apply", WriteStatus.CONFLICT): "saved by someone else while it was written: W&B holds "
+    "their version; it and the original are in the backup",
+    ("apply", WriteStatus.FAILED): "W&B does not store what was sent; see the backup",
+    ("rollback", WriteStatus.CONFLICT): "saved by someone else while it was restored: W&B "
+    "holds their version",
+    ("rollback", WriteStatus.FAILED): "W&B does not store the original",
+}
+GONE = "deleted right after the write; the original is in the backup"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    obj: ObjectRef
+    status: WriteStatus
+    message: str = ""
+    changes: int = 0
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What an object must look like to be written: its fingerprint, and (with a saved plan)
+    the exact changes."""
+
+    fingerprint: Fingerprint
+    changes: list[list[Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The outcomes of a batch, in the order of its work; after a Ctrl-C, those of the objects
+    that were started, and how many were not."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    interrupted: bool = False
+    not_started: int = 0
+
+
+Progress = Callable[[Outcome], None]
+
+
+def failed(outcomes: Iterable[Outcome]) -> bool:
+    """Whether some object was not brought to its goal (skipped, in conflict or failed)."""
+    bad = (WriteStatus.SKIPPED, WriteStatus.CONFLICT, WriteStatus.FAILED)
+    return any(o.status in bad for o in outcomes)
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """What apply's plan made of an object, kept beside the work item so its write reuses it
+    (the write goes ahead only if W&B still holds the bytes it was made from): the text to
+    send (None: nothing to change), the changes, and the edits the text was spliced from
+    (what the data-loss guard checks it against, once the object's turn to be written comes)."""
+
+    text: str | None
+    changes: tuple[Change, ...] = ()
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One object to write: as read when it was planned, what it must still be, its plan,
+    and the backup it goes into."""
+
+    obj: LiveObject
+    expected: Expected
+    plan: Rewritten
+    backup: Backup
+
+
+def to_send(job: Job) -> Outcome | str:
+    """The text to send for a job, or why nothing is sent: the checks before any write, in
+    their order, on the plan made when the object was read. The data-loss guard runs here, on
+    exactly the bytes the write would send: with the batch before in flight, so its time is
+    not the run's (and the plan, which everything waits for, stays short)."""
+    obj, expected, plan = job.obj, job.expected, job.plan
+    if obj.fingerprint != expected.fingerprint:
+        return Outcome(obj.ref, WriteStatus.SKIPPED, f"changed since {since(job)}; plan again")
+    if plan.text is None:
+        return Outcome(obj.ref, WriteStatus.UNCHANGED)
+    if expected.changes is not None and signature(plan.changes) != expected.changes:
+        return Outcome(obj.ref, WriteStatus.SKIPPED, "the changes differ from the saved plan")
+    refused = guard(obj.text, plan)
+    if refused is not None:
+        return Outcome(obj.ref, WriteStatus.FAILED, refused)
+    return plan.text
+
+
+def guard(original: str, plan: Rewritten) -> str | None:
+    """Why the data-loss guard refuses to send `plan.text` in place of `original` (the text the
+    plan was made from), or None."""
+    assert plan.text is not None
+    try:
+        check_write(json.loads(original), list(plan.edits), plan.text)
+    except WbmigrateError as exc:
+        return one_line(exc)
+    except (ValueError, RecursionError):  # the plan was made from this text: it parses
+        return "data-loss guard: the original spec cannot be read again; not written"
+    return None
+
+
+def since(job: Job) -> str:
+    return "the saved plan" if job.expected.changes is not None else "it was read"
+
+
+def verdict(
+    before: LiveObject, sent: str, echo: LiveObject, back: LiveObject | None
+) -> WriteStatus:
+    """What a write came to, from the object just before it, what was sent, the mutation's
+    answer and the read-back. `updatedAt` moving after the answer shows another writer even
+    when they saved the same spec; a read-back that is neither what was sent nor what was
+    there shows one whatever the clock says."""
+    if back is None:
+        return WriteStatus.FAILED
+    moved = back.updated_at != echo.updated_at
+    if stored_as_sent(before, back, sent) and not moved:
+        return WriteStatus.APPLIED
+    if digest(back) == digest(before) and not moved:
+        return WriteStatus.FAILED
+    return WriteStatus.CONFLICT
+
+
+def one_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
