@@ -16,6 +16,7 @@ PACKAGE = REPO / "wbmigrate"
 # Bottom to top; a module may import its own layer and the layers below it.
 LAYERS = [
     ["wbmigrate.errors", "wbmigrate.exit_codes", "wbmigrate.names", "wbmigrate.redact"],
+    ["wbmigrate.parallel"],  # imports nothing of wbmigrate
     ["wbmigrate.safe_write"],
     ["wbmigrate.edit"],
     ["wbmigrate.mapping", "wbmigrate"],
@@ -23,7 +24,7 @@ LAYERS = [
     ["wbmigrate.kinds"],
     ["wbmigrate.rewrite", "wbmigrate.guard"],
     ["wbmigrate.plan", "wbmigrate.verify"],
-    ["wbmigrate.files", "wbmigrate.discover", "wbmigrate.parallel"],
+    ["wbmigrate.files", "wbmigrate.discover"],
     ["wbmigrate.live", "wbmigrate.check"],
     ["wbmigrate.report"],
     ["wbmigrate.cli", "wbmigrate.__main__"],

@@ -1,99 +1,120 @@
-"""`plan DIR` on every core: the same plan, in the same order, as planning file by file; a
-worker's answer that cannot come back, and Ctrl-C, stop nothing and print no traceback."""
+"""Work on every core (`wbmigrate.parallel`): the results of one process, in the same order;
+what a stopped worker left, or everything when no worker starts, is done here; `plan DIR` on
+every core prints the plan of one process; Ctrl-C stops the workers without a traceback."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, MIGRATION, REPO
 
 from benchmarks.data import report_texts
-from wbmigrate import parallel
+from wbmigrate import files, parallel
 from wbmigrate.engine.model import Options
-from wbmigrate.files import spec_paths
 from wbmigrate.plan import object_entry
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux")
 
 
-@pytest.fixture
-def pooled(monkeypatch):
-    """Workers for any number of files, also while the test runner has threads."""
-    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
-    monkeypatch.setattr(parallel, "CHUNK", 1)
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: {0, 1})
+def slowly(item: int) -> tuple[int, int]:
+    time.sleep(0.002)  # (so that the workers get a share)
+    return item, os.getpid()
+
+
+def test_results_come_back_in_order_from_the_workers():
+    results = parallel.each(range(300), slowly, 3)
+    assert [item for item, _ in results] == list(range(300))
+    assert len({pid for _, pid in results}) > 1  # done here and elsewhere
+
+
+def test_what_a_stopped_worker_left_is_done_here():
+    here = os.getpid()
+
+    def work(item: int) -> tuple[int, int]:
+        if item == 5 and os.getpid() != here:
+            os._exit(1)  # as when the system stops a worker
+        return slowly(item)
+
+    results = parallel.each(range(300), work, 2)
+    assert [item for item, _ in results] == list(range(300))
+    assert {pid for _, pid in results} == {here}  # the worker's are lost
+
+
+def test_without_a_worker_everything_is_done_here(monkeypatch):
+    def refuse(*args):
+        raise OSError(11, "Resource temporarily unavailable")  # fork: too many processes
+
+    monkeypatch.setattr(parallel.ProcessPoolExecutor, "submit", refuse)
+    assert parallel.each(range(100), slowly, 2) == [(i, os.getpid()) for i in range(100)]
+
+
+def test_an_answer_that_cannot_come_back_is_done_here():
+    here = os.getpid()
+
+    def work(item: int) -> object:
+        if item == 40 and os.getpid() != here:
+            return lambda: item  # a function does not pickle
+        return item
+
+    assert parallel.each(range(100), work, 2) == list(range(100))
+
+
+# --- plan DIR --------------------------------------------------------------------------------
 
 
 def entries(folder: Path) -> list[dict]:
-    planned = parallel.plan_paths(spec_paths(folder), False, MIGRATION, Options())
-    return [object_entry(p) for p in planned]
+    return [object_entry(p) for p in files.plan_files(folder, (), MIGRATION, Options())]
 
 
 def serial(folder: Path) -> list[dict]:
     """The plan made file by file in this process."""
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(parallel, "_workers", lambda paths: 1)
+        patched.setattr(files, "_processes", lambda paths: 1)
         return entries(folder)
 
 
-def test_workers_plan_what_one_process_plans(pooled, monkeypatch):
+def test_workers_plan_what_one_process_plans(monkeypatch):
     folder = FIXTURES / "demo-project"
     alone = serial(folder)
+    monkeypatch.setattr(files, "_processes", lambda paths: 2)
+    monkeypatch.setattr(parallel, "CHUNK", 1)
     forked = []
     real = parallel.multiprocessing.get_context
-    monkeypatch.setattr(
-        parallel.multiprocessing,
-        "get_context",
-        lambda method: forked.append(method) or real(method),
-    )
+    spy = lambda method: forked.append(method) or real(method)  # noqa: E731
+    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
     assert entries(folder) == alone
     assert forked == ["fork"]
     assert len(alone) >= 4
 
 
-def test_an_answer_that_cannot_come_back_is_planned_here(pooled, monkeypatch, tmp_path):
-    for i, text in enumerate(report_texts(6, seed=5, low=2_000, high=5_000)):
-        (tmp_path / f"r{i}.json").write_text(text)
-    expected = serial(tmp_path)
-    real = parallel._slim
-
-    def unpicklable(planned):  # runs in the worker, which was forked after this patch
-        if planned.source.name == "r2":
-            return lambda: planned  # a function does not pickle
-        return real(planned)
-
-    monkeypatch.setattr(parallel, "_slim", unpicklable)
-    assert entries(tmp_path) == expected
-
-
 @pytest.fixture(scope="module")
 def big_folder(tmp_path_factory) -> Path:
-    """Over MIN_BYTES of reports, so `wbmigrate plan` starts its workers."""
+    """Over PARALLEL_BYTES of reports, so `wbmigrate plan` starts its workers."""
     folder = tmp_path_factory.mktemp("big")
-    texts = report_texts(48, seed=7, low=200_000, high=400_000)
-    assert sum(map(len, texts)) > parallel.MIN_BYTES
+    texts = report_texts(6, seed=7, low=200_000, high=400_000) * 8  # (generating is slow)
+    assert sum(map(len, texts)) > 2 * files.PARALLEL_BYTES
     for i, text in enumerate(texts):
         (folder / f"report{i:02d}.json").write_text(text)
     return folder
 
 
 def test_the_command_on_every_core_prints_the_plan_of_one_process(big_folder):
-    folder = big_folder
     done = subprocess.run(
-        [sys.executable, "-m", "wbmigrate", "plan", str(folder), "--format", "json"],
+        [sys.executable, "-m", "wbmigrate", "plan", str(big_folder), "--format", "json"],
         cwd=REPO,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["objects"] == serial(folder)
+    assert json.loads(done.stdout)["objects"] == serial(big_folder)
 
 
 def test_ctrl_c_stops_the_workers_without_a_traceback(big_folder):
@@ -103,10 +124,12 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(big_folder):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert process.stdout is not None
-    process.stdout.readline()  # the first object planned: the workers are running
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    deadline = time.monotonic() + 30
+    while not children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.005)  # until the workers are forked
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)  # bytes: output may stop inside a character
-    assert process.returncode == 130
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
     assert b"Traceback" not in err
     assert b"Interrupted" in err

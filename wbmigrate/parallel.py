@@ -1,69 +1,141 @@
-"""Planning spec files on every core: each file is read, parsed and planned in a worker
-process, and the plans come back in the files' order, without the specs (a report needs only
-the changes and notes).
+"""Work over many files on every core: this process and workers forked from it share the
+items, and the results come back in the items' order, so what is printed is the same byte for
+byte as working through them one by one. `check` and `plan DIR` use it.
 
-Planning is pure CPU, so threads would not help. Workers are forked, inheriting the mapping
-instead of being sent it; where `fork` is not the safe default (macOS, Windows), or for a few
-files, the files are planned in this process, as they were before.
+The work is CPU-bound Python, so threads would not help. Workers are forked, inheriting the
+migration and its compiled patterns instead of being sent them. The items go in chunks: the
+workers take them from the front, this process from the back (its own results need no
+sending), until they meet. Where `fork` is not the safe default (macOS, Windows), or while
+another thread runs, everything is done here, one item after the other.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from multiprocessing.context import BaseContext
+from typing import Any, Generic, TypeVar
 
-from wbmigrate.engine.model import Options
-from wbmigrate.files import read_source
-from wbmigrate.mapping import Migration
-from wbmigrate.plan import Planned, plan_one
-from wbmigrate.rewrite import UNPARSED
+T = TypeVar("T")
+R = TypeVar("R")
 
-MIN_BYTES = 4 * 1024 * 1024  # below this, starting the workers costs more than they save
-CHUNK = 4  # files sent to a worker at a time
-
-_job: tuple[Migration, Options, bool] | None = None  # what forked workers plan with
+CHUNK = 32  # items a worker is sent at a time, by default: few messages, shares still even
 
 
-def plan_paths(
-    paths: Sequence[Path], named: bool, migration: Migration, options: Options
-) -> Iterator[Planned]:
-    """The plan of each spec file among `paths`, in order (files that are no spec skipped)."""
-    done = 0
-    workers = _workers(paths)
-    if workers > 1:
-        global _job
-        _job = (migration, options, named)
-        try:
-            with multiprocessing.get_context("fork").Pool(workers, _quiet) as pool:
-                for planned in pool.imap(_in_worker, paths, chunksize=CHUNK):
-                    done += 1
-                    if planned is not None:
-                        yield planned
-        except Exception:  # a worker's answer that could not be sent back (nested too deeply
-            pass  # to pickle): that file and the rest are planned here, below
-        finally:
-            _job = None
-    for path in paths[done:]:
-        planned = _plan_path(path, named, migration, options)
-        if planned is not None:
-            yield planned
+def cores() -> int:
+    """The cores this process may run on (1 where workers are never forked)."""
+    return len(os.sched_getaffinity(0)) if sys.platform == "linux" else 1
 
 
-def _workers(paths: Sequence[Path]) -> int:
-    # Forking while another thread runs (a test's server) could copy a lock it holds.
-    if sys.platform != "linux" or len(paths) < 2 * CHUNK or threading.active_count() > 1:
-        return 1
+def each(
+    items: Sequence[T],
+    work: Callable[[T], R],
+    processes: int = 1,
+    prepare: Callable[[], object] | None = None,
+    chunk: int | None = None,
+) -> list[R]:
+    """`work(item)` for each item, in order, on `processes` processes, this one included,
+    `chunk` items at a time (fewer for larger items). `prepare` loads what the work needs
+    before workers are forked, once for all."""
+    # Forking while another thread runs could copy a lock it holds.
+    if processes < 2 or sys.platform != "linux" or threading.active_count() > 1:
+        return [work(item) for item in items]
+    if prepare is not None:
+        prepare()
+    return _shared(items, work, processes - 1, chunk or CHUNK)
+
+
+def _shared(items: Sequence[T], work: Callable[[T], R], workers: int, chunk: int) -> list[R]:
+    """The results of `items`, from `workers` workers and this process. A chunk a worker took
+    but could not send back (it was stopped, or a result could not be pickled) is done here."""
+    global _job
+    context = multiprocessing.get_context("fork")
+    chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
+    job = _job = _Job(chunks, work, context)
+    with _uninterrupted():
+        pool = ProcessPoolExecutor(workers, context, initializer=_quiet)
+        sent = _send(pool, len(chunks))
     try:
-        size = sum(path.stat().st_size for path in paths)
+        done: dict[int, list[R]] = {}
+        while (last := job.take(first=False)) is not None:
+            done[last] = [work(item) for item in chunks[last]]
+        for answer in map(_answer, sent):
+            if answer is not None:
+                done[answer[0]] = answer[1]
+        return [
+            result
+            for i, chunk in enumerate(chunks)
+            for result in (done[i] if i in done else [work(item) for item in chunk])
+        ]
+    finally:  # on Ctrl-C too: what no worker has started is dropped, not waited for
+        with _uninterrupted():
+            pool.shutdown(cancel_futures=True)
+        _job = None
+
+
+@contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Ctrl-C waits while the pool starts its processes and threads, or stops them: an
+    interrupt inside the executor's own bookkeeping can leave it unable to shut down (a hang,
+    or a traceback). It is delivered as soon as this is over; the workers, forked meanwhile,
+    inherit the mask and ignore Ctrl-C anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _send(pool: ProcessPoolExecutor, chunks: int) -> list[Future[Any]]:
+    """A task per chunk, at most what the workers can take; none when no worker could be
+    started (a limit on processes): this process then does every chunk itself."""
+    try:
+        return [pool.submit(_in_worker) for _ in range(chunks)]
     except OSError:
-        return 1  # said per file, by the serial path
-    return min(len(os.sched_getaffinity(0)), len(paths) // CHUNK) if size >= MIN_BYTES else 1
+        return []
+
+
+class _Job(Generic[T, R]):
+    """The chunks, and which of them no process has taken yet (`[front, back)`, shared with
+    the workers forked after it is made)."""
+
+    def __init__(
+        self, chunks: list[Sequence[T]], work: Callable[[T], R], context: BaseContext
+    ) -> None:
+        self.chunks = chunks
+        self.work = work
+        self._left = context.Array("i", [0, len(chunks)])
+
+    def take(self, first: bool) -> int | None:
+        """The first chunk left (a worker's), or the last (this process's); None when none is."""
+        with self._left.get_lock():
+            front, back = int(self._left[0]), int(self._left[1])
+            if front >= back:
+                return None
+            if first:
+                self._left[0] = front + 1
+                return front
+            self._left[1] = back - 1
+            return back - 1
+
+
+_job: _Job[Any, Any] | None = None  # what forked workers work on
+
+
+def _answer(future: Future[Any]) -> Any:
+    try:
+        return future.result()
+    except Exception:  # the worker was stopped, or its results could not be sent back
+        return None
 
 
 def _quiet() -> None:
@@ -71,20 +143,10 @@ def _quiet() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _in_worker(path: Path) -> Planned | None:
+def _in_worker() -> tuple[int, list[Any]] | None:
+    """The next chunk from the front, done: its index and its results."""
     assert _job is not None
-    migration, options, named = _job
-    planned = _plan_path(path, named, migration, options)
-    return None if planned is None else _slim(planned)
-
-
-def _plan_path(path: Path, named: bool, migration: Migration, options: Options) -> Planned | None:
-    source = read_source(path, named)
-    return None if source is None else plan_one(source, migration, options)
-
-
-def _slim(planned: Planned) -> Planned:
-    """What a report needs of a plan, to send back: not the spec or its text."""
-    source = dataclasses.replace(planned.source, text="", document=UNPARSED)
-    result = planned.result and dataclasses.replace(planned.result, original=None)
-    return dataclasses.replace(planned, source=source, result=result)
+    taken = _job.take(first=True)
+    if taken is None:
+        return None
+    return taken, [_job.work(item) for item in _job.chunks[taken]]

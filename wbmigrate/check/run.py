@@ -4,10 +4,12 @@ apply inline suppressions and configured ignores, and work out the fixed text.""
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, app
 from wbmigrate.check.places import of_file
 from wbmigrate.check.residual import residual
 from wbmigrate.check.targets import Targets
+from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import too_big
 
 if TYPE_CHECKING:
@@ -69,6 +72,18 @@ def check_notebook(label: str, text: str, targets: Targets) -> Checked:
     return notebook.check_notebook(label, text, targets)
 
 
+# The module of each checker: a run that forks workers loads those its files need first, once
+# for all of them (see `wbmigrate.parallel`).
+MODULES: dict[Handler, str] = {
+    check_json: "documents",
+    check_yaml: "documents",
+    check_flags: "flags",
+    check_python: "python_code",
+    check_toml: "toml_config",
+    check_markdown: "markdown",
+    check_notebook: "notebook",
+}
+PARALLEL_FILES = 500  # a tree of fewer files is checked in this process alone
 SHELLS = re.compile(r"#!.*\b(?:(?:ba|z|k|mk|da|a)?sh|make|just)\b")
 SUFFIXES: dict[str, list[Handler]] = {
     ".json": [check_json],
@@ -276,15 +291,30 @@ def check_paths(
     exclude: Iterable[str] = (),
     fixes: bool = False,
     force_exclude: bool = False,
+    processes: int | None = None,
 ) -> list[FileReport]:
+    """The report of every file `check` reads under `paths`, in order; over a large tree, from
+    a process per core (`processes`: how many; see `wbmigrate.parallel`)."""
     ignores = Ignores.of(config, extra_ignores)
     excluded = [*config.exclude, *exclude]
-    reports = []
-    for path in find_files(paths, excluded, force_exclude=force_exclude):
-        report = check_file(path, targets, ignores, fixes)
-        if report is not None:
-            reports.append(report)
-    return reports
+    found = list(find_files(paths, excluded, force_exclude=force_exclude))
+    check = partial(check_file, targets=targets, ignores=ignores, fixes=fixes)
+    count = _processes(len(found)) if processes is None else processes
+    reports = each(found, check, count, prepare=partial(_load_checkers, found))
+    return [report for report in reports if report is not None]
+
+
+def _processes(files: int) -> int:
+    """A process per core for a large tree; below PARALLEL_FILES, starting a worker (a fork,
+    and its reports sent back) costs about what it saves: most files are passed over after
+    one look at their bytes."""
+    return 1 if files < PARALLEL_FILES else min(cores(), files // (PARALLEL_FILES // 2))
+
+
+def _load_checkers(paths: list[Path]) -> None:
+    needed = {h for path in paths for h in SUFFIXES.get(path.suffix, [])} | {check_flags}
+    for module in sorted({MODULES[handler] for handler in needed}):
+        importlib.import_module(f"wbmigrate.check.{module}")
 
 
 def add_findings(

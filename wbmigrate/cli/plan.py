@@ -22,9 +22,8 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
-from wbmigrate.files import spec_paths
+from wbmigrate.files import plan_files
 from wbmigrate.mapping import Migration
-from wbmigrate.parallel import plan_paths
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.report import plan as plan_report
 
@@ -133,8 +132,7 @@ def _plan_files(
     target: Path, migration: Migration, options: Options, format_: str, verbose: bool
 ) -> Tally:
     tally = Tally()
-    paths = spec_paths(target, _exclude(target))
-    planned = plan_paths(paths, target.is_file(), migration, options)
+    planned = plan_files(target, _exclude(target), migration, options)
     print_streamed(chunks_for(format_, migration, options, verbose)(map(tally.add, planned)))
     return tally
 

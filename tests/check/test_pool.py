@@ -1,0 +1,83 @@
+"""Checking with worker processes (`wbmigrate.parallel`): the same reports, in the same order,
+as checking here alone; the same output and the same files written by `check --fix`; and a
+small tree is checked here alone."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+
+import pytest
+from helpers import FIXTURES
+
+from wbmigrate import parallel
+from wbmigrate.check import run as run_module
+from wbmigrate.check.config import CheckConfig
+from wbmigrate.check.run import MODULES, SUFFIXES, check_paths
+from wbmigrate.check.targets import Targets
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.mapping import find_mapping
+
+MIGRATION = find_mapping("prime-rl").migration()
+TREES = [FIXTURES / "demo-repo", FIXTURES / "check-cases", FIXTURES / "operator-repo"]
+forks = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """Every file kind `check` reads, with and without old names, as the current folder."""
+    for source in TREES:
+        shutil.copytree(source, tmp_path / source.name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@forks
+@pytest.mark.parametrize("mode", list(Mode))
+def test_workers_report_what_one_process_reports(tree, mode, monkeypatch):
+    monkeypatch.setattr(parallel, "CHUNK", 4)  # many chunks, some for each process
+    targets = Targets(MIGRATION, Options(mode=mode))
+    args = ([tree], targets, CheckConfig())
+    serial = check_paths(*args, fixes=True, processes=1)
+    assert len(serial) > 100
+    assert sum(r.fixed is not None for r in serial) > 10
+    assert check_paths(*args, fixes=True, processes=2) == serial
+
+
+def test_every_checker_can_be_loaded_before_workers_are_forked():
+    handlers = {h for found in SUFFIXES.values() for h in found}
+    assert set(MODULES) == handlers
+    for handler, name in MODULES.items():
+        assert hasattr(importlib.import_module(f"wbmigrate.check.{name}"), handler.__name__)
+
+
+def test_a_small_tree_is_checked_here():
+    assert run_module._processes(run_module.PARALLEL_FILES - 1) == 1
+
+
+@forks
+@pytest.mark.parametrize("args", [["--format", "json"], ["--format", "text"], ["--fix"]])
+def test_check_prints_and_writes_the_same_with_workers(run, tree, tmp_path, monkeypatch, args):
+    monkeypatch.setattr(run_module, "_processes", lambda files: 1)
+    monkeypatch.setattr(parallel, "CHUNK", 4)
+    copy = tmp_path.parent / f"{tmp_path.name}-copy"
+    shutil.copytree(tree, copy)
+    serial = run("check", ".", *args)
+    monkeypatch.setattr(run_module, "_processes", lambda files: 2)
+    monkeypatch.chdir(copy)
+    forked = run("check", ".", *args)
+    assert (forked.exit_code, forked.stdout, forked.stderr) == (
+        serial.exit_code,
+        serial.stdout,
+        serial.stderr,
+    )
+    assert _contents(copy) == _contents(tree)
+
+
+def _contents(root):
+    return {
+        path.relative_to(root): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
