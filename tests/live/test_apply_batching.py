@@ -3,9 +3,9 @@
 A batch is as many objects as are written at once (`--jobs`): its views are read again in one
 request (GraphQL aliases, the ids as variables), its automations from one listing per project;
 the read-back of a batch rides on the read of the batch after next (the last two batches' are
-one request of their own); a server that refuses batched reads is read one view per request, said once. Each object
-is planned once, and its backup costs one fsync of its file, the folder and the journal being
-synced once per batch, always before the batch's writes leave.
+one request of their own); a server that refuses batched reads is read one view per request,
+said once. Each object is planned once, and its backup costs one fsync of its file, the folder
+and the journal being synced once per batch, always before the batch's writes leave.
 """
 
 from __future__ import annotations
