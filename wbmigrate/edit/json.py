@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -49,13 +49,26 @@ class _Member:
 
 
 class _Scan:
-    """A container's members, read only as far as asked."""
+    """A container's members, read only as far as asked; once all are read, `end` is where the
+    container ends."""
 
     def __init__(self, text: str, start: int) -> None:
         self._next = _members(text, start)
         self.found: list[_Member] = []
         self._by_key: dict[str | int, _Member] = {}
         self.done = False
+        self.end = -1
+
+    def each(self) -> Iterator[_Member]:
+        """Every member, read one at a time: a member's value can be scanned (which finds its
+        end) before the next member is looked for, so it is never parsed to find its end."""
+        i = 0
+        while i < len(self.found) or not self.done:
+            if i == len(self.found):
+                self._advance()
+                continue
+            yield self.found[i]
+            i += 1
 
     def member(self, key: str | int) -> _Member | None:
         found = self._by_key.get(key)
@@ -71,9 +84,11 @@ class _Scan:
         return self.found
 
     def _advance(self) -> _Member | None:
-        member = next(self._next, None)
-        if member is None:
-            self.done = True
+        try:
+            member = next(self._next)
+        except StopIteration as stop:
+            self.done, self.end = True, stop.value
+            return None
         else:
             self.found.append(member)
             self._by_key.setdefault(member.key, member)  # the first of duplicate keys
@@ -136,7 +151,7 @@ class JsonText:
         if not (tree.children or tree.structural or tree.renames or tree.value is not UNSET):
             return self.text
         start, end = self.root
-        rendered = _render(self, start, end, tree, self.style)
+        rendered, _ = _render(self, start, tree, self.style)
         return self.text[:start] + rendered + self.text[end:]
 
     def splice_within(self, edits: list[Edit]) -> tuple[int, int, str]:
@@ -145,7 +160,7 @@ class JsonText:
         around = container_of(edits)
         start, end = self.locate(around)
         tree = edit_tree(replace(e, path=e.path[len(around) :]) for e in edits)
-        return start, end, _render(self, start, end, tree, self.style)
+        return start, end, _render(self, start, tree, self.style)[0]
 
     @cached_property
     def style(self) -> _Style:
@@ -167,8 +182,9 @@ class JsonText:
     @property
     def root(self) -> tuple[int, int]:
         if self._root is None:
+            # The text is one JSON value (it was parsed): it ends where its trailing space starts.
             start = _WS.match(self.text).end()  # type: ignore[union-attr]
-            self._root = start, _value_end(self.text, start)
+            self._root = start, len(self.text.rstrip(" \t\n\r"))
         return self._root
 
     def members(self, start: int) -> list[_Member]:
@@ -207,43 +223,46 @@ def _line_indent(text: str, offset: int) -> str:
     return _WS.match(text, line_start).group().replace("\n", "")  # type: ignore[union-attr]
 
 
-def _render(doc: JsonText, start: int, end: int, node: EditTree, style: _Style) -> str:
+def _render(doc: JsonText, start: int, node: EditTree, style: _Style) -> tuple[str, int]:
+    """The new text of the value at `start`, and where the original value ends. A container
+    on the way to an edit is scanned member by member, descending into each edited member
+    before looking past it: only values no edit reaches are parsed to find their end."""
     text = doc.text
     if node.value is not UNSET:
-        return style.dumps(node.value, _line_indent(text, start))
+        return style.dumps(node.value, _line_indent(text, start)), _value_end(text, start)
     if not (node.children or node.structural or node.renames):
-        return text[start:end]
-    members = doc.members(start)
-    rendered = {
-        m.key: _render_member(doc, m, node, style)
-        for m in members
-        if m.key in node.children or m.key in node.renames
-    }
+        end = _value_end(text, start)
+        return text[start:end], end
+    scan = doc._scan(start)
+    rendered = {}  # a duplicate key: the last one's, as `json.loads` reads it
+    for member in scan.each():
+        if member.key in node.children or member.key in node.renames:
+            rendered[member.key] = _render_member(doc, member, node, style)
+    members, end = scan.found, scan.end
     if not node.structural:
         out, pos = [], start
         for member in members:
             if member.key in rendered:
                 out += [text[pos : member.start], rendered[member.key]]
                 pos = member.end
-        return "".join(out) + text[pos:end]
-    return _rebuild(text, start, end, members, rendered, node, style)
+        return "".join(out) + text[pos:end], end
+    return _rebuild(text, start, end, members, rendered, node, style), end
 
 
 def _render_member(doc: JsonText, member: _Member, node: EditTree, style: _Style) -> str:
     text = doc.text
     child = node.children.get(member.key)
-    value = (
-        _render(doc, member.value_start, member.end, child, style)
-        if child
-        else text[member.value_start : member.end]
-    )
+    if child:
+        value, member._end = _render(doc, member.value_start, child, style)  # found, not parsed
+    else:
+        value = text[member.value_start : member.end]
     if member.key in node.renames:
         key = json.dumps(node.renames[str(member.key)], ensure_ascii=False)
         return key + text[member.key_end : member.value_start] + value
     return text[member.start : member.value_start] + value
 
 
-def _members(text: str, start: int) -> Iterator[_Member]:
+def _members(text: str, start: int) -> Generator[_Member, None, int]:
     is_object = text[start] == "{"
     pos = _WS.match(text, start + 1).end()  # type: ignore[union-attr]
     index = 0
@@ -261,6 +280,7 @@ def _members(text: str, start: int) -> Iterator[_Member]:
         pos = space(text, member.end).end()  # type: ignore[union-attr]
         if text[pos] == ",":
             pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+    return pos + 1  # after the closing bracket
 
 
 def _rebuild(
