@@ -19,7 +19,6 @@ from wbmigrate.discover import find_files, refusal
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
-from wbmigrate.parallel import cores, each
 from wbmigrate.plan import Planned, Source, plan_one
 from wbmigrate.rewrite import UNPARSED, too_big
 
@@ -93,6 +92,8 @@ def plan_files(
     """The plan of each spec file of a target, in order; a large folder on every core (see
     `wbmigrate.parallel`), each plan sent back without its spec (a report needs only the
     changes and notes)."""
+    from wbmigrate.parallel import each  # (multiprocessing: only for a plan of files)
+
     named = target.is_file()
     paths = spec_paths(target, exclude)
 
@@ -109,6 +110,8 @@ def _processes(paths: list[Path]) -> int:
         size = sum(path.stat().st_size for path in paths)
     except OSError:
         return 1  # said per file, when it is read
+    from wbmigrate.parallel import cores
+
     return min(cores(), len(paths) // CHUNK) if size >= PARALLEL_BYTES else 1
 
 
