@@ -220,20 +220,19 @@ def request_rows(project: Project, plan: Measured, apply: Measured) -> list[Resu
 
 
 def apply_requests(project: Project, apply: Measured) -> Result:
-    """apply's requests against the floor's: one write per changed object, and one read per
-    batch of JOBS objects written (the fresh read before writing, which also carries the
-    previous batch's read-back) beyond the listings, plus one for the last read-back."""
+    """apply's requests per object against the floor's, as the issue states the goal: at most
+    one write per changed object, and beyond the floor's listings at most one read per JOBS
+    objects (the re-read of each batch before it is written, which also carries a read-back)."""
     mine, theirs = apply.requests, apply.floor_requests
-    changed = theirs.writes
-    batches = -(-changed // JOBS)
-    allowed = theirs.total + batches + 1
+    n = project.objects
+    reads = (mine.reads - theirs.reads) / n
     return Result(
-        f"live: apply, requests ({project.objects:,} objects, {changed:,} changed)",
-        f"{mine.total:,} requests",
-        f"{theirs.total:,} + {batches + 1:,} reads",
-        mine.total / allowed,
-        f"<= 1 write + 1/{JOBS} read per changed object",
-        mine.writes <= changed and mine.total <= allowed,
+        f"live: apply, requests per object ({n:,} objects, {theirs.writes:,} changed)",
+        f"{mine.writes / n:.2f} w + {reads:.3f} r",
+        f"{theirs.writes / n:.2f} w + 0 r",
+        reads * JOBS,
+        f"<= 1 write + 1/{JOBS} read",
+        mine.writes <= theirs.writes and reads <= 1 / JOBS,
     )
 
 
