@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, MIGRATION, REPO
 
-from benchmarks.data import report_texts
 from wbmigrate import files, parallel
 from wbmigrate.engine.model import Options
 from wbmigrate.plan import object_entry
@@ -96,12 +95,14 @@ def test_workers_plan_what_one_process_plans(monkeypatch):
 
 @pytest.fixture(scope="module")
 def big_folder(tmp_path_factory) -> Path:
-    """Over PARALLEL_BYTES of reports, so `wbmigrate plan` starts its workers."""
+    """Over PARALLEL_BYTES of reports (the demo's, each block repeated), so `wbmigrate plan`
+    starts its workers."""
     folder = tmp_path_factory.mktemp("big")
-    texts = report_texts(6, seed=7, low=200_000, high=400_000) * 8  # (generating is slow)
-    assert sum(map(len, texts)) > 2 * files.PARALLEL_BYTES
-    for i, text in enumerate(texts):
-        (folder / f"report{i:02d}.json").write_text(text)
+    spec = json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text())
+    for i in range(24):
+        big = {**spec, "blocks": spec["blocks"] * (60 + i)}
+        (folder / f"report{i:02d}.json").write_text(json.dumps(big, indent=2))
+    assert sum(p.stat().st_size for p in folder.iterdir()) > 2 * files.PARALLEL_BYTES
     return folder
 
 
