@@ -5,6 +5,7 @@ every core prints the plan of one process; Ctrl-C stops the workers without a tr
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -19,7 +20,17 @@ from wbmigrate import files, parallel
 from wbmigrate.engine.model import Options
 from wbmigrate.plan import object_entry
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux"),
+    pytest.mark.usefixtures("forking"),
+]
+
+
+@pytest.fixture
+def forking(monkeypatch):
+    """Workers even when an earlier test left a thread behind (an idle server's: a worker
+    needs no lock it could hold)."""
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
 
 
 def slowly(item: int) -> tuple[int, int]:
@@ -35,13 +46,16 @@ def test_results_come_back_in_order_from_the_workers():
 
 def test_what_a_stopped_worker_left_is_done_here():
     here = os.getpid()
+    stopped = multiprocessing.get_context("fork").Value("i", 0)
 
     def work(item: int) -> tuple[int, int]:
         if item == 5 and os.getpid() != here:
+            stopped.value = 1
             os._exit(1)  # as when the system stops a worker
         return slowly(item)
 
     results = parallel.each(range(300), work, 2)
+    assert stopped.value == 1
     assert [item for item, _ in results] == list(range(300))
     assert {pid for _, pid in results} == {here}  # the worker's are lost
 
@@ -56,13 +70,16 @@ def test_without_a_worker_everything_is_done_here(monkeypatch):
 
 def test_an_answer_that_cannot_come_back_is_done_here():
     here = os.getpid()
+    sent = multiprocessing.get_context("fork").Value("i", 0)
 
     def work(item: int) -> object:
-        if item == 40 and os.getpid() != here:
+        if item == 5 and os.getpid() != here:
+            sent.value = 1
             return lambda: item  # a function does not pickle
-        return item
+        return slowly(item)[0]
 
-    assert parallel.each(range(100), work, 2) == list(range(100))
+    assert parallel.each(range(300), work, 2) == list(range(300))
+    assert sent.value == 1
 
 
 # --- plan DIR --------------------------------------------------------------------------------

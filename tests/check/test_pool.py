@@ -5,6 +5,8 @@ small tree is checked here alone."""
 from __future__ import annotations
 
 import importlib
+import multiprocessing
+import os
 import shutil
 import sys
 
@@ -33,16 +35,35 @@ def tree(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture
+def forking(monkeypatch):
+    """Workers even when an earlier test left a thread behind (an idle server's: a worker
+    needs no lock it could hold); the pids of the processes that checked."""
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    here = os.getpid()
+    checked = multiprocessing.get_context("fork").Array("i", 2)  # [here, in a worker]
+    real = run_module.check_file
+
+    def noting(path, **kwargs):
+        checked[os.getpid() != here] = 1
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(run_module, "check_file", noting)
+    return checked
+
+
 @forks
 @pytest.mark.parametrize("mode", list(Mode))
-def test_workers_report_what_one_process_reports(tree, mode, monkeypatch):
+def test_workers_report_what_one_process_reports(tree, mode, monkeypatch, forking):
     monkeypatch.setattr(parallel, "CHUNK", 4)  # many chunks, some for each process
     targets = Targets(MIGRATION, Options(mode=mode))
     args = ([tree], targets, CheckConfig())
     serial = check_paths(*args, fixes=True, processes=1)
     assert len(serial) > 100
     assert sum(r.fixed is not None for r in serial) > 10
+    forking[:] = [0, 0]
     assert check_paths(*args, fixes=True, processes=2) == serial
+    assert list(forking) == [1, 1]  # checked here and in a worker
 
 
 def test_every_checker_can_be_loaded_before_workers_are_forked():
@@ -58,7 +79,9 @@ def test_a_small_tree_is_checked_here():
 
 @forks
 @pytest.mark.parametrize("args", [["--format", "json"], ["--format", "text"], ["--fix"]])
-def test_check_prints_and_writes_the_same_with_workers(run, tree, tmp_path, monkeypatch, args):
+def test_check_prints_and_writes_the_same_with_workers(
+    run, tree, tmp_path, monkeypatch, args, forking
+):
     monkeypatch.setattr(run_module, "_processes", lambda files: 1)
     monkeypatch.setattr(parallel, "CHUNK", 4)
     copy = tmp_path.parent / f"{tmp_path.name}-copy"
@@ -66,7 +89,9 @@ def test_check_prints_and_writes_the_same_with_workers(run, tree, tmp_path, monk
     serial = run("check", ".", *args)
     monkeypatch.setattr(run_module, "_processes", lambda files: 2)
     monkeypatch.chdir(copy)
+    forking[:] = [0, 0]
     forked = run("check", ".", *args)
+    assert list(forking) == [1, 1]  # checked here and in a worker
     assert (forked.exit_code, forked.stdout, forked.stderr) == (
         serial.exit_code,
         serial.stdout,
