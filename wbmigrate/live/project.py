@@ -151,14 +151,14 @@ def plan_project(
     saved: PlanFile | None = None
     try:
         found = objects if objects is not None else project.read(census)
-        for obj, planned in overlap(found, options, final, migration):
-            if out is not None and saved is None:
-                saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
+        planned_objects = overlap(found, options, final, migration)
+        first = list(itertools.islice(planned_objects, 1))  # the census is known after it
+        if out is not None:  # the saved plan starts with the census
+            saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
+        for obj, planned in itertools.chain(first, planned_objects):
             if saved is not None:
                 saved.add(planned, obj)
             yield planned
-        if out is not None and saved is None:  # a project without objects
-            saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
     except BaseException:  # an error, or a consumer that stopped early
         if saved is not None:
             saved.discard()
@@ -174,21 +174,22 @@ def overlap(
     specs) while the census reads, then finished with its result."""
     waiting: deque[tuple[LiveObject, Callable[[Options], Planned]]] = deque()
     held = 0
+
+    def settled() -> Iterator[tuple[LiveObject, Planned]]:
+        final = options.result()  # waits for the census
+        while waiting:
+            early, finish = waiting.popleft()
+            yield early, finish(final)
+
     for obj in objects:
         if not options.done() and held < EARLY_BYTES:
             source = obj.source()
             waiting.append((obj, plan_early(source, migration, before)))
             held += len(source.text)
             continue
-        final = options.result()
-        while waiting:
-            early, finish = waiting.popleft()
-            yield early, finish(final)
-        yield obj, plan_one(obj.source(), migration, final)
-    final = options.result()
-    while waiting:
-        early, finish = waiting.popleft()
-        yield early, finish(final)
+        yield from settled()
+        yield obj, plan_one(obj.source(), migration, options.result())
+    yield from settled()
 
 
 @dataclass
