@@ -173,30 +173,23 @@ class Walk:
         unsure = Unsure(pointer(path), path, key, field, message, unless_waiting, self.where)
         if self.pending:
             self._unsure.append((len(self.notes), unsure))
-        else:
-            self._settle_one(unsure)
+        elif (note := self._warning(unsure)) is not None:
+            self.notes.append(note)
 
     def settle(self, options: Options) -> None:
         """The history is known (in `options`): the warnings that waited for it are given or
-        dropped, in their places."""
+        dropped, in their places (inserted from the last, so each place still holds)."""
         self.options, self.pending = options, False
-        notes, self.notes = self.notes, []
-        waiting = iter(self._unsure)
-        unsure = next(waiting, None)
-        for i in range(len(notes) + 1):
-            while unsure is not None and unsure[0] == i:
-                self._settle_one(unsure[1])
-                unsure = next(waiting, None)
-            if i < len(notes):
-                self.notes.append(notes[i])
+        for place, unsure in reversed(self._unsure):
+            if (note := self._warning(unsure)) is not None:
+                self.notes.insert(place, note)
         self._unsure = []
 
-    def _settle_one(self, u: Unsure) -> None:
+    def _warning(self, u: Unsure) -> Note | None:
         scope = self.unlogged(u.key, u.unless_waiting)
-        if scope is not None:
-            self.notes.append(
-                Note(u.pointer, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
-            )
+        if scope is None:
+            return None
+        return Note(u.pointer, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
