@@ -146,9 +146,12 @@ def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))
     except Exception as exc:  # a bug: said for this object alone, and the others go on
-        return Planned(
-            source, error=f"wbmigrate failed on it ({type(exc).__name__}); please report it"
-        )
+        return Planned(source, error=bug(exc))
+
+
+def bug(exc: Exception) -> str:
+    """What is said of one object wbmigrate failed on (the others go on)."""
+    return f"wbmigrate failed on it ({type(exc).__name__}); please report it"
 
 
 def plan_each(

@@ -49,7 +49,7 @@ from wbmigrate.live.outcomes import (
 )
 from wbmigrate.live.restore import Restorable
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import Planned
+from wbmigrate.plan import Planned, bug
 from wbmigrate.rewrite import rewrite_text
 
 __all__ = [
@@ -133,8 +133,7 @@ def plan_write(
     except WbmigrateError as exc:
         return Planned(source, error=str(exc)), None
     except Exception as exc:  # a bug: said for this object alone, as `plan_one` does
-        why = f"wbmigrate failed on it ({type(exc).__name__}); please report it"
-        return Planned(source, error=why), None
+        return Planned(source, error=bug(exc)), None
     if not result.changed:
         return Planned(source, result), Rewritten(None)
     return Planned(source, result), Rewritten(text, result.changes, edits=result.edits)

@@ -36,6 +36,7 @@ from wbmigrate.live.outcomes import (
     to_send,
     verdict,
 )
+from wbmigrate.plan import bug
 
 Item = tuple[int, Job]  # a job, and its place in the work
 Checked = tuple[int, Job, Outcome | str]  # a job, and what to send or why nothing is
@@ -262,8 +263,7 @@ def _checked(batch: list[Item]) -> list[Checked]:
         try:
             checked.append((index, job, to_send(job)))
         except Exception as exc:
-            why = f"wbmigrate failed on it ({type(exc).__name__}); please report it"
-            checked.append((index, job, Outcome(job.obj.ref, WriteStatus.FAILED, why)))
+            checked.append((index, job, Outcome(job.obj.ref, WriteStatus.FAILED, bug(exc))))
     return checked
 
 
