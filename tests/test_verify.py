@@ -83,6 +83,11 @@ def test_what_fails(name, metrics, mode, expected):
     assert [check for check, _ in found] == [expected]
 
 
+def test_a_key_of_the_dashboards_own_listed_twice_is_no_merge():
+    # found trying verify on generated dashboards: the duplicate was there before any migration
+    assert checks(report("loss", "loss", "staleness/rollout/max"), Mode.REPLACE) == []
+
+
 def test_an_expression_that_repeats_a_series_is_no_merge():
     spec = report(IN_QUEUE, "staleness/rollout/mean")
     panel = spec["blocks"][0]["metadata"]["panelBankSectionConfig"]["panels"][0]
