@@ -230,6 +230,20 @@ def test_an_object_not_written_after_all_is_left_alone_and_a_conflict_keeps_both
     assert json.loads((backup.folder / conflict["file"]).read_text())["view"] == theirs.view.node()
 
 
+def test_a_file_kept_ahead_counts_only_once_journaled_and_is_removed_if_never(tmp_path):
+    """apply writes a batch's files while the batch before waits: one whose turn never comes
+    (a Ctrl-C) is removed, and a stray one left behind is never read by rollback."""
+    backup = Backup(tmp_path / "run", INFO)
+    used, dropped, stray = (backup.keep(obj, "{}") for obj in (REPORT, SECOND, DRAFT))
+    assert all((backup.folder / kept["file"]).exists() for kept in (used, dropped, stray))
+    backup.record(used)
+    backup.discard(dropped)
+    backup.close()
+    assert not (backup.folder / dropped["file"]).exists()
+    assert [e["id"] for e in journal(backup.folder)] == ["V1"]
+    assert [r.original.id for r in load_backup(backup.folder).items] == ["V1"]
+
+
 def unfinished(folder):
     """The backup as a run killed before its end leaves it: no closing line in the manifest."""
     manifest = json.loads((folder / MANIFEST).read_text())

@@ -128,6 +128,21 @@ def test_ctrl_c_during_apply_finishes_the_writes_in_flight_and_says_how_to_undo(
     assert_clean([out, err, undo.output], tmp_path)
 
 
+def test_ctrl_c_during_apply_leaves_no_backup_file_the_journal_does_not_name(slow, tmp_path):
+    """The next batch's files are written ahead while a batch is on the wire: when a Ctrl-C
+    keeps that batch from starting, they are removed with it."""
+    live = slow
+    process = start(live, tmp_path, "apply", TARGET, "--yes", "--jobs", "2", "--backup-dir", "b")
+    wait_for_writes(live, 1)
+    process.send_signal(signal.SIGINT)
+    code, out, err = finish(process)
+    assert code == 130, out + err
+    named = {e["file"] for e in journal(tmp_path / "b") if "file" in e}
+    files = {p.name for p in (tmp_path / "b").iterdir()} - {"manifest.json", "journal.jsonl"}
+    assert files == named
+    assert len(named) == len(live.mutations()) < 10
+
+
 def test_ctrl_c_during_rollback_stops_it_and_a_second_rollback_finishes(run, slow, tmp_path):
     live = slow
     live.latency = 0

@@ -2,17 +2,19 @@
 
 Each object was planned once, when it was read (`plan_write`): the write reuses that rewrite,
 and goes ahead only if W&B still holds exactly the bytes it was made from. For each batch (as
-many objects as are written at once, `--jobs`): back up the originals and make the backup
-durable, then read the batch again in one request (views by id under GraphQL aliases, the
-automations from one listing) and send together the writes of the objects still exactly as
-planned. W&B's `upsertView` and `updateFilterTrigger` take no precondition, so that read is the
+many objects as are written at once, `--jobs`): back up the originals (their files are written
+while the batch before waits; the journal names them just before the read), read the batch
+again in one request (views by id under GraphQL aliases, the automations from one listing),
+make the backup durable while that read is out, and send together the writes of the objects
+still exactly as planned. W&B's `upsertView` and `updateFilterTrigger` take no precondition, so that read is the
 last moment an edit can be seen before it would be overwritten. It goes out while the batch
 before is being written, and the writes leave once it and those writes are answered: between an
 object's last read and its write lies at most the batch before's writes, never more than
 `--jobs` writes are in flight, and a read costs the run no turn of its own. Then each object is
 read back: if someone else saved it meanwhile, it is a conflict, and their version is kept in
-the backup beside the original. The mutation's own answer cannot show a save made after it, so
-the read-back stays; it rides on the read of the batch after next (the last two batches' are
+the backup beside the original. The mutation is asked back only the time of the save
+(`updatedAt`): its answer cannot show a save made after it, so the read-back stays, and the
+read-back is what shows the bytes W&B stored; it rides on the read of the batch after next (the last two batches' are
 one request of their own). With `--jobs 1` nothing is batched or overlapped: each object is
 read, written at once and read back on its own. Batches are never larger than `--jobs`: the
 writes of a batch all leave together, so a larger batch would write more at once than asked.
@@ -155,9 +157,9 @@ def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
             return Outcome(original.ref, WriteStatus.UNCHANGED, "already as it was")
         if digest(now) != item.sent_sha256 and not force:
             return Outcome(original.ref, WriteStatus.SKIPPED, _edited_since(item, now))
-        echo = write(client, original, original.text)
+        saved_at = write(client, original, original.text)
         back = reread(client, original)
-        status = verdict(now, original.text, echo, back)
+        status = verdict(now, original.text, saved_at, back)
         if status is WriteStatus.APPLIED:
             return Outcome(original.ref, WriteStatus.RESTORED)
         message = "deleted right after the write" if back is None else MESSAGES["rollback", status]

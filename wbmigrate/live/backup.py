@@ -18,6 +18,7 @@ journal per batch, not one per line.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -146,10 +147,26 @@ class Backup:
     def save(self, obj: LiveObject, sending: str) -> None:
         """Back up the object as fetched, and what is about to be sent in its place. Called
         before anything is sent to W&B, and followed by `sync` before the write is sent."""
+        self.record(self.keep(obj, sending))
+
+    def keep(self, obj: LiveObject, sending: str) -> dict[str, Any]:
+        """The object's file, written ahead of its turn: what `record` journals once it has
+        come, or `discard` removes if it never does."""
         name = f"{file_stem(obj.kind, obj.id)}.json"
         event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
         event["file_sha256"] = self._file(name, _original(obj))
-        self._log({**event, "title": obj.title, "sending_sha256": digest(obj, sending)})
+        return {**event, "title": obj.title, "sending_sha256": digest(obj, sending)}
+
+    def record(self, kept: dict[str, Any]) -> None:
+        """Journal a file kept: from now on the object counts as backed up."""
+        self._log(kept)
+
+    def discard(self, kept: dict[str, Any]) -> None:
+        """Remove a file kept for a write that will not be made (a run stopped first): the
+        journal never named it, so rollback would never read it either (nor one left behind
+        when it cannot be removed)."""
+        with contextlib.suppress(OSError):
+            (self.folder / kept["file"]).unlink(missing_ok=True)
 
     def written(self, obj: LiveObject) -> None:
         """Record that the new state was written and read back."""

@@ -1,14 +1,16 @@
 """Write planned objects to W&B, a batch at a time (see `live.apply` for why batches look the
 way they do).
 
-For each batch (as many objects as are written at once, `--jobs`): back up the originals and
-make the backup durable, read the batch again in one request, and send together the writes of
-the objects still exactly as planned. The read of a batch goes out while the batch before is
-being written, and carries the read-back of the batch before that; its writes leave once that
-read and the writes before are answered: never more than `--jobs` writes in flight, and no turn
-of the run spent on a read alone. Meanwhile the next batch's checks run (the saved plan, the
-data-loss guard on the exact bytes to send). A batch's backup is only made once its turn has
-come, so an object that is backed up is an object whose write was started. With `--jobs 1`
+For each batch (as many objects as are written at once, `--jobs`): back up the originals,
+read the batch again in one request, make the backup durable, and send together the writes of
+the objects still exactly as planned. The read of a batch goes out the moment the batch before
+is sent, and carries the read-back of the batch before that; its writes leave once that read
+and the writes before are answered: never more than `--jobs` writes in flight, and no turn of
+the run spent on a read alone. Meanwhile the next batch's checks run (the saved plan, the
+data-loss guard on the exact bytes to send) and its backup files are written, each synced. A
+batch is only journaled as backed up once its turn has come (its files, if the run stops
+first, are removed), so an object that is backed up is an object whose write was started; the
+journal line is on disk before the write leaves. With `--jobs 1`
 nothing overlaps: each object is read, written and read back on its own.
 """
 
@@ -19,6 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from queue import Empty, Queue
+from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
@@ -40,8 +43,9 @@ from wbmigrate.plan import bug
 
 Item = tuple[int, Job]  # a job, and its place in the work
 Checked = tuple[int, Job, Outcome | str]  # a job, and what to send or why nothing is
-Ready = tuple[int, Job, str]  # a job backed up durably, and what to send
-Writing = tuple[int, Job, LiveObject, str, Future[LiveObject]]
+Kept = tuple[int, Job, str, dict[str, Any]]  # a job, what to send, its backup file's line
+Ready = tuple[int, Job, str]  # a job backed up, and what to send
+Writing = tuple[int, Job, LiveObject, str, Future[str | None]]
 
 
 def apply_all(
@@ -111,13 +115,14 @@ def _interrupt(stop: threading.Event, stopping: Callable[[], None] | None) -> No
 
 @dataclass(frozen=True)
 class _Sent:
-    """A write W&B answered: the object just before it, what was sent, and the answer."""
+    """A write W&B answered: the object just before it, what was sent, and the time W&B
+    gave the save."""
 
     index: int
     job: Job
     before: LiveObject
     text: str
-    echo: LiveObject
+    saved_at: str | None
 
 
 class _Run:
@@ -147,39 +152,48 @@ class _Run:
             self.error = exc
 
     def _overlapped(self, batches: list[list[Item]], stop: threading.Event) -> None:
-        """Batch n is read while batch n-1 is written, and written once both are answered."""
+        """Batch n+1's files are written while batch n waits; once batch n's writes leave,
+        batch n+1 is journaled as backed up and read at once, made durable while that read
+        is out, and written once it and batch n's writes are answered."""
+        ready = self._back_up(self._keep(_checked_at(batches, 0)))
+        reading = self._reread(ready, [])
+        ready = self._durable(ready)
         writing: list[Writing] = []  # batch n-1's writes, in flight
-        unconfirmed: list[_Sent] = []  # batch n-2's writes, answered, not read back yet
-        back: tuple[list[_Sent], Fresh] = ([], Fresh())  # read back, to judge
-        checked = _checked_at(batches, 0)
+        confirming: list[_Sent] = []  # read back by the read in flight
         for n in range(len(batches)):
-            if stop.is_set():
-                break
-            ready = self._back_up(checked)
-            objs = [job.obj for _, job, _ in ready] + [s.job.obj for s in unconfirmed]
-            reading = self.pool.submit(self.reader.read, objs)
-            self._confirm(*back)  # while the network works, as the next batch's checks
-            checked = _checked_at(batches, n + 1)
+            kept = self._keep(_checked_at(batches, n + 1))  # while the network works
             answered = self._answered(writing)
             fresh = reading.result()
             # Between this read's answer and the writes below lies only the wait for batch
             # n-1's writes: an edit saved in that gap is overwritten unseen, as one saved
             # between the answer and the write always could be (W&B takes no precondition).
             writing = self._send(ready, fresh)
-            back, unconfirmed = (unconfirmed, fresh), answered
-        self._confirm(*back)
-        self._read_back(unconfirmed + self._answered(writing))
+            self._confirm(confirming, fresh)
+            confirming = answered
+            if stop.is_set() or n + 1 == len(batches):
+                _discard(kept)
+                break
+            ready = self._back_up(kept)
+            reading = self._reread(ready, confirming)
+            ready = self._durable(ready)  # while the read is out: before any of its writes
+        self._read_back(confirming + self._answered(writing))
+
+    def _reread(self, ready: list[Ready], confirming: list[_Sent]) -> Future[Fresh]:
+        """The read of a batch's objects before their writes, with read-backs riding on it."""
+        objs = [job.obj for _, job, _ in ready] + [sent.job.obj for sent in confirming]
+        return self.pool.submit(self.reader.read, objs)
 
     def _one_at_a_time(self, batches: list[list[Item]], stop: threading.Event) -> None:
         """`--jobs 1`: each object read, written at once, then read back in a request of its
         own; nothing overlaps, nothing lies between the read and the write."""
-        checked = _checked_at(batches, 0)
+        kept = self._keep(_checked_at(batches, 0))
         for n in range(len(batches)):
             if stop.is_set():
+                _discard(kept)
                 break
-            ready = self._back_up(checked)
+            ready = self._durable(self._back_up(kept))
             writes = self._send(ready, self.reader.read([job.obj for _, job, _ in ready]))
-            checked = _checked_at(batches, n + 1)  # while the write is in flight
+            kept = self._keep(_checked_at(batches, n + 1))  # while the write is in flight
             self._read_back(self._answered(writes))
 
     def _read_back(self, confirming: list[_Sent]) -> None:
@@ -190,19 +204,35 @@ class _Run:
         self.outcomes[index] = outcome
         self.settled.put(outcome)
 
-    def _back_up(self, checked: list[Checked]) -> list[Ready]:
-        """The batch's originals backed up side by side, then made durable together: the
-        objects that may be written, with what to send."""
-        ready = []
+    def _keep(self, checked: list[Checked]) -> tuple[list[Kept], list[tuple[int, Outcome]]]:
+        """A batch's backup files, written side by side ahead of its turn (each synced as it
+        is written), and the outcomes of the objects that will not be written."""
         saving = [(index, job, text) for index, job, text in checked if isinstance(text, str)]
-        saved = dict(zip([i for i, _, _ in saving], self.pool.map(_saved, saving), strict=True))
+        files = dict(zip([i for i, _, _ in saving], self.pool.map(_kept, saving), strict=True))
+        kept, settled = [], []
         for index, job, text in checked:
-            done = text if isinstance(text, Outcome) else saved[index]
-            if done is not None:
-                self._done(index, done)
+            done = text if isinstance(text, Outcome) else files[index]
+            if isinstance(done, Outcome):
+                settled.append((index, done))
             elif isinstance(text, str):
+                kept.append((index, job, text, done))
+        return kept, settled
+
+    def _back_up(self, batch: tuple[list[Kept], list[tuple[int, Outcome]]]) -> list[Ready]:
+        """The batch's turn has come: its files journaled as backed up (durable at
+        `_durable`); the objects that may be written, with what to send."""
+        kept, settled = batch
+        for index, outcome in settled:
+            self._done(index, outcome)
+        ready = []
+        for index, job, text, line in kept:
+            try:
+                job.backup.record(line)
+            except (WbmigrateError, OSError) as exc:
+                self._done(index, Outcome(job.obj.ref, WriteStatus.FAILED, one_line(exc)))
+            else:
                 ready.append((index, job, text))
-        return self._durable(ready)
+        return ready
 
     def _durable(self, ready: list[Ready]) -> list[Ready]:
         """`ready` once each backup's files and journal are on disk; an object whose backup
@@ -267,15 +297,20 @@ def _checked(batch: list[Item]) -> list[Checked]:
     return checked
 
 
-def _saved(item: Ready) -> Outcome | None:
-    """Back up one object that is to be written (durable only at the batch's `sync`); its
-    outcome when that fails."""
+def _kept(item: Checked) -> dict[str, Any] | Outcome:
+    """One object's backup file, written ahead of its turn; its outcome when that fails."""
     _, job, text = item
+    assert isinstance(text, str)
     try:
-        job.backup.save(job.obj, text)
+        return job.backup.keep(job.obj, text)
     except (WbmigrateError, OSError) as exc:
         return Outcome(job.obj.ref, WriteStatus.FAILED, one_line(exc))
-    return None
+
+
+def _discard(batch: tuple[list[Kept], list[tuple[int, Outcome]]]) -> None:
+    """The files of a batch whose turn never came: never journaled, removed."""
+    for _, job, _, line in batch[0]:
+        job.backup.discard(line)
 
 
 def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
@@ -297,7 +332,7 @@ def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
 def _confirmed(sent: _Sent, back: LiveObject | None) -> Outcome:
     """What a write came to, from its read-back; journaled."""
     obj, changes = sent.job.obj, len(sent.job.plan.changes)
-    status = verdict(sent.before, sent.text, sent.echo, back)
+    status = verdict(sent.before, sent.text, sent.saved_at, back)
     try:
         if status is WriteStatus.APPLIED:
             sent.job.backup.written(obj)

@@ -278,8 +278,9 @@ class Client:
             raise NotFoundError(f"project {entity}/{project} not found", 404)
         return a_dict(data["project"], "project")
 
-    def upsert_view(self, view: View, spec: str) -> View:
-        """Save `spec` into an existing view, every other field copied from it."""
+    def upsert_view(self, view: View, spec: str) -> str | None:
+        """Save `spec` into an existing view, every other field copied from it; the time W&B
+        gives the save (`updatedAt`)."""
         fields = {
             "id": view.id,
             "entityName": view.entity,
@@ -294,12 +295,18 @@ class Client:
             fields["parentId"] = view.parent_id
         data = self.execute(UPSERT_VIEW, {"input": fields})
         answer = a_dict(data.get("upsertView"), "upsertView")
-        return View.from_node(answer.get("view"), view.entity, view.project)
+        return _saved_at(answer.get("view"), "upsertView.view")
 
-    def update_trigger(self, fields: dict[str, Any]) -> dict[str, Any]:
+    def update_trigger(self, fields: dict[str, Any]) -> str | None:
+        """Replace a trigger's fields; the time W&B gives the save (`updatedAt`)."""
         data = self.execute(UPDATE_TRIGGER, {"input": fields})
         answer = a_dict(data.get("updateFilterTrigger"), "updateFilterTrigger")
-        return a_dict(answer.get("trigger"), "updateFilterTrigger.trigger")
+        return _saved_at(answer.get("trigger"), "updateFilterTrigger.trigger")
+
+
+def _saved_at(node: Any, where: str) -> str | None:
+    """`updatedAt` of a mutation's answer: one that is not an object is a `ShapeError`."""
+    return text(a_dict(node, where), "updatedAt", where)
 
 
 _LISTINGS = {"runs": "reports", "runs/draft": "report drafts", "project-view": "workspaces"}

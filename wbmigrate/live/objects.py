@@ -326,13 +326,12 @@ def _failed(objs: list[LiveObject], exc: WbmigrateError) -> Fresh:
     return Fresh(failed=dict.fromkeys((o.id for o in objs), line))
 
 
-def write(client: Client, obj: LiveObject, new_text: str) -> LiveObject:
+def write(client: Client, obj: LiveObject, new_text: str) -> str | None:
     """Save a view's new spec, or a trigger's new fields, everything else as fetched; the
-    object as the mutation's answer shows it."""
+    time W&B gives the save (`updatedAt`), as the mutation's answer shows it."""
     if obj.view is not None:
-        return LiveObject.of_view(client.upsert_view(obj.view, new_text))
-    trigger = client.update_trigger(trigger_input(json.loads(new_text)))
-    return LiveObject.of_trigger(trigger, obj.entity, obj.project)
+        return client.upsert_view(obj.view, new_text)
+    return client.update_trigger(trigger_input(json.loads(new_text)))
 
 
 def stored_as_sent(obj: LiveObject, now: LiveObject | None, sent: str) -> bool:

@@ -135,15 +135,15 @@ def since(job: Job) -> str:
 
 
 def verdict(
-    before: LiveObject, sent: str, echo: LiveObject, back: LiveObject | None
+    before: LiveObject, sent: str, saved_at: str | None, back: LiveObject | None
 ) -> WriteStatus:
-    """What a write came to, from the object just before it, what was sent, the mutation's
-    answer and the read-back. `updatedAt` moving after the answer shows another writer even
-    when they saved the same spec; a read-back that is neither what was sent nor what was
-    there shows one whatever the clock says."""
+    """What a write came to, from the object just before it, what was sent, the time the
+    mutation's answer gave the save and the read-back. `updatedAt` moving after the answer
+    shows another writer even when they saved the same spec; a read-back that is neither
+    what was sent nor what was there shows one whatever the clock says."""
     if back is None:
         return WriteStatus.FAILED
-    moved = back.updated_at != echo.updated_at
+    moved = back.updated_at != saved_at
     if stored_as_sent(before, back, sent) and not moved:
         return WriteStatus.APPLIED
     if digest(back) == digest(before) and not moved:

@@ -1,5 +1,6 @@
 """The GraphQL documents wbmigrate sends: list and read views and triggers, save them. Each
-asks for every field a write must copy back."""
+read asks for every field a write must copy back; a save asks back only when W&B saved it (what
+was stored is read back after, in the next batch's read)."""
 
 from __future__ import annotations
 
@@ -51,17 +52,14 @@ query WbmigrateTriggers($entity: String!, $project: String!) {
 }"""
     + TRIGGER_FIELDS
 )
-UPSERT_VIEW = f"""
-mutation WbmigrateUpsertView($input: UpsertViewInput!) {{
-  upsertView(input: $input) {{ view {{ {VIEW_FIELDS} }} inserted }}
-}}"""
-UPDATE_TRIGGER = (
-    """
-mutation WbmigrateUpdateTrigger($input: UpdateFilterTriggerInput!) {
-  updateFilterTrigger(input: $input) { trigger { ...WbmigrateTrigger } }
+UPSERT_VIEW = """
+mutation WbmigrateUpsertView($input: UpsertViewInput!) {
+  upsertView(input: $input) { view { id updatedAt } }
 }"""
-    + TRIGGER_FIELDS
-)
+UPDATE_TRIGGER = """
+mutation WbmigrateUpdateTrigger($input: UpdateFilterTriggerInput!) {
+  updateFilterTrigger(input: $input) { trigger { id updatedAt } }
+}"""
 # The key census: runs newest first (light fields), then the keys of the runs not cached.
 LIST_RUNS = """
 query WbmigrateRuns($entity: String!, $project: String!, $first: Int!, $after: String) {
