@@ -118,11 +118,17 @@ def rewrite_text(
     name: str = "",
     options: Options | None = None,
     root: tuple[str, ...] = (),
+    walked: Provisional | None = None,
 ) -> tuple[Rewrite, str]:
     """Rewrite a spec given as JSON text; the new text differs only where the spec changed.
 
-    `root` is where the spec sits in the document (`("spec",)` in an exported file)."""
-    result = rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
+    `root` is where the spec sits in the document (`("spec",)` in an exported file);
+    `walked`: the spec already walked, before the project's history was known (`provisional`
+    of this text): it is settled with `options`, not walked again."""
+    if walked is not None:
+        result = settle(walked, options or Options())
+    else:
+        result = rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
     if not result.edits:
         return result, text
     try:

@@ -14,10 +14,10 @@ from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live import project as project_module
-from wbmigrate.live.apply import Expected, Outcome, WriteStatus
+from wbmigrate.live.apply import Expected, Outcome, WriteStatus, plan_write, plan_write_early
 from wbmigrate.live.backup import MANIFEST, BackupError
-from wbmigrate.live.client import Client
-from wbmigrate.live.objects import ObjectRef
+from wbmigrate.live.client import Client, View
+from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.project import (
     Census,
@@ -28,7 +28,7 @@ from wbmigrate.live.project import (
     prepare_apply,
     start_backup,
 )
-from wbmigrate.plan import Source, Status, plan_one
+from wbmigrate.plan import Source, Status, plan_early, plan_one
 
 
 @pytest.fixture
@@ -216,41 +216,86 @@ def test_parse_target(target, expected):
 
 
 class Stub:
-    """An object as the listing gives it: only its Source matters to planning."""
+    """An object as the listing gives it: only its text and Source matter to planning."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.text = path.read_text()
 
     def source(self) -> Source:
-        return Source(name=self.path.parent.name, origin=str(self.path), text=self.path.read_text())
+        return Source(name=self.path.parent.name, origin=str(self.path), text=self.text)
 
 
 CASES = sorted(FIXTURES.glob("cases/report/*/before.json"))[:6]
 HISTORY = History(frozenset({"off_policy/mean"}), 2, None, None, None)
 
 
-def listing(census: Future, after: int):
-    """The stubs, the census finishing once `after` of them were listed."""
-    for i, path in enumerate(CASES):
+def listing(census: Future, after: int, objects=None):
+    """The objects (stubs of the cases by default), the census finishing once `after` of them
+    were listed."""
+    for i, obj in enumerate(objects if objects is not None else map(Stub, CASES)):
         if i == after:
             census.set_result(Options(history=HISTORY))
-        yield Stub(path)
+        yield obj
 
 
-def test_objects_listed_while_the_census_reads_are_planned_then_and_settled_after(monkeypatch):
+def planned_while(census: Future, after: int) -> tuple[list, list]:
+    """`overlap` as `plan_project` uses it: the plans, and the objects begun early."""
     early = []
-    real = project_module.plan_early
-    monkeypatch.setattr(project_module, "plan_early", lambda *a: early.append(a) or real(*a))
-    census: Future = Future()
-    found = list(project_module.overlap(listing(census, 3), Options(), census, MIGRATION))
+
+    def begin(obj):
+        early.append(obj)
+        return plan_early(obj.source(), MIGRATION, Options())
+
+    def now(obj, given):
+        return plan_one(obj.source(), MIGRATION, given)
+
+    found = project_module.overlap(listing(census, after), census, begin, now)
+    return [planned for _, planned in found], early
+
+
+def test_objects_listed_while_the_census_reads_are_planned_then_and_settled_after():
+    found, early = planned_while(Future(), 3)
     assert len(early) == 3  # the first three, before the census was known
     final = Options(history=HISTORY)
     expected = [plan_one(Stub(path).source(), MIGRATION, final) for path in CASES]
-    assert [planned.result for _, planned in found] == [p.result for p in expected]
+    assert [planned.result for planned in found] == [p.result for p in expected]
 
 
 def test_planning_ahead_of_the_census_is_bounded(monkeypatch):
     monkeypatch.setattr(project_module, "EARLY_BYTES", 1)  # one object at most
+    found, early = planned_while(Future(), 1)
+    assert len(found) == len(CASES)
+    assert len(early) == 1  # the second object waited for the census
+
+
+def live_view(path: Path, text: str | None = None) -> LiveObject:
+    node = {"id": path.parent.name, "name": "n", "type": "runs", "displayName": path.parent.name}
+    node |= {"spec": path.read_text() if text is None else text, "updatedAt": "t"}
+    return LiveObject.of_view(View.from_node(node, "team", "async-rl"))
+
+
+@pytest.mark.parametrize("history", [None, HISTORY], ids=["no-runs", "runs"])
+def test_apply_planning_begun_before_the_census_writes_what_planning_after_it_would(history):
+    """Each object is walked while the census reads and settled after: the same plan, the
+    same bytes to send and the same edits for the guard as planning it whole."""
+    final = Options(history=history)
+    objects = [live_view(path) for path in sorted(FIXTURES.glob("cases/report/*/before.json"))]
+    objects += [live_view(CASES[0], "{not json"), live_view(CASES[0], '{"blocks": 3}')]
+    for obj in objects:
+        begun = plan_write_early(obj, MIGRATION, Options())(final)
+        whole = plan_write(obj, MIGRATION, final)
+        assert (begun[0].result, begun[0].error) == (whole[0].result, whole[0].error), obj.id
+        assert begun[1] == whole[1], obj.id
+
+
+def test_prepare_apply_while_the_census_reads_keeps_what_it_keeps_after(project):
     census: Future = Future()
-    found = project_module.overlap(listing(census, 1), Options(), census, MIGRATION)
-    assert len(list(found)) == len(CASES)  # the second object waited for the census
+    objects = listing(census, 4, list(project.read()))
+    begun = prepare_apply(project, MIGRATION, Options(), objects=objects, later=census)
+    whole = prepare_apply(project, MIGRATION, Options(history=HISTORY))
+    assert [(obj.id, expected) for obj, expected in begun.todo] == [
+        (obj.id, expected) for obj, expected in whole.todo
+    ]
+    assert begun.plans == whole.plans
+    assert begun.tally == whole.tally

@@ -197,11 +197,11 @@ def apply(
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     census = Census()
-    objects = None
+    objects, later = None, None
     if saved is None:  # a saved plan carries the census it was made with
         later, objects = read_history_while_listing(project, migration, options, runs, census)
-        options = later.result()
-    work = prepare_apply(project, migration, options, saved, census, objects)
+    work = prepare_apply(project, migration, options, saved, census, objects, later)
+    options = later.result() if later is not None else options
     tell_found(census, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do

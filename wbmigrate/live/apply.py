@@ -1,26 +1,27 @@
 """Write a migration to W&B, a batch of objects at a time, and undo it.
 
-Each object was planned once, when it was read (`plan_write`): the write reuses that rewrite,
-and goes ahead only if W&B still holds exactly the bytes it was made from. For each batch (as
-many objects as are written at once, `--jobs`): back up the originals (their files are written
-while the batch before waits; the journal names them just before the read), read the batch
-again in one request (views by id under GraphQL aliases, the automations from one listing),
-make the backup durable while that read is out, and send together the writes of the objects
-still exactly as planned. W&B's `upsertView` and `updateFilterTrigger` take no precondition, so that read is the
-last moment an edit can be seen before it would be overwritten. It goes out while the batch
-before is being written, and the writes leave once it and those writes are answered: between an
-object's last read and its write lies at most the batch before's writes, never more than
-`--jobs` writes are in flight, and a read costs the run no turn of its own. Then each object is
-read back: if someone else saved it meanwhile, it is a conflict, and their version is kept in
-the backup beside the original. The mutation is asked back only the time of the save
-(`updatedAt`): its answer cannot show a save made after it, so the read-back stays, and the
-read-back is what shows the bytes W&B stored; it rides on the read of the batch after next (the last two batches' are
-one request of their own). With `--jobs 1` nothing is batched or overlapped: each object is
-read, written at once and read back on its own. Batches are never larger than `--jobs`: the
-writes of a batch all leave together, so a larger batch would write more at once than asked.
-One failing object never stops the others; a Ctrl-C starts no new batch but lets those in
-flight finish (the one being written, and the next once backed up), read-backs included. The
-batches are `live.batches`; what a write came to is `live.outcomes`.
+Each object was planned once, when it was read (`plan_write`, begun while the key census reads:
+`plan_write_early`): the write reuses that rewrite, and goes ahead only if W&B still holds
+exactly the bytes it was made from. For each batch (as many objects as are written at once,
+`--jobs`): back up the originals (their files are written while the batch before waits; the
+journal names them just before the read), read the batch again in one request (views by id
+under GraphQL aliases, the automations from one listing), make the backup durable while that
+read is out, and send together the writes of the objects still exactly as planned. W&B's
+`upsertView` and `updateFilterTrigger` take no precondition, so that read is the last moment an
+edit can be seen before it would be overwritten. It goes out the moment the batch before is
+sent, and the writes leave once it and those writes are answered: between an object's last
+read and its write lies at most the batch before's writes, never more than `--jobs` writes are
+in flight, and a read costs the run no turn of its own. Then each object is read back: if
+someone else saved it meanwhile, it is a conflict, and their version is kept in the backup
+beside the original. The mutation is asked back only the time of the save (`updatedAt`): its
+answer cannot show a save made after it, so the read-back stays, and it is what shows the bytes
+W&B stored; it rides on the read of the batch after next (the last two batches' are one request
+of their own). With `--jobs 1` nothing is batched or overlapped: each object is read, written at
+once and read back on its own. Batches are never larger than `--jobs`: the writes of a batch
+all leave together, so a larger batch would write more at once than asked. One failing object
+never stops the others; a Ctrl-C starts no new batch but lets those in flight finish (the one
+being written, and the next once backed up), read-backs included. The batches are
+`live.batches`; what a write came to is `live.outcomes`.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from wbmigrate.live.outcomes import (
 from wbmigrate.live.restore import Restorable
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, bug
-from wbmigrate.rewrite import rewrite_text
+from wbmigrate.rewrite import Provisional, provisional, rewrite_text, spec_at
 
 __all__ = [
     "GONE",
@@ -67,6 +68,7 @@ __all__ = [
     "apply_all",
     "failed",
     "plan_write",
+    "plan_write_early",
     "restore_one",
     "run_all",
     "verdict",
@@ -118,19 +120,19 @@ def _drain(pool: ThreadPoolExecutor) -> None:
 
 
 def plan_write(
-    obj: LiveObject, migration: Migration, options: Options
+    obj: LiveObject, migration: Migration, options: Options, walked: Provisional | None = None
 ) -> tuple[Planned, Rewritten | None]:
     """Plan one object as `apply` writes it: the plan (for the summary) and, when one could be
     made, the rewrite to send, with the edits it was spliced from. The data-loss guard checks
     those exact bytes against the edits when the object's turn to be written comes
     (`live.outcomes.to_send`): the bytes are only sent if W&B still holds what they were
-    made from."""
+    made from. `walked`: the object as `plan_write_early` walked it."""
     source = obj.source()
     if source.error is not None:
         return Planned(source, error=source.error), None
     try:
         result, text = rewrite_text(
-            obj.text, migration, kind=obj.kind, name=obj.title, options=options
+            obj.text, migration, kind=obj.kind, name=obj.title, options=options, walked=walked
         )
     except WbmigrateError as exc:
         return Planned(source, error=str(exc)), None
@@ -139,6 +141,22 @@ def plan_write(
     if not result.changed:
         return Planned(source, result), Rewritten(None)
     return Planned(source, result), Rewritten(text, result.changes, edits=result.edits)
+
+
+def plan_write_early(
+    obj: LiveObject, migration: Migration, before: Options
+) -> Callable[[Options], tuple[Planned, Rewritten | None]]:
+    """`plan_write`, begun before the project's history is known (`before` has none yet): the
+    object is walked now, and settled and spliced once the history is given. An object the
+    walk fails on is planned whole then, and fails in the same words."""
+    walked = None
+    if obj.problem is None:
+        try:
+            spec = spec_at(obj.text)
+            walked = provisional(spec, migration, kind=obj.kind, name=obj.title, options=before)
+        except Exception:  # said when planned whole, once the history is known
+            walked = None
+    return lambda final: plan_write(obj, migration, final, walked)
 
 
 # --- rollback ----------------------------------------------------------------------------------

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import Expected, Job, Outcome, Rewritten, WriteStatus, plan_write
+from wbmigrate.live.apply import (
+    Expected,
+    Job,
+    Outcome,
+    Rewritten,
+    WriteStatus,
+    plan_write,
+    plan_write_early,
+)
 from wbmigrate.live.backup import Backup, check_folder
 from wbmigrate.live.census import read_history
 from wbmigrate.live.client import Client
@@ -29,6 +37,7 @@ from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_early, plan_one
 
 T = TypeVar("T")
+R = TypeVar("R")
 TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
 
 
@@ -151,7 +160,12 @@ def plan_project(
     saved: PlanFile | None = None
     try:
         found = objects if objects is not None else project.read(census)
-        planned_objects = overlap(found, options, final, migration)
+        planned_objects = overlap(
+            found,
+            final,
+            lambda obj: plan_early(obj.source(), migration, options),
+            lambda obj, given: plan_one(obj.source(), migration, given),
+        )
         first = list(itertools.islice(planned_objects, 1))  # the census is known after it
         if out is not None:  # the saved plan starts with the census
             saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
@@ -168,27 +182,29 @@ def plan_project(
 
 
 def overlap(
-    objects: Iterator[LiveObject], before: Options, options: Future[Options], migration: Migration
-) -> Iterator[tuple[LiveObject, Planned]]:
-    """Each object with its plan, in order: planned ahead with `before` (up to EARLY_BYTES of
-    specs) while the census reads, then finished with its result."""
-    waiting: deque[tuple[LiveObject, Callable[[Options], Planned]]] = deque()
+    objects: Iterator[LiveObject],
+    options: Future[Options],
+    early: Callable[[LiveObject], Callable[[Options], R]],
+    now: Callable[[LiveObject, Options], R],
+) -> Iterator[tuple[LiveObject, R]]:
+    """Each object with its plan, in order: begun with `early` (up to EARLY_BYTES of specs)
+    while the census reads, and finished with its result; planned `now` once it is known."""
+    waiting: deque[tuple[LiveObject, Callable[[Options], R]]] = deque()
     held = 0
 
-    def settled() -> Iterator[tuple[LiveObject, Planned]]:
+    def settled() -> Iterator[tuple[LiveObject, R]]:
         final = options.result()  # waits for the census
         while waiting:
-            early, finish = waiting.popleft()
-            yield early, finish(final)
+            obj, finish = waiting.popleft()
+            yield obj, finish(final)
 
     for obj in objects:
         if not options.done() and held < EARLY_BYTES:
-            source = obj.source()
-            waiting.append((obj, plan_early(source, migration, before)))
-            held += len(source.text)
+            waiting.append((obj, early(obj)))
+            held += len(obj.text)
             continue
         yield from settled()
-        yield obj, plan_one(obj.source(), migration, options.result())
+        yield obj, now(obj, options.result())
     yield from settled()
 
 
@@ -221,13 +237,21 @@ def prepare_apply(
     saved: SavedPlan | None = None,
     census: Census | None = None,
     objects: Iterator[LiveObject] | None = None,
+    later: Future[Options] | None = None,
 ) -> Work:
     """Plan every object once (or follow `saved`) and keep only what must be written, with
-    the rewrite its write will send."""
+    the rewrite its write will send. `later`: the options with the project's key census,
+    still reading (as for `plan_project`): objects that arrive meanwhile are walked then."""
     work = Work()
     unreadable, seen = [], set()
-    for obj in objects if objects is not None else project.read(census):
-        planned, plan = plan_write(obj, migration, options)
+    found = objects if objects is not None else project.read(census)
+    planning = overlap(
+        found,
+        later or done(options),
+        lambda obj: plan_write_early(obj, migration, options),
+        lambda obj, given: plan_write(obj, migration, given),
+    )
+    for obj, (planned, plan) in planning:
         work.tally.add(planned)
         seen.add(obj.id)
         if planned.status is Status.ERROR:
