@@ -1,27 +1,26 @@
 """Write a migration to W&B, a batch of objects at a time, and undo it.
 
 Each object was planned once, when it was read (`plan_write`, begun while the key census reads:
-`plan_write_early`): the write reuses that rewrite, and goes ahead only if W&B still holds
-exactly the bytes it was made from. For each batch (as many objects as are written at once,
-`--jobs`): back up the originals (their files are written while the batch before waits; the
-journal names them just before the read), read the batch again in one request (views by id
-under GraphQL aliases, the automations from one listing), make the backup durable while that
-read is out, and send together the writes of the objects still exactly as planned. W&B's
-`upsertView` and `updateFilterTrigger` take no precondition, so that read is the last moment an
-edit can be seen before it would be overwritten. It goes out the moment the batch before is
-sent, and the writes leave once it and those writes are answered: between an object's last
-read and its write lies at most the batch before's writes, never more than `--jobs` writes are
-in flight, and a read costs the run no turn of its own. Then each object is read back: if
-someone else saved it meanwhile, it is a conflict, and their version is kept in the backup
-beside the original. The mutation is asked back only the time of the save (`updatedAt`): its
-answer cannot show a save made after it, so the read-back stays, and it is what shows the bytes
-W&B stored; it rides on the read of the batch after next (the last two batches' are one request
-of their own). With `--jobs 1` nothing is batched or overlapped: each object is read, written at
-once and read back on its own. Batches are never larger than `--jobs`: the writes of a batch
-all leave together, so a larger batch would write more at once than asked. One failing object
-never stops the others; a Ctrl-C starts no new batch but lets those in flight finish (the one
-being written, and the next once backed up), read-backs included. The batches are
-`live.batches`; what a write came to is `live.outcomes`.
+`plan_write_early`): the write reuses that rewrite, and goes ahead only if W&B still holds exactly
+the bytes it was made from. For each batch (as many objects as are written at once, `--jobs`): back
+up the originals (their files are written while the batch before waits; the journal names them just
+before the read), read the batch again in one request (views by id under GraphQL aliases, the
+automations from one listing), make the backup durable while that read is out, and send together the
+writes of the objects still exactly as planned. W&B's `upsertView` and `updateFilterTrigger` take no
+precondition, so that read is the last moment an edit can be seen before it would be overwritten. It
+goes out once the writes of the batch two before are answered, and the writes leave once it and the
+batch before's writes are answered: between an object's last read and its write lies at most the
+batch before's writes, never more than `--jobs` writes are in flight, and a read costs the run no
+turn of its own. Then each object is read back: if someone else saved it meanwhile, it is a
+conflict, and their version is kept in the backup beside the original. The mutation is asked back
+only the time of the save (`updatedAt`): its answer cannot show a save made after it, so the
+read-back stays, and it is what shows the bytes W&B stored; it rides on the read of the batch after
+next (the last two batches' are one request of their own). With `--jobs 1` nothing is batched or
+overlapped: each object is read, written at once and read back on its own. Batches are never larger
+than `--jobs`: the writes of a batch all leave together, so a larger batch would write more at once
+than asked. One failing object never stops the others; a Ctrl-C starts no new batch but lets those
+in flight finish (the one being written, and the next once backed up), read-backs included. The
+batches are `live.batches`; what a write came to is `live.outcomes`.
 """
 
 from __future__ import annotations

@@ -3,15 +3,15 @@ way they do).
 
 For each batch (as many objects as are written at once, `--jobs`): back up the originals,
 read the batch again in one request, make the backup durable, and send together the writes of
-the objects still exactly as planned. The read of a batch goes out the moment the batch before
-is sent, and carries the read-back of the batch before that; its writes leave once that read
-and the writes before are answered: never more than `--jobs` writes in flight, and no turn of
-the run spent on a read alone. Meanwhile the next batch's checks run (the saved plan, the
-data-loss guard on the exact bytes to send) and its backup files are written, each synced. A
-batch is only journaled as backed up once its turn has come (its files, if the run stops
-first, are removed), so an object that is backed up is an object whose write was started; the
-journal line is on disk before the write leaves. With `--jobs 1`
-nothing overlaps: each object is read, written and read back on its own.
+the objects still exactly as planned. The read of batch n+1 goes out once batch n-1's writes are
+answered, while batch n's read may still be out, and carries batch n-1's read-backs; its writes
+leave once that read and batch n's writes are answered: never more than `--jobs` writes in
+flight, and no turn of the run spent on a read alone. Meanwhile the checks of the batch after
+run (the saved plan, the data-loss guard on the exact bytes to send) and its backup files are
+written, each synced. A batch is only journaled as backed up once its read is due (its files, if
+the run stops first, are removed), so an object that is backed up is an object whose write was
+started; the journal line is on disk before the write leaves. With `--jobs 1` nothing overlaps:
+each object is read, written and read back on its own.
 """
 
 from __future__ import annotations
@@ -152,36 +152,42 @@ class _Run:
             self.error = exc
 
     def _overlapped(self, batches: list[list[Item]], stop: threading.Event) -> None:
-        """Batch n+1's files are written while batch n waits; once batch n's writes leave,
-        batch n+1 is journaled as backed up and read at once, made durable while that read
-        is out, and written once it and batch n's writes are answered."""
-        ready = self._back_up(self._keep(_checked_at(batches, 0)))
-        reading = self._reread(ready, [])
+        """Batch n+1 is read once batch n-1's writes are answered, while batch n's read may
+        still be out, made durable once batch n's writes have left, and written once its read
+        and batch n's writes are answered. Its files are written while batch n waits."""
+        ready, reading = self._read_ahead(self._keep(_checked_at(batches, 0)), [])
         ready = self._durable(ready)
+        kept = self._keep(_checked_at(batches, 1))
         writing: list[Writing] = []  # batch n-1's writes, in flight
-        confirming: list[_Sent] = []  # read back by the read in flight
+        confirming: list[_Sent] = []  # read back by batch n's read
         for n in range(len(batches)):
-            kept = self._keep(_checked_at(batches, n + 1))  # while the network works
             answered = self._answered(writing)
+            more = not stop.is_set() and n + 1 < len(batches)
+            ahead = self._read_ahead(kept, answered) if more and n > 0 else None
             fresh = reading.result()
-            # Between this read's answer and the writes below lies only the wait for batch
+            # Between this read's answer and the writes below lies at most the wait for batch
             # n-1's writes: an edit saved in that gap is overwritten unseen, as one saved
             # between the answer and the write always could be (W&B takes no precondition).
             writing = self._send(ready, fresh)
+            if more and n == 0:  # read earlier, its answer would only wait for these writes
+                ahead = self._read_ahead(kept, answered)
             self._confirm(confirming, fresh)
             confirming = answered
-            if stop.is_set() or n + 1 == len(batches):
+            if ahead is None:
                 _discard(kept)
                 break
-            ready = self._back_up(kept)
-            reading = self._reread(ready, confirming)
-            ready = self._durable(ready)  # while the read is out: before any of its writes
+            ready, reading = self._durable(ahead[0]), ahead[1]
+            kept = self._keep(_checked_at(batches, n + 2))  # while the network works
         self._read_back(confirming + self._answered(writing))
 
-    def _reread(self, ready: list[Ready], confirming: list[_Sent]) -> Future[Fresh]:
-        """The read of a batch's objects before their writes, with read-backs riding on it."""
+    def _read_ahead(
+        self, kept: tuple[list[Kept], list[tuple[int, Outcome]]], confirming: list[_Sent]
+    ) -> tuple[list[Ready], Future[Fresh]]:
+        """A batch's turn: journaled as backed up, then read (with read-backs riding on the
+        read); the objects to write (once `_durable`), and the read."""
+        ready = self._back_up(kept)
         objs = [job.obj for _, job, _ in ready] + [sent.job.obj for sent in confirming]
-        return self.pool.submit(self.reader.read, objs)
+        return ready, self.pool.submit(self.reader.read, objs)
 
     def _one_at_a_time(self, batches: list[list[Item]], stop: threading.Event) -> None:
         """`--jobs 1`: each object read, written at once, then read back in a request of its
