@@ -109,6 +109,14 @@ def test_root_replacement_and_whitespace_around_it():
 
 def test_pointer_escapes():
     assert pointer(("a/b", "m~n", 0)) == "/a~1b/m~0n/0"
+    assert pointer(()) == ""
+    assert pointer(("",)) == "/"
+
+
+@given(st.lists(st.one_of(st.text(alphabet="ab/~0", max_size=4), st.integers(0, 20))))
+def test_pointer_is_the_rfc_6901_escape_of_every_part(path):
+    escaped = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    assert pointer(tuple(path)) == escaped
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,9 @@ class EditConflict(Exception):
 
 def pointer(path: Path) -> str:
     """RFC 6901 JSON pointer of a path: ("a/b", 0) -> "/a~1b/0"."""
+    text = "/" + "/".join(map(str, path)) if path else ""
+    if "~" not in text and text.count("/") == len(path):  # nothing to escape: most paths
+        return text
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
