@@ -42,6 +42,34 @@ def test_a_reader_ahead_ends_when_the_consumer_stops():
     assert len(produced) == settled <= 5  # bounded by the queue, then stopped
 
 
+@pytest.mark.parametrize(
+    ("items", "expected"),
+    [([1, 2, 3], ["answered", 1, 2, 3]), ([], ["answered"])],
+    ids=["before-the-first-item", "at-the-end-of-none"],
+)
+def test_a_listing_tells_once_that_it_answered(items, expected):
+    """The key census starts from this: before the first object is handed over."""
+    seen: list = []
+    stream = _read_ahead(iter(items), 2, threading.Event(), lambda: seen.append("answered"))
+    for item in stream:
+        seen.append(item)
+    assert seen == expected
+
+
+def test_a_listing_that_fails_never_tells_it_answered():
+    """A project that cannot be read fails as before: the census never starts."""
+    seen: list = []
+
+    def refused():
+        raise ValueError("403")
+        yield
+
+    stream = _read_ahead(refused(), 2, threading.Event(), lambda: seen.append("answered"))
+    with pytest.raises(ValueError, match="403"):
+        next(stream)
+    assert seen == []
+
+
 # --- automations W&B answered without a part ----------------------------------------------------
 
 TRIGGER = {

@@ -123,17 +123,25 @@ def canonical(trigger: dict[str, Any]) -> str:
 
 
 def fetch_project(
-    client: Client, entity: str, project: str, *, drafts: bool = True, ahead: int = 2
+    client: Client,
+    entity: str,
+    project: str,
+    *,
+    drafts: bool = True,
+    ahead: int = 2,
+    answered: Callable[[], None] | None = None,
 ) -> Iterator[LiveObject]:
     """Published reports, their drafts, saved workspaces, then the project's automations.
 
     Each listing is read by a thread of its own, at most `ahead` pages ahead of the consumer:
-    the listings' requests overlap one another and the planning, and memory stays bounded."""
+    the listings' requests overlap one another and the planning, and memory stays bounded.
+    `answered` is called (from a listing's thread) each time a listing first answers, with
+    objects or with none: the project could be read."""
     types = [REPORT, DRAFT, WORKSPACE] if drafts else [REPORT, WORKSPACE]
     listings = [_views(client, entity, project, t) for t in types]
     listings.append(_triggers(client, entity, project))
     stop = threading.Event()
-    streams = [_read_ahead(listing, ahead * PAGE_SIZE, stop) for listing in listings]
+    streams = [_read_ahead(listing, ahead * PAGE_SIZE, stop, answered) for listing in listings]
     try:
         for stream in streams:
             yield from stream
@@ -157,9 +165,15 @@ def _triggers(client: Client, entity: str, project: str) -> Iterator[LiveObject]
 _END = object()
 
 
-def _read_ahead(items: Iterator[T], size: int, stop: threading.Event) -> Iterator[T]:
+def _read_ahead(
+    items: Iterator[T],
+    size: int,
+    stop: threading.Event,
+    answered: Callable[[], None] | None = None,
+) -> Iterator[T]:
     """`items`, produced from now on by a thread of its own, at most `size` ahead of the
-    consumer, until `stop` is set. An error in the thread is raised to the consumer."""
+    consumer, until `stop` is set. An error in the thread is raised to the consumer;
+    `answered()` is called before the first item is handed over (or the end, if none)."""
     queue: Queue[tuple[Any, BaseException | None]] = Queue(maxsize=size)
 
     def put(entry: tuple[Any, BaseException | None]) -> bool:
@@ -173,10 +187,16 @@ def _read_ahead(items: Iterator[T], size: int, stop: threading.Event) -> Iterato
 
     def produce() -> None:
         stop_with(stop)  # once the consumer has gone, no retry is started
+        tell = answered  # once, at the first item or the end
         try:
             for item in items:
+                if tell is not None:
+                    tell()
+                    tell = None
                 if not put((item, None)):
                     return
+            if tell is not None:
+                tell()
             put((_END, None))
         except BaseException as exc:  # handed to the consumer, which raises it
             put((_END, exc))

@@ -81,9 +81,14 @@ class Project:
     def target(self) -> str:
         return f"{self.entity}/{self.project}"
 
-    def read(self, census: Census | None = None) -> Iterator[LiveObject]:
-        """Every object, as it arrives; counted into `census`."""
-        found = fetch_project(self.client, self.entity, self.project, drafts=self.drafts)
+    def read(
+        self, census: Census | None = None, answered: Callable[[], None] | None = None
+    ) -> Iterator[LiveObject]:
+        """Every object, as it arrives; counted into `census`; `answered`: see
+        `fetch_project`."""
+        found = fetch_project(
+            self.client, self.entity, self.project, drafts=self.drafts, answered=answered
+        )
         return map(census.add, found) if census is not None else found
 
 
@@ -91,17 +96,23 @@ def census_while(
     project: Project, census: Census, work: Callable[[], T]
 ) -> tuple[Future[T], Iterator[LiveObject]]:
     """`work()` (the key census) in a thread of its own while the project's listings go on:
-    its future result, and the objects, to plan while it reads. It starts once the first
-    object has arrived, so a project that cannot be read fails as before, with no extra
-    requests."""
-    objects = project.read(census)
-    first = list(itertools.islice(objects, 1))  # the listings' threads are reading now
-    return in_background(work), itertools.chain(first, objects)
-
-
-def in_background(work: Callable[[], T]) -> Future[T]:
-    """`work()` on a daemon thread (Ctrl-C never waits for it)."""
+    its future result, and the objects, to plan while it reads. It starts as soon as one
+    listing has answered, so a project that cannot be read fails as before, with no extra
+    requests; it has started by the time the first object is handed over."""
     future: Future[T] = Future()
+    start = threading.Lock()
+
+    def answered() -> None:  # from a listing's thread
+        if start.acquire(blocking=False):  # the first answer only
+            in_background(work, future)
+
+    objects = project.read(census, answered)
+    first = list(itertools.islice(objects, 1))  # the listings' threads are reading now
+    return future, itertools.chain(first, objects)
+
+
+def in_background(work: Callable[[], T], future: Future[T]) -> None:
+    """`work()` on a daemon thread (Ctrl-C never waits for it), its result into `future`."""
 
     def run() -> None:
         try:
@@ -110,7 +121,6 @@ def in_background(work: Callable[[], T]) -> Future[T]:
             future.set_exception(exc)
 
     threading.Thread(target=run, name="census", daemon=True).start()
-    return future
 
 
 def done(value: T) -> Future[T]:
