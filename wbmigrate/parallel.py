@@ -58,8 +58,8 @@ def _shared(items: Sequence[T], work: Callable[[T], R], workers: int, chunk: int
     context = multiprocessing.get_context("fork")
     chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
     job = _job = _Job(chunks, work, context)
-    with _uninterrupted():
-        pool = ProcessPoolExecutor(workers, context, initializer=_quiet)
+    with uninterrupted():
+        pool = ProcessPoolExecutor(workers, context, initializer=quiet)
         sent = _send(pool, len(chunks))
     try:
         done: dict[int, list[R]] = {}
@@ -74,13 +74,13 @@ def _shared(items: Sequence[T], work: Callable[[T], R], workers: int, chunk: int
             for result in (done[i] if i in done else [work(item) for item in chunk])
         ]
     finally:  # on Ctrl-C too: what no worker has started is dropped, not waited for
-        with _uninterrupted():
+        with uninterrupted():
             pool.shutdown(cancel_futures=True)
         _job = None
 
 
 @contextmanager
-def _uninterrupted() -> Iterator[None]:
+def uninterrupted() -> Iterator[None]:
     """Ctrl-C waits while the pool starts its processes and threads, or stops them: an
     interrupt inside the executor's own bookkeeping can leave it unable to shut down (a hang,
     or a traceback). It is delivered as soon as this is over; the workers, forked meanwhile,
@@ -138,7 +138,7 @@ def _answer(future: Future[Any]) -> Any:
         return None
 
 
-def _quiet() -> None:
+def quiet() -> None:
     """Ctrl-C is this process's to handle: it stops the workers, which say nothing."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -27,6 +27,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import TargetError, plan_projects, resolve
+from wbmigrate.live.planners import Planners
 from wbmigrate.live.project import Census, plan_project
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally
@@ -67,11 +68,16 @@ def plan_live(
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
     census, tally = Census(), Tally()
-    later, objects = read_history_while_listing(project, migration, options, live.runs, census)
-    saved = Path(out) if out else None
-    planned = plan_project(project, migration, options, census, saved, objects, later)
-    first = list(itertools.islice(planned, 1))  # planning overlaps the census until here
-    show(later.result(), map(tally.add, itertools.chain(first, planned)))
+    planners = Planners.start(migration, options)  # forked before the listings' threads
+    try:
+        later, objects = read_history_while_listing(project, migration, options, live.runs, census)
+        saved = Path(out) if out else None
+        planned = plan_project(project, migration, options, census, saved, objects, later, planners)
+        first = list(itertools.islice(planned, 1))  # planning overlaps the census until here
+        show(later.result(), map(tally.add, itertools.chain(first, planned)))
+    finally:
+        if planners is not None:
+            planners.close()
     tell_found(census, project.drafts)
     if out:
         status(f"Plan saved to {out}.")

@@ -32,6 +32,7 @@ from wbmigrate.live.census import read_history
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
 from wbmigrate.live.planfile import PlanFile, SavedPlan
+from wbmigrate.live.planners import Planners
 from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_early, plan_one
@@ -160,21 +161,27 @@ def plan_project(
     out: Path | None = None,
     objects: Iterator[LiveObject] | None = None,
     later: Future[Options] | None = None,
+    planners: Planners | None = None,
 ) -> Iterator[Planned]:
     """Each object planned as it arrives, then let go, so memory stays flat. `later`: the
     options with the project's key census, still reading (see `census_while`): objects that
     arrive meanwhile are planned as far as `options` take them, and finished once it is
     known. With `out`, the plan is also saved there for `apply --plan`; only a plan read to
-    the end is saved. `objects`: the project's objects, already being read."""
+    the end is saved. `objects`: the project's objects, already being read; `planners`:
+    worker processes to plan them in (the same plans)."""
     final = later or done(options)
     saved: PlanFile | None = None
     try:
         found = objects if objects is not None else project.read(census)
-        planned_objects = overlap(
-            found,
-            final,
-            lambda obj: plan_early(obj.source(), migration, options),
-            lambda obj, given: plan_one(obj.source(), migration, given),
+        planned_objects = (
+            planners.plan(found, final, EARLY_BYTES)
+            if planners is not None
+            else overlap(
+                found,
+                final,
+                lambda obj: plan_early(obj.source(), migration, options),
+                lambda obj, given: plan_one(obj.source(), migration, given),
+            )
         )
         first = list(itertools.islice(planned_objects, 1))  # the census is known after it
         if out is not None:  # the saved plan starts with the census

@@ -1,0 +1,171 @@
+"""Planning a live project in worker processes (`wbmigrate.live.planners`): the plans of one
+process, in order; a worker's objects are planned here when it stops or cannot answer; the
+specs walked ahead of the census are bounded; `plan` with workers prints what it prints
+without them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from dataclasses import replace
+
+import pytest
+from helpers import FIXTURES, MIGRATION, REPO, TARGET
+from test_project import HISTORY, live_view
+
+from wbmigrate.engine.model import Options
+from wbmigrate.live import planners as planners_module
+from wbmigrate.live.planners import Planners
+from wbmigrate.plan import Planned, plan_one
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux")
+
+FINAL = Options(history=HISTORY)
+
+
+@pytest.fixture
+def workers(monkeypatch):
+    """Planners forked even though the test server's thread runs (a worker needs no lock it
+    could hold), closed after the test."""
+    monkeypatch.setattr(planners_module, "cores", lambda: 3)  # two workers
+    monkeypatch.setattr(planners_module.threading, "active_count", lambda: 1)
+    started = Planners.start(MIGRATION, Options())
+    assert started is not None
+    yield started
+    started.close()
+
+
+def objects() -> list:
+    """Every report case, and two specs that fail to plan."""
+    found = [live_view(path) for path in sorted(FIXTURES.glob("cases/report/*/before.json"))]
+    first = sorted(FIXTURES.glob("cases/report/*/before.json"))[0]
+    return [*found, live_view(first, "{not json"), live_view(first, '{"blocks": 3}')]
+
+
+def census_after(future: Future, count: int, found: list):
+    """The objects, the census becoming known once `count` of them were listed."""
+    for i, obj in enumerate(found):
+        if i == count:
+            future.set_result(FINAL)
+        yield obj
+
+
+def here(found: list) -> list[Planned]:
+    return [plan_one(obj.source(), MIGRATION, FINAL) for obj in found]
+
+
+def same(got: list[Planned], expected: list[Planned]) -> None:
+    """The same plans; a worker's comes back without the parsed spec (a plan needs none)."""
+    assert [p.source for p in got] == [p.source for p in expected]
+    assert [p.error for p in got] == [p.error for p in expected]
+    assert [p.result and replace(p.result, original=None) for p in got] == [
+        p.result and replace(p.result, original=None) for p in expected
+    ]
+
+
+@pytest.mark.parametrize("known_after", [0, 5, 10_000], ids=["census-first", "midway", "last"])
+def test_workers_plan_what_this_process_plans_in_order(workers, known_after):
+    found = objects()
+    census: Future = Future()
+    if known_after >= len(found):
+        threading.Timer(0.2, census.set_result, (FINAL,)).start()
+    got = [p for _, p in workers.plan(census_after(census, known_after, found), census, 10**9)]
+    same(got, here(found))
+    assert any(p.result is not None and p.result.original is None for p in got)  # from workers
+
+
+def test_what_a_stopped_worker_owed_is_planned_here(workers):
+    found = objects()
+    census: Future = Future()
+    workers.processes[0].kill()  # as when the system stops a worker
+    workers.processes[0].join()
+    threading.Timer(0.2, census.set_result, (FINAL,)).start()
+    got = [p for _, p in workers.plan(iter(found), census, 10**9)]
+    same(got, here(found))
+
+
+def test_an_answer_that_cannot_be_sent_back_is_planned_here(monkeypatch):
+    mine = os.getpid()
+    unsendable = here(objects()[:1])[0]
+
+    def planned_in_worker(source, migration, options):
+        if os.getpid() != mine:  # a result that does not pickle
+            return replace(unsendable, result=replace(unsendable.result, kind=lambda: 0))
+        return plan_one(source, migration, options)
+
+    def walked_in_worker(source, migration, options):  # before the census: settled after
+        return lambda final: planned_in_worker(source, migration, final)
+
+    monkeypatch.setattr(planners_module, "plan_one", planned_in_worker)
+    monkeypatch.setattr(planners_module, "plan_early", walked_in_worker)
+    monkeypatch.setattr(planners_module.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(planners_module, "cores", lambda: 2)
+    started = Planners.start(MIGRATION, Options())
+    assert started is not None
+    try:
+        found = objects()
+        census: Future = Future()
+        census.set_result(FINAL)
+        got = [p for _, p in started.plan(iter(found), census, 10**9)]
+    finally:
+        started.close()
+    same(got, here(found))
+    assert all(p.result is None or p.result.original is not None for p in got)  # all here
+
+
+def test_specs_walked_ahead_of_the_census_are_bounded(workers):
+    """Once the specs sent go over the bound, the next object waits for the census."""
+    found = objects()
+    census: Future = Future()
+    pulled_before_census = []
+
+    def listed():
+        for obj in found:
+            pulled_before_census.append(not census.done())
+            yield obj
+
+    threading.Timer(0.3, census.set_result, (FINAL,)).start()
+    got = [p for _, p in workers.plan(listed(), census, 1)]  # one object at most
+    same(got, here(found))
+    assert pulled_before_census[0]  # the first went over the bound
+    assert not any(pulled_before_census[1:])
+
+
+def test_no_worker_is_forked_while_another_thread_runs():
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, args=(5,))
+    thread.start()
+    try:
+        assert Planners.start(MIGRATION, Options()) is None
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_plan_with_workers_prints_what_plan_without_them_prints(run, live, tmp_path):
+    """`python -m wbmigrate plan` has no other thread when it starts: it plans in workers (on a
+    machine with more than one core); CliRunner's run has the server's thread: it does not."""
+    env = {
+        **os.environ,
+        "WANDB_API_KEY": live.api_key,
+        "WANDB_BASE_URL": live.url,
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+    }
+    for format_ in ("text", "json"):
+        done = subprocess.run(
+            [sys.executable, "-m", "wbmigrate", "plan", TARGET, "--format", format_],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        alone = run("plan", TARGET, "--format", format_)
+        assert done.returncode == alone.exit_code == 0, done.stderr
+        assert done.stdout == alone.stdout
+        if format_ == "json":
+            assert json.loads(done.stdout)["objects"]

@@ -1,0 +1,201 @@
+"""Plan a live project's objects on the other cores while it is read (`plan` of one project).
+
+Planning is CPU-bound Python. In the process that also reads the listings and the key census
+it takes the interpreter's one lock from them, and the census, which every plan waits for,
+finishes late. So, on Linux with more than one core, workers forked before the listings'
+threads start (forking while a thread runs could copy a lock it holds) do the planning: each
+object's text is sent to a worker, walked there while the census reads (`plan_early`) and
+settled once the census is sent after it. What comes back is the plan without the parsed spec
+(a plan is its changes and notes), so answers are small. Results are taken in the objects'
+order, so the output is that of one process byte for byte. An object a worker could not plan
+or answer for (it was stopped, or its answer could not be pickled) is planned here.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from multiprocessing.context import ForkProcess
+from typing import Any
+
+from wbmigrate.engine.model import Options, Rewrite
+from wbmigrate.live.objects import LiveObject
+from wbmigrate.mapping import Migration
+from wbmigrate.parallel import cores, quiet, uninterrupted
+from wbmigrate.plan import Planned, Source, plan_early, plan_one
+
+Answer = tuple[Rewrite | None, str | None] | None  # a plan's result and error; None: plan here
+
+
+class Planners:
+    """Worker processes that plan objects with `migration`; `None` from `start` where there
+    can be none (one core, not Linux, a thread already running, a process limit)."""
+
+    def __init__(self, migration: Migration, options: Options) -> None:
+        self.migration = migration
+        self.options = options
+        self.pipes: list[Connection] = []
+        self.processes: list[ForkProcess] = []
+        self.answers: dict[int, Future[Answer]] = {}  # by object, till answered
+        self.stopped: set[int] = set()  # workers that answer no more
+        self.lock = threading.Lock()
+
+    @classmethod
+    def start(cls, migration: Migration, options: Options) -> Planners | None:
+        count = cores() - 1
+        if count < 1 or sys.platform != "linux" or threading.active_count() > 1:
+            return None
+        planners = cls(migration, options)
+        context = multiprocessing.get_context("fork")
+        with uninterrupted():
+            for _ in range(count):
+                ours, theirs = context.Pipe()
+                process = context.Process(
+                    target=_serve, args=(theirs, migration, options), daemon=True
+                )
+                try:
+                    process.start()
+                except OSError:  # no process could be started: plan here
+                    break
+                theirs.close()
+                planners.pipes.append(ours)
+                planners.processes.append(process)
+        if not planners.pipes:
+            return None
+        for n, pipe in enumerate(planners.pipes):
+            threading.Thread(
+                target=planners._receive, args=(pipe,), name=f"planner-{n}", daemon=True
+            ).start()
+        return planners
+
+    def plan(
+        self, objects: Iterator[LiveObject], final: Future[Options], held_at_most: int
+    ) -> Iterator[tuple[LiveObject, Planned]]:
+        """Each object with its plan, in order. Until the census (`final`) is known, at most
+        `held_at_most` bytes of specs wait in the workers, walked; then it is sent to them."""
+        waiting: deque[tuple[LiveObject, Future[Answer]]] = deque()
+        held, told = 0, False
+        for n, obj in enumerate(objects):
+            waiting.append((obj, self._send(n, obj.source())))
+            held += len(obj.text)
+            if not told and (final.done() or held > held_at_most):
+                told = self._tell(final.result())  # the census is known, or waited for
+            while waiting and (waiting[0][1].done() or (told and held > held_at_most)):
+                first, answer = waiting.popleft()
+                held -= len(first.text)
+                yield first, self._planned(first, answer, final)
+        if not told:
+            self._tell(final.result())
+        for obj, answer in waiting:
+            yield obj, self._planned(obj, answer, final)
+
+    def close(self) -> None:
+        """Stop the workers (each ends once told, or when its pipe closes)."""
+        for pipe in self.pipes:
+            _sent(pipe, ("end",))
+            pipe.close()
+        for process in self.processes:
+            process.join(timeout=1)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=1)
+
+    def _send(self, n: int, source: Source) -> Future[Answer]:
+        answer: Future[Answer] = Future()
+        worker = n % len(self.pipes)
+        with self.lock:
+            if worker in self.stopped:
+                answer.set_result(None)
+                return answer
+            self.answers[n] = answer
+        pipe = self.pipes[worker]
+        fields = (source.name, source.origin, source.text, source.kind, source.error)
+        if not _sent(pipe, ("plan", n, fields)):
+            self._answer(n, None)
+        return answer
+
+    def _tell(self, final: Options) -> bool:
+        for pipe in self.pipes:
+            _sent(pipe, ("census", final))
+        return True
+
+    def _planned(self, obj: LiveObject, answer: Future[Answer], final: Future[Options]) -> Planned:
+        source = obj.source()
+        answered = answer.result()
+        if answered is None:  # a worker could not: plan here
+            return plan_one(source, self.migration, final.result())
+        result, error = answered
+        return Planned(source, result, error)
+
+    def _receive(self, pipe: Connection) -> None:
+        """A worker's answers, as they come; when it stops, what it still owed is planned here."""
+        mine = self.pipes.index(pipe)
+        while True:
+            try:
+                n, answered = pipe.recv()
+            except (EOFError, OSError, ValueError):  # stopped, or closed by `close`
+                break
+            self._answer(n, answered)
+        with self.lock:
+            self.stopped.add(mine)
+            owed = [n for n in self.answers if n % len(self.pipes) == mine]
+        for n in owed:
+            self._answer(n, None)
+
+    def _answer(self, n: int, answered: Answer) -> None:
+        with self.lock:
+            answer = self.answers.pop(n, None)
+        if answer is not None:
+            answer.set_result(answered)
+
+
+def _sent(pipe: Connection, message: tuple[Any, ...]) -> bool:
+    try:
+        pipe.send(message)
+        return True
+    except (OSError, ValueError):  # the worker is gone: its objects are planned here
+        return False
+
+
+def _serve(pipe: Connection, migration: Migration, options: Options) -> None:
+    """A worker: plan each object sent, walked at once and held until the census is sent, then
+    settled; answer each in the order sent. Any failure ends it quietly (the objects it owed
+    are planned by the process that forked it)."""
+    quiet()
+    held: list[tuple[int, Callable[[Options], Planned]]] = []
+    final: Options | None = None
+    try:
+        while True:
+            message: tuple[Any, ...] = pipe.recv()
+            if message[0] == "plan":
+                _, n, fields = message
+                source = Source(*fields)
+                if final is None:
+                    held.append((n, plan_early(source, migration, options)))
+                else:
+                    _reply(pipe, n, plan_one(source, migration, final))
+            elif message[0] == "census":
+                final = message[1]
+                for n, finish in held:
+                    _reply(pipe, n, finish(final))
+                held.clear()
+            else:
+                return
+    except BaseException:  # never a traceback from a worker
+        return
+
+
+def _reply(pipe: Connection, n: int, planned: Planned) -> None:
+    """The plan without its parsed spec; None when it cannot be sent (it is planned again)."""
+    result = replace(planned.result, original=None) if planned.result else None
+    try:
+        pipe.send((n, (result, planned.error)))
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        pipe.send((n, None))
