@@ -33,6 +33,12 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if sys.platform == "linux" else 1
 
 
+def can_fork(processes: int) -> bool:
+    """Whether `processes` processes (this one included) may be had by forking workers now:
+    on Linux, and while no other thread runs (forking then could copy a lock it holds)."""
+    return processes >= 2 and sys.platform == "linux" and threading.active_count() == 1
+
+
 def each(
     items: Sequence[T],
     work: Callable[[T], R],
@@ -43,8 +49,7 @@ def each(
     """`work(item)` for each item, in order, on `processes` processes, this one included,
     `chunk` items at a time (fewer for larger items). `prepare` loads what the work needs
     before workers are forked, once for all."""
-    # Forking while another thread runs could copy a lock it holds.
-    if processes < 2 or sys.platform != "linux" or threading.active_count() > 1:
+    if not can_fork(processes):
         return [work(item) for item in items]
     if prepare is not None:
         prepare()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ from typing import Any
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.mapping import Migration
-from wbmigrate.parallel import cores, quiet, uninterrupted
+from wbmigrate.parallel import can_fork, cores, quiet, uninterrupted
 from wbmigrate.plan import Planned, Source, plan_early, plan_one
 
 Answer = tuple[Rewrite | None, str | None] | None  # a plan's result and error; None: plan here
@@ -38,9 +37,8 @@ class Planners:
     """Worker processes that plan objects with `migration`; `None` from `start` where there
     can be none (one core, not Linux, a thread already running, a process limit)."""
 
-    def __init__(self, migration: Migration, options: Options) -> None:
+    def __init__(self, migration: Migration) -> None:
         self.migration = migration
-        self.options = options
         self.pipes: list[Connection] = []
         self.processes: list[ForkProcess] = []
         self.answers: dict[int, Future[Answer]] = {}  # by object, till answered
@@ -49,13 +47,12 @@ class Planners:
 
     @classmethod
     def start(cls, migration: Migration, options: Options) -> Planners | None:
-        count = cores() - 1
-        if count < 1 or sys.platform != "linux" or threading.active_count() > 1:
+        if not can_fork(cores()):
             return None
-        planners = cls(migration, options)
+        planners = cls(migration)
         context = multiprocessing.get_context("fork")
         with uninterrupted():
-            for _ in range(count):
+            for _ in range(cores() - 1):
                 ours, theirs = context.Pipe()
                 process = context.Process(
                     target=_serve, args=(theirs, migration, options), daemon=True
