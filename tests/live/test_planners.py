@@ -1,5 +1,5 @@
 """Planning a live project in worker processes (`wbmigrate.live.planners`): the plans of one
-process, in order; a worker's objects are planned here when it stops or cannot answer; the
+process, in order, a share of them made here; a worker's objects are planned here when it stops or cannot answer; the
 specs walked ahead of the census are bounded; `plan` with workers prints what it prints
 without them."""
 
@@ -76,6 +76,18 @@ def test_workers_plan_what_this_process_plans_in_order(workers, known_after):
     got = [p for _, p in workers.plan(census_after(census, known_after, found), census, 10**9)]
     same(got, here(found))
     assert any(p.result is not None and p.result.original is None for p in got)  # from workers
+
+
+def test_this_process_plans_its_share_while_the_workers_plan_the_rest(workers):
+    """With two workers, one object in five is planned here (its plan keeps the parsed spec)."""
+    found = objects()
+    census: Future = Future()
+    threading.Timer(0.2, census.set_result, (FINAL,)).start()
+    got = [p for _, p in workers.plan(iter(found), census, 10**9)]
+    same(got, here(found))
+    kept = [n for n, p in enumerate(got) if p.result is not None and p.result.original is not None]
+    planned = [n for n, p in enumerate(got) if p.result is not None]
+    assert kept == [n for n in planned if n % 5 == 4]
 
 
 def test_what_a_stopped_worker_owed_is_planned_here(workers):
