@@ -30,6 +30,18 @@ def test_write_text_writes_the_content(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 
+def test_a_file_is_synced_before_it_takes_its_name_and_a_cache_is_not(tmp_path, monkeypatch):
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    write_text(tmp_path / "plan.json", "{}")
+    assert len(synced) == 1
+    write_text(tmp_path / "cache.json", "{}", sync=False)
+    assert len(synced) == 1
+    assert (tmp_path / "cache.json").read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache.json", "plan.json"]
+
+
 def test_non_ascii_text_is_written_as_utf8(tmp_path):
     path = tmp_path / "out.txt"
     write_text(path, "Überblick › staleness")

@@ -1,6 +1,7 @@
 """The one way wbmigrate writes a file: into a new temporary file beside it (a name no one can
 predict, created exclusively), synced, then renamed over the target. A reader never sees half a
-file, and a run that stops midway leaves the old file, or none, in place.
+file, and a run that stops midway leaves the old file, or none, in place. (A cache, which a
+reader takes as empty when it is damaged, is not synced: after a power cut it may be lost.)
 
 A symbolic link is never written through or replaced, and a file that changed since it was read
 (its size, time or content) is not overwritten: both are refused with `UnsafeWrite`, for that
@@ -61,9 +62,12 @@ PRIVATE_MODE = 0o600
 class SafeFile:
     """A file being written: `write` text, then `commit` (it takes its name) or `discard`."""
 
-    def __init__(self, path: Path, mode: int | None = None, read: Stamp | None = None) -> None:
+    def __init__(
+        self, path: Path, mode: int | None = None, read: Stamp | None = None, sync: bool = True
+    ) -> None:
         self.path = path
         self._read = read
+        self._sync = sync
         _refuse_link(path)
         self._mode = _mode_for(path) if mode is None else mode
         try:
@@ -78,7 +82,8 @@ class SafeFile:
 
     def commit(self) -> None:
         self._file.flush()
-        os.fsync(self._file.fileno())
+        if self._sync:
+            os.fsync(self._file.fileno())
         os.fchmod(self._file.fileno(), self._mode)
         self._file.close()
         try:
@@ -96,9 +101,11 @@ class SafeFile:
 
 
 @contextmanager
-def safe_file(path: Path, mode: int | None = None, read: Stamp | None = None) -> Iterator[SafeFile]:
+def safe_file(
+    path: Path, mode: int | None = None, read: Stamp | None = None, sync: bool = True
+) -> Iterator[SafeFile]:
     """A SafeFile committed when the block ends, discarded if it raises."""
-    file = SafeFile(path, mode, read)
+    file = SafeFile(path, mode, read, sync)
     try:
         yield file
     except BaseException:
@@ -107,10 +114,12 @@ def safe_file(path: Path, mode: int | None = None, read: Stamp | None = None) ->
     file.commit()
 
 
-def write_text(path: Path, text: str, mode: int | None = None, read: Stamp | None = None) -> None:
+def write_text(
+    path: Path, text: str, mode: int | None = None, read: Stamp | None = None, sync: bool = True
+) -> None:
     """Write `text` to `path` safely; `mode` defaults to the file's own, or the umask's; with
-    `read`, only if the file is still as it was read."""
-    with safe_file(path, mode, read) as file:
+    `read`, only if the file is still as it was read; `sync=False` for a cache only."""
+    with safe_file(path, mode, read, sync) as file:
         file.write(text)
 
 

@@ -1,7 +1,7 @@
 """Planning a live project in worker processes (`wbmigrate.live.planners`): the plans of one
-process, in order, a share of them made here; a worker's objects are planned here when it stops or cannot answer; the
-specs walked ahead of the census are bounded; `plan` with workers prints what it prints
-without them."""
+process, in order, a share of them made here; a worker's objects are planned here when it
+stops or cannot answer; the specs walked ahead of the census are bounded; `plan` with workers
+prints what it prints without them."""
 
 from __future__ import annotations
 

@@ -207,7 +207,7 @@ class _Cache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             text = json.dumps({"format": CACHE_FORMAT, "runs": self.runs}, separators=(",", ":"))
-            write_text(self.path, text + "\n", PRIVATE_MODE)
+            write_text(self.path, text + "\n", PRIVATE_MODE, sync=False)  # the plan waits
         except (OSError, WbmigrateError):
             pass
 
