@@ -16,11 +16,11 @@ from typing import Any
 
 from wbmigrate import kinds
 from wbmigrate.discover import find_files, refusal
-from wbmigrate.engine.model import Options
+from wbmigrate.engine.model import UNPARSED, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Source, plan_one
-from wbmigrate.rewrite import UNPARSED, too_big
+from wbmigrate.rewrite import too_big
 
 EXPORT_FORMAT = "wbmigrate-export/1"
 EXPORT_SPEC = ("spec",)  # where an export document holds the spec

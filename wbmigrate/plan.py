@@ -2,6 +2,8 @@
 data format, which the JSON report, saved plans and backup manifests all write through.
 
 One object that cannot be read or rewritten never stops the others: it is planned as an error.
+The engine is imported when the first object is planned, not with this module: a live plan
+sends its first requests before loading it.
 """
 
 from __future__ import annotations
@@ -11,15 +13,25 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from wbmigrate.engine.history import History, RunRef, Span
-from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options, Rewrite
+from wbmigrate.engine.model import (
+    UNPARSED,
+    Change,
+    ChangeAction,
+    Mode,
+    NoteKind,
+    Options,
+    Rewrite,
+)
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.mapping import Migration
-from wbmigrate.rewrite import UNPARSED, Provisional, provisional, rewrite, settle, spec_at
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
+    from wbmigrate.rewrite import Provisional
 
 
 class Status(enum.Enum):
@@ -108,6 +120,8 @@ class Plan:
 
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
+    from wbmigrate.rewrite import rewrite, spec_at
+
     def planned() -> Planned:
         spec = spec_at(source.text, source.root, source.document)
         return Planned(
@@ -122,6 +136,8 @@ def plan_early(
 ) -> Callable[[Options], Planned]:
     """Plan `source` as far as it goes before the project's history is known (`options` has
     none yet): the rest, given the options with the history, is quick (see `rewrite.settle`)."""
+    from wbmigrate.rewrite import provisional, settle, spec_at
+
     found: list[Provisional] = []
 
     def walked() -> Planned:

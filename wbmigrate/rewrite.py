@@ -12,7 +12,7 @@ from typing import Any
 
 from wbmigrate import kinds
 from wbmigrate.edit.json import splice
-from wbmigrate.engine.model import Options, Rewrite
+from wbmigrate.engine.model import UNPARSED, Options, Rewrite
 from wbmigrate.engine.walk import Walk
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
@@ -135,9 +135,6 @@ def rewrite_text(
         return result, splice(text, [replace(e, path=(*root, *e.path)) for e in result.edits])
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
-
-
-UNPARSED: Any = object()  # a spec's text not parsed yet
 
 
 def spec_at(text: str, root: tuple[str, ...] = (), document: Any = UNPARSED) -> Any:

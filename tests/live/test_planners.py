@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import replace
 
@@ -33,8 +34,9 @@ def workers(monkeypatch):
     could hold), closed after the test."""
     monkeypatch.setattr(planners_module, "cores", lambda: 3)  # two workers
     monkeypatch.setattr(planners_module.threading, "active_count", lambda: 1)
-    started = Planners.start(MIGRATION, Options())
+    started = Planners.start()  # forked before the mapping is read: it is sent to them
     assert started is not None
+    started.setup(MIGRATION, Options())
     yield started
     started.close()
 
@@ -116,8 +118,9 @@ def test_an_answer_that_cannot_be_sent_back_is_planned_here(monkeypatch):
     monkeypatch.setattr(planners_module, "plan_early", walked_in_worker)
     monkeypatch.setattr(planners_module.threading, "active_count", lambda: 1)
     monkeypatch.setattr(planners_module, "cores", lambda: 2)
-    started = Planners.start(MIGRATION, Options())
+    started = Planners.start()
     assert started is not None
+    started.setup(MIGRATION, Options())
     try:
         found = objects()
         census: Future = Future()
@@ -152,10 +155,41 @@ def test_no_worker_is_forked_while_another_thread_runs():
     thread = threading.Thread(target=release.wait, args=(5,))
     thread.start()
     try:
-        assert Planners.start(MIGRATION, Options()) is None
+        assert Planners.start() is None
     finally:
         release.set()
         thread.join()
+
+
+ORPHANED = """
+import os
+from wbmigrate.live import planners
+planners.cores = lambda: 3
+started = planners.Planners.start()
+print(*(p.pid for p in started.processes), flush=True)
+os._exit(0)  # as if killed: the workers are never told to end
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting to be reaped has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_worker_ends_when_the_process_that_forked_it_is_gone():
+    done = subprocess.run(
+        [sys.executable, "-c", ORPHANED], capture_output=True, text=True, timeout=60, check=True
+    )
+    pids = [int(pid) for pid in done.stdout.split()]  # the pipe closed: no worker holds it
+    assert len(pids) == 2
+    deadline = time.monotonic() + 10
+    while any(map(_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_running, pids))
 
 
 def test_plan_with_workers_prints_what_plan_without_them_prints(run, live, tmp_path):

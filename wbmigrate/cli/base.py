@@ -9,15 +9,19 @@ import importlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
-from wbmigrate.mapping import DEFAULT_MAPPING, MappingError, Migration, Severity, find_mapping
 from wbmigrate.redact import RedactingStream, forget, redact
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
+
+DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
@@ -80,9 +84,7 @@ class Group(click.Group):
     def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except MappingError as exc:
-            raise UserError("\n".join(str(p) for p in exc.problems)) from None
-        except WbmigrateError as exc:
+        except WbmigrateError as exc:  # a MappingError says each of its problems on a line
             raise UserError(str(exc)) from None
 
 
@@ -116,6 +118,8 @@ def examples(*lines: str) -> str:
 
 
 def warn(problems: tuple[Any, ...]) -> None:
+    from wbmigrate.mapping import Severity  # loaded with the mapping that has the problems
+
     for problem in problems:
         if problem.severity is Severity.WARNING:
             click.echo(f"Warning: {problem}", err=True)
@@ -207,6 +211,10 @@ def migration_setup(
     no_annotate: bool,
     project_keys: Any,
 ) -> tuple[Migration, Options]:
+    """The migration and options the migration options give. The mapping is read here, not
+    when the command starts: a live plan's first requests go out before it (see plan_live)."""
+    from wbmigrate.mapping import find_mapping
+
     mapping = find_mapping(mapping_ref)
     warn(mapping.warnings)
     keys = frozenset(line.strip() for line in project_keys or () if line.strip())

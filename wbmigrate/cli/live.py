@@ -199,7 +199,8 @@ def apply(
     census = Census()
     objects, later = None, None
     if saved is None:  # a saved plan carries the census it was made with
-        later, objects = read_history_while_listing(project, migration, options, runs, census)
+        given = migration, options
+        later, objects = read_history_while_listing(project, lambda: given, runs, census)
     work = prepare_apply(project, migration, options, saved, census, objects, later)
     options = later.result() if later is not None else options
     tell_found(census, project.drafts)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,10 +22,10 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
-from wbmigrate.files import plan_files
-from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally
-from wbmigrate.report import plan as plan_report
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -102,25 +102,27 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
-    migration, options = migration_setup(**setup)
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
+        migration, options = migration_setup(**setup)
         tally = _plan_files(Path(targets[0]), migration, options, format_, verbose)
     else:
         from wbmigrate.cli.plan_live import Live, plan_live  # loaded only for a live target
 
-        def show(options: Options, planned: Iterable[Planned]) -> None:
+        def show(migration: Migration, options: Options, planned: Iterable[Planned]) -> None:
             print_streamed(chunks_for(format_, migration, options, verbose)(planned))
 
         live = Live(out, drafts == "migrate", runs, connection)
-        tally = plan_live(targets, migration, options, format_, verbose, live, show)
+        tally = plan_live(targets, lambda: migration_setup(**setup), format_, verbose, live, show)
     finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
 
 
 def chunks_for(
     format_: str, migration: Migration, options: Options, verbose: bool
 ) -> Callable[[Iterable[Planned]], Iterator[str]]:
+    from wbmigrate.report import plan as plan_report  # loaded once the mapping is read
+
     return {
         "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
         "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
@@ -131,6 +133,8 @@ def chunks_for(
 def _plan_files(
     target: Path, migration: Migration, options: Options, format_: str, verbose: bool
 ) -> Tally:
+    from wbmigrate.files import plan_files  # the engine: loaded once the mapping is read
+
     tally = Tally()
     planned = plan_files(target, _exclude(target), migration, options)
     print_streamed(chunks_for(format_, migration, options, verbose)(map(tally.add, planned)))

@@ -1,14 +1,17 @@
 """`plan` of live projects: one (streamed as it is read) or many (a table, then each one).
 Loaded only when `plan` is given no existing path, so a plan of files never loads the live
-side."""
+side. Of one project, the listings' first requests go out before the mapping is read: it is
+read, and the engine loaded, while the first pages are on their way."""
 
 from __future__ import annotations
 
 import itertools
 import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,16 +29,17 @@ from wbmigrate.cli.project import (
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.org import TargetError, plan_projects, resolve
 from wbmigrate.live.planners import Planners
 from wbmigrate.live.project import Census, plan_project
-from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.report import live as live_report
-from wbmigrate.report import org as org_report
 from wbmigrate.report.words import printable
 
-Show = Callable[[Options, Iterable[Planned]], None]  # prints one project's plan as it streams
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
+
+    Setup = Callable[[], tuple[Migration, Options]]  # reads the mapping: migration, options
+    Show = Callable[[Migration, Options, Iterable[Planned]], None]  # a project's plan, streamed
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,7 @@ class Live:
 
 def plan_live(
     targets: tuple[str, ...],
-    migration: Migration,
-    options: Options,
+    setup: Setup,
     format_: str,
     verbose: bool,
     live: Live,
@@ -61,20 +64,24 @@ def plan_live(
     if len(targets) > 1 or (len(targets) == 1 and names_many(targets[0])):
         if live.out:
             raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")
-        return _plan_many(targets, migration, options, format_, verbose, live)
+        return _plan_many(targets, *setup(), format_, verbose, live)
     target = live_target(targets[0] if targets else None, files_too=True)
     out = live.out
     if out and not Path(out).resolve().parent.is_dir():
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
     census, tally = Census(), Tally()
-    planners = Planners.start(migration, options)  # forked before the listings' threads
+    planners = Planners.start()  # forked before the listings' threads, and the mapping
     try:
-        later, objects = read_history_while_listing(project, migration, options, live.runs, census)
+        given: Future[tuple[Migration, Options]] = Future()
+        later, objects = read_history_while_listing(project, given.result, live.runs, census)
+        migration, options = _read_into(given, setup)  # while the first pages are on their way
+        if planners is not None:
+            planners.setup(migration, options)
         saved = Path(out) if out else None
         planned = plan_project(project, migration, options, census, saved, objects, later, planners)
         first = list(itertools.islice(planned, 1))  # planning overlaps the census until here
-        show(later.result(), map(tally.add, itertools.chain(first, planned)))
+        show(migration, later.result(), map(tally.add, itertools.chain(first, planned)))
     finally:
         if planners is not None:
             planners.close()
@@ -82,6 +89,17 @@ def plan_live(
     if out:
         status(f"Plan saved to {out}.")
     return tally
+
+
+def _read_into(given: Future[tuple[Migration, Options]], setup: Setup) -> tuple[Migration, Options]:
+    """`setup()`, its result (or error) also into `given`, which the key census waits for."""
+    try:
+        found = setup()
+    except BaseException as exc:
+        given.set_exception(exc)
+        raise
+    given.set_result(found)
+    return found
 
 
 def _plan_many(
@@ -94,6 +112,9 @@ def _plan_many(
 ) -> Tally:
     """Every project the TARGETs name: the table, then each project's details. A project
     that could not be read counts as an object that could not be (exit 1)."""
+    from wbmigrate.live.org import TargetError, plan_projects, resolve
+    from wbmigrate.report import org as org_report
+
     selectors = live_selectors(targets)
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:

@@ -10,23 +10,26 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from wbmigrate.cli.base import UserError, status
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import Outcome
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.org import Selector, selector
 from wbmigrate.live.project import Census, Project, census_while, parse_target, with_history
-from wbmigrate.mapping import Migration
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
+
+if TYPE_CHECKING:
+    from wbmigrate.live.apply import Outcome
+    from wbmigrate.mapping import Migration
 
 
 def connect(connection: Connection) -> Client:
@@ -152,11 +155,13 @@ def read_history(project: Project, migration: Migration, options: Options, runs:
 
 
 def read_history_while_listing(
-    project: Project, migration: Migration, options: Options, runs: int, census: Census
+    project: Project, setup: Callable[[], tuple[Migration, Options]], runs: int, census: Census
 ) -> tuple[Future[Options], Iterator[LiveObject]]:
     """`read_history`, while the project's objects are read: the options it will give, and
-    the objects for `plan_project` or `prepare_apply`."""
-    return census_while(project, census, lambda: read_history(project, migration, options, runs))
+    the objects for `plan_project` or `prepare_apply`. The listings' first requests are on
+    their way when this returns; `setup()` gives the migration (waited for, when the mapping is
+    read meanwhile)."""
+    return census_while(project, census, lambda: read_history(project, *setup(), runs))
 
 
 def live_selectors(targets: tuple[str, ...]) -> list[Selector]:

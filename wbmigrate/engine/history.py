@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from wbmigrate.mapping import Migration
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
 
 DEFAULT_RUNS = 500  # the newest runs a census reads unless told otherwise (`--runs`)
 

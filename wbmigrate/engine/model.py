@@ -10,6 +10,8 @@ from typing import Any
 from wbmigrate.edit.edits import Edit, materialize
 from wbmigrate.engine.history import History
 
+UNPARSED: Any = object()  # a spec's text not parsed yet
+
 SEPARATOR = " › "
 
 

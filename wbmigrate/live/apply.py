@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wbmigrate.engine.model import Options
+from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import digest
 from wbmigrate.live.batches import apply_all
@@ -50,9 +50,11 @@ from wbmigrate.live.outcomes import (
     verdict,
 )
 from wbmigrate.live.restore import Restorable
-from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, bug
-from wbmigrate.rewrite import Provisional, provisional, rewrite_text, spec_at
+
+if TYPE_CHECKING:  # the engine and the mapping load when the first object is planned
+    from wbmigrate.mapping import Migration
+    from wbmigrate.rewrite import Provisional
 
 __all__ = [
     "GONE",
@@ -142,12 +144,21 @@ def plan_write(
     return Planned(source, result), Rewritten(text, result.changes, edits=result.edits)
 
 
+def rewrite_text(text: str, migration: Migration, **given: Any) -> tuple[Rewrite, str]:
+    """The engine's `rewrite_text`, loaded when the first object is planned."""
+    from wbmigrate import rewrite
+
+    return rewrite.rewrite_text(text, migration, **given)
+
+
 def plan_write_early(
     obj: LiveObject, migration: Migration, before: Options
 ) -> Callable[[Options], tuple[Planned, Rewritten | None]]:
     """`plan_write`, begun before the project's history is known (`before` has none yet): the
     object is walked now, and settled and spliced once the history is given. An object the
     walk fails on is planned whole then, and fails in the same words."""
+    from wbmigrate.rewrite import provisional, spec_at
+
     walked = None
     if obj.problem is None:
         try:

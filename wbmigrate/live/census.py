@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from wbmigrate.engine.history import DEFAULT_RUNS, History, RunKeys, RunRef, history_of
@@ -23,8 +23,10 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
 from wbmigrate.live.shapes import NotFoundError, a_dict, listing_pages
-from wbmigrate.mapping import Migration
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
 
 RUNS_PAGE = 100
 KEYS_BATCH = 50  # runs whose keys one request reads: their key lists can be long

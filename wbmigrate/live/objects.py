@@ -8,6 +8,7 @@ returned) and a fingerprint, so a write can refuse an object that changed in the
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +19,6 @@ from queue import Full, Queue
 from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.live.client import PAGE_SIZE, Client, GraphQLError, View
 from wbmigrate.live.transport import ApiError, stop_with
 from wbmigrate.plan import Source
@@ -92,6 +92,8 @@ class LiveObject:
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
+        from wbmigrate.kinds import VIEW_TYPES  # the engine loads as the first page arrives
+
         return cls(
             VIEW_TYPES[view.type],
             view.id,
@@ -135,6 +137,7 @@ def fetch_project(
 
     Each listing is read by a thread of its own, at most `ahead` pages ahead of the consumer:
     the listings' requests overlap one another and the planning, and memory stays bounded.
+    The threads start at once: the first requests are on their way when this returns.
     `answered` is called (from a listing's thread) each time a listing first answers, with
     objects or with none: the project could be read."""
     types = [REPORT, DRAFT, WORKSPACE] if drafts else [REPORT, WORKSPACE]
@@ -142,11 +145,26 @@ def fetch_project(
     listings.append(_triggers(client, entity, project))
     stop = threading.Event()
     streams = [_read_ahead(listing, ahead * PAGE_SIZE, stop, answered) for listing in listings]
-    try:
-        for stream in streams:
-            yield from stream
-    finally:
-        stop.set()  # the consumer stopped early: let the readers end
+    return _Listings(itertools.chain.from_iterable(streams), stop)
+
+
+class _Listings(Iterator[T]):
+    """The objects of the listings, in turn; the readers end once the last is taken, on an
+    error, or when the consumer lets go of it early."""
+
+    def __init__(self, items: Iterator[T], stop: threading.Event) -> None:
+        self._items = items
+        self._stop = stop
+
+    def __next__(self) -> T:
+        try:
+            return next(self._items)
+        except BaseException:
+            self._stop.set()
+            raise
+
+    def __del__(self) -> None:
+        self._stop.set()
 
 
 def _views(client: Client, entity: str, project: str, view_type: str) -> Iterator[LiveObject]:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate import __version__
 from wbmigrate.engine.model import Options
@@ -36,9 +36,11 @@ from wbmigrate.live.client import PAGE_SIZE, Client
 from wbmigrate.live.project import Census, Project, default_folder, plan_project, with_history
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
-from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Tally
 from wbmigrate.redact import redact
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
 
 R = TypeVar("R")
 

@@ -14,7 +14,6 @@ from typing import Any
 from wbmigrate.edit.edits import Edit
 from wbmigrate.engine.model import Change
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.guard import check_write
 from wbmigrate.live.backup import Backup, digest
 from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
 from wbmigrate.plan import signature
@@ -115,6 +114,13 @@ def to_send(job: Job) -> Outcome | str:
     if refused is not None:
         return Outcome(obj.ref, WriteStatus.FAILED, refused)
     return plan.text
+
+
+def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
+    """The data-loss guard (`guard.check_write`), loaded with the engine when first used."""
+    from wbmigrate import guard
+
+    guard.check_write(original, edits, new_text)
 
 
 def guard(original: str, plan: Rewritten) -> str | None:

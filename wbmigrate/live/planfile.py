@@ -13,13 +13,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate import __version__
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.objects import Fingerprint, LiveObject
-from wbmigrate.mapping import Mapping, Migration, Step
 from wbmigrate.plan import (
     JsonDocument,
     Plan,
@@ -35,6 +34,9 @@ from wbmigrate.plan import (
     summary_entry,
 )
 from wbmigrate.safe_write import SafeFile
+
+if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
+    from wbmigrate.mapping import Mapping, Migration
 
 FORMAT = "wbmigrate-plan/1"
 
@@ -175,6 +177,8 @@ def saved_report(saved: SavedPlan) -> Plan:
     Markdown and JSON reports of it are those `plan` printed when it saved the file. Its
     migration only names the mapping and its first and last version (the mapping file itself
     may not be at hand); it renames nothing."""
+    from wbmigrate.mapping import Migration, Step
+
     ends = dict.fromkeys((saved.start, saved.end))  # one step when they are the same
     steps = tuple(Step(version, dt.date.min, "", "", {}, {}, (), "") for version in ends)
     migration = Migration(saved.mapping_id, steps, {}, (), {})

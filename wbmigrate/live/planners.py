@@ -3,7 +3,8 @@
 Planning is CPU-bound Python. In the process that also reads the listings and the key census
 it takes the interpreter's one lock from them, and the census, which every plan waits for,
 finishes late. So, on Linux with more than one core, workers forked before the listings'
-threads start (forking while a thread runs could copy a lock it holds) do the planning: each
+threads start (forking while a thread runs could copy a lock it holds), and before the mapping
+is read (it is sent to them once read, `setup`), do the planning: each
 object's text is sent to a worker, walked there while the census reads (`plan_early`) and
 settled once the census is sent after it. This process, mostly waiting on the network
 meanwhile, plans a share of the objects itself (`HERE_EVERY`), so the workers are not what the
@@ -24,13 +25,17 @@ from concurrent.futures import Future
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkProcess
-from typing import Any
+from multiprocessing.reduction import ForkingPickler
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.mapping import Migration
 from wbmigrate.parallel import can_fork, cores, quiet, uninterrupted
 from wbmigrate.plan import Planned, Source, plan_early, plan_one
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
 
 Answer = tuple[Rewrite | None, str | None] | None  # a plan's result and error; None: plan here
 Here = Callable[[Options], Planned]  # an object planned here: walked, settled with the census
@@ -41,12 +46,13 @@ HERE_EVERY = 2
 
 
 class Planners:
-    """Worker processes that plan objects with `migration`; `None` from `start` where there
-    can be none (one core, not Linux, a thread already running, a process limit)."""
+    """Worker processes that plan objects with the migration `setup` gives; `None` from
+    `start` where there can be none (one core, not Linux, a thread already running, a process
+    limit)."""
 
-    def __init__(self, migration: Migration, options: Options) -> None:
-        self.migration = migration
-        self.options = options  # without the census, for the objects planned here early
+    def __init__(self) -> None:
+        self.migration: Migration | None = None
+        self.options = Options()  # without the census, for the objects planned here early
         self.pipes: list[Connection] = []
         self.processes: list[ForkProcess] = []
         self.answers: dict[int, Future[Answer]] = {}  # by object, till answered
@@ -54,17 +60,16 @@ class Planners:
         self.lock = threading.Lock()
 
     @classmethod
-    def start(cls, migration: Migration, options: Options) -> Planners | None:
+    def start(cls) -> Planners | None:
         if not can_fork(cores()):
             return None
-        planners = cls(migration, options)
+        planners = cls()
         context = multiprocessing.get_context("fork")
         with uninterrupted():
             for _ in range(cores() - 1):
                 ours, theirs = context.Pipe()
-                process = context.Process(
-                    target=_serve, args=(theirs, migration, options), daemon=True
-                )
+                inherited = [*planners.pipes, ours]  # this process's ends, copied by the fork
+                process = context.Process(target=_serve, args=(theirs, inherited), daemon=True)
                 try:
                     process.start()
                 except OSError:  # no process could be started: plan here
@@ -79,6 +84,12 @@ class Planners:
                 target=planners._receive, args=(pipe,), name=f"planner-{n}", daemon=True
             ).start()
         return planners
+
+    def setup(self, migration: Migration, options: Options) -> None:
+        """The migration and options (without the census) to plan with, sent to each worker."""
+        self.migration, self.options = migration, options
+        for pipe in self.pipes:
+            _sent(pipe, ("setup", migration, options))
 
     def plan(
         self, objects: Iterator[LiveObject], final: Future[Options], held_at_most: int
@@ -117,6 +128,7 @@ class Planners:
         return n % every == every - 1
 
     def _here(self, obj: LiveObject) -> Here:
+        assert self.migration is not None, "setup() comes first"
         return plan_early(obj.source(), self.migration, self.options)
 
     def _send(self, n: int, source: Source) -> Future[Answer]:
@@ -146,6 +158,7 @@ class Planners:
         source = obj.source()
         answered = answer.result()
         if answered is None:  # a worker could not: plan here
+            assert self.migration is not None, "setup() comes first"
             return plan_one(source, self.migration, final.result())
         result, error = answered
         return Planned(source, result, error)
@@ -186,14 +199,19 @@ def _sent(pipe: Connection, message: tuple[Any, ...]) -> bool:
         return False
 
 
-def _serve(pipe: Connection, migration: Migration, options: Options) -> None:
-    """A worker: plan each object sent, walked at once and held until the census is sent, then
-    settled; answer each in the order sent. Any failure ends it quietly (the objects it owed
-    are planned by the process that forked it)."""
+def _serve(pipe: Connection, inherited: list[Connection]) -> None:
+    """A worker: given the migration (`setup`), plan each object sent, walked at once and held
+    until the census is sent, then settled; answer each in the order sent. Any failure ends it
+    quietly (the objects it owed are planned by the process that forked it). The ends of the
+    pipes the fork copied from that process are closed first: once it is gone, however it
+    went, the worker's pipe is at its end and the worker ends."""
+    for end in inherited:
+        end.close()
     quiet()
     held: list[tuple[int, Callable[[Options], Planned]]] = []
     final: Options | None = None
     try:
+        _, migration, options = pipe.recv()
         while True:
             message: tuple[Any, ...] = pipe.recv()
             if message[0] == "plan":
@@ -212,6 +230,15 @@ def _serve(pipe: Connection, migration: Migration, options: Options) -> None:
                 return
     except BaseException:  # never a traceback from a worker
         return
+
+
+def _read_only(items: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(items)
+
+
+# A migration's tables are read-only views, which pickle cannot send as they are: sent to a
+# worker as their items, they are views again there.
+ForkingPickler.register(MappingProxyType, lambda view: (_read_only, (dict(view),)))
 
 
 def _reply(pipe: Connection, n: int, planned: Planned) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import (
@@ -34,8 +34,10 @@ from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
 from wbmigrate.live.planfile import PlanFile, SavedPlan
 from wbmigrate.live.planners import Planners
 from wbmigrate.live.shapes import GraphQLError, ShapeError
-from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_early, plan_one
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -97,9 +99,10 @@ def census_while(
     project: Project, census: Census, work: Callable[[], T]
 ) -> tuple[Future[T], Iterator[LiveObject]]:
     """`work()` (the key census) in a thread of its own while the project's listings go on:
-    its future result, and the objects, to plan while it reads. It starts as soon as one
-    listing has answered, so a project that cannot be read fails as before, with no extra
-    requests; it has started by the time the first object is handed over."""
+    its future result, and the objects, to plan while it reads (the listings' first requests
+    are on their way when this returns). It starts as soon as one listing has answered, so a
+    project that cannot be read fails as before, with no extra requests; it has started by the
+    time the first object is handed over."""
     future: Future[T] = Future()
     start = threading.Lock()
 
@@ -107,9 +110,7 @@ def census_while(
         if start.acquire(blocking=False):  # the first answer only
             in_background(work, future)
 
-    objects = project.read(census, answered)
-    first = list(itertools.islice(objects, 1))  # the listings' threads are reading now
-    return future, itertools.chain(first, objects)
+    return future, project.read(census, answered)
 
 
 def in_background(work: Callable[[], T], future: Future[T]) -> None:

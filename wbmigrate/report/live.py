@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate.live.apply import Batch, Outcome, WriteStatus
-from wbmigrate.live.export import Exported
 from wbmigrate.live.project import Census
 from wbmigrate.report.words import plural, printable
+
+if TYPE_CHECKING:
+    from wbmigrate.live.export import Exported
 
 
 def to_text(outcomes: list[Outcome], heading: str) -> str:
