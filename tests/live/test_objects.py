@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from wbmigrate.live.objects import _read_ahead
+from wbmigrate.live.client import Client
+from wbmigrate.live.objects import _read_ahead, fetch_project
 
 
 def test_reading_ahead_hands_on_items_and_errors_in_order():
@@ -108,3 +109,23 @@ def test_an_automation_without_its_condition_or_action_is_not_planned(part):
     assert whole.problem is None
     broken = LiveObject.of_trigger({**TRIGGER, part: None}, "team", "proj")
     assert broken.source().error == f"W&B gave no {part} for this automation"
+
+
+def _readers() -> int:
+    return sum(1 for t in threading.enumerate() if t.name.endswith("(produce)"))
+
+
+def test_a_project_listing_asks_at_once_and_its_readers_end_when_it_is_let_go(live):
+    """The first requests are out when `fetch_project` returns (the mapping is read meanwhile);
+    a listing dropped before its end stops its readers."""
+    before = _readers()
+    listing = fetch_project(Client(live.url, live.api_key), "team", "async-rl", ahead=1)
+    deadline = time.monotonic() + 10
+    while len(live.requests) < 4 and time.monotonic() < deadline:  # every listing asked
+        time.sleep(0.01)
+    assert {r.operation for r in live.requests} >= {"WbmigrateViews", "WbmigrateTriggers"}
+    assert next(listing).kind == "report"
+    del listing
+    while _readers() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _readers() == before
