@@ -35,7 +35,7 @@ from benchmarks.server import ENTITY, PROJECT, Requests, Server, running
 from benchmarks.writes import quiet, written_by_apply
 from wbmigrate import find_mapping
 from wbmigrate.engine.history import DEFAULT_RUNS
-from wbmigrate.live.census import KEYS_BATCH, RUNS_PAGE
+from wbmigrate.live.census import KEYS_AT_ONCE, KEYS_BATCH, RUNS_PAGE
 from wbmigrate.live.client import PAGE_SIZE
 from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE
 from wbmigrate.live.queries import LIST_RUNS, LIST_TRIGGERS, LIST_VIEWS, RUN_KEYS
@@ -43,7 +43,9 @@ from wbmigrate.live.queries import LIST_RUNS, LIST_TRIGGERS, LIST_VIEWS, RUN_KEY
 LATENCY = 0.05
 JOBS = 4  # apply's default --jobs
 VIEW_TYPES = [REPORT, DRAFT, WORKSPACE]
-CONNECTIONS = len(VIEW_TYPES) + 1  # wbmigrate reads each listing on a connection of its own
+# As many as wbmigrate has in flight at most: a connection per listing (each view type, the
+# automations), one for the runs and KEYS_AT_ONCE for their keys.
+CONNECTIONS = len(VIEW_TYPES) + 1 + 1 + KEYS_AT_ONCE
 TARGET = f"{ENTITY}/{PROJECT}"
 
 
