@@ -8,8 +8,11 @@ import time
 
 import pytest
 
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import _read_ahead, fetch_project
+from wbmigrate.live.project import Census, Project, census_while
 
 
 def test_reading_ahead_hands_on_items_and_errors_in_order():
@@ -49,7 +52,8 @@ def test_a_reader_ahead_ends_when_the_consumer_stops():
     ids=["before-the-first-item", "at-the-end-of-none"],
 )
 def test_a_listing_tells_once_that_it_answered(items, expected):
-    """The key census starts from this: before the first object is handed over."""
+    """The automations' listing starts from this (with the key census alongside, no more than
+    four requests go out at first)."""
     seen: list = []
     stream = _read_ahead(iter(items), 2, threading.Event(), lambda: seen.append("answered"))
     for item in stream:
@@ -58,7 +62,7 @@ def test_a_listing_tells_once_that_it_answered(items, expected):
 
 
 def test_a_listing_that_fails_never_tells_it_answered():
-    """A project that cannot be read fails as before: the census never starts."""
+    """A project that cannot be read fails as before: its automations are never asked for."""
     seen: list = []
 
     def refused():
@@ -129,3 +133,27 @@ def test_a_project_listing_asks_at_once_and_its_readers_end_when_it_is_let_go(li
     while _readers() > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _readers() == before
+
+
+def test_the_census_and_the_view_listings_ask_at_once_and_the_automations_after(live):
+    """Four requests at first (every view type, the runs), the automations once a view listing
+    has answered: the census never waits for the listings."""
+    live.latency = 0.5
+    project = Project(Client(live.url, live.api_key), "team", "async-rl")
+    census, objects = census_while(
+        project, Census(), lambda: read_run_keys(project.client, "team", "async-rl")
+    )
+    time.sleep(0.25)  # every first request is out; none is answered yet
+    first = ["WbmigrateRuns", *["WbmigrateViews"] * 3]
+    assert sorted(r.operation for r in live.requests) == first
+    assert [obj.kind for obj in objects][-1] == "automation"
+    census.result(timeout=30)  # read without an error
+    assert "WbmigrateTriggers" in {r.operation for r in live.requests[4:]}
+
+
+def test_a_project_that_cannot_be_read_is_not_asked_for_its_automations(live):
+    project = Project(Client(live.url, live.api_key, retries=0), "team", "no-such-project")
+    with pytest.raises(WbmigrateError):
+        next(iter(project.read(Census())))
+    time.sleep(0.2)
+    assert "WbmigrateTriggers" not in {r.operation for r in live.requests}

@@ -22,7 +22,14 @@ from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.org import Selector, selector
-from wbmigrate.live.project import Census, Project, census_while, parse_target, with_history
+from wbmigrate.live.project import (
+    Census,
+    Project,
+    census_of,
+    census_while,
+    parse_target,
+    with_history,
+)
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
@@ -146,7 +153,15 @@ def _progress_lines(total: int, label: str) -> Iterator[Callable[[Outcome], None
 
 def read_history(project: Project, migration: Migration, options: Options, runs: int) -> Options:
     """`options` with the project's key census; on stderr, what it found (or why not)."""
-    found, problem = with_history(project, migration, options, runs, cache_folder(os.environ))
+    return _said(project, *with_history(project, migration, options, runs, _cache()))
+
+
+def _cache() -> Path:
+    return cache_folder(os.environ)
+
+
+def _said(project: Project, found: Options, problem: str | None) -> Options:
+    """`found`, once what the census found (or why there is none) is said on stderr."""
     if problem is not None:
         status(f"Warning: {problem}; no boundary and no blank-panel warnings")
     elif found.history is not None and not found.history.runs:
@@ -158,10 +173,12 @@ def read_history_while_listing(
     project: Project, setup: Callable[[], tuple[Migration, Options]], runs: int, census: Census
 ) -> tuple[Future[Options], Iterator[LiveObject]]:
     """`read_history`, while the project's objects are read: the options it will give, and
-    the objects for `plan_project` or `prepare_apply`. The listings' first requests are on
-    their way when this returns; `setup()` gives the migration (waited for, when the mapping is
-    read meanwhile)."""
-    return census_while(project, census, lambda: read_history(project, *setup(), runs))
+    the objects for `plan_project` or `prepare_apply`. The listings' and the census's first
+    requests are on their way when this returns; `setup()` gives the migration and options
+    once the runs are read (waited for, when the mapping is read meanwhile)."""
+    return census_while(
+        project, census, lambda: _said(project, *census_of(project, setup, runs, _cache()))
+    )
 
 
 def live_selectors(targets: tuple[str, ...]) -> list[Selector]:

@@ -52,8 +52,21 @@ def read_history(
     cap: int = DEFAULT_RUNS,
     cache_dir: Path | None = None,
 ) -> History:
-    """The census of the project's `cap` newest runs, reduced to what a plan needs. The keys
-    of each page of runs are asked for as soon as the page arrives, while the next is read."""
+    """The census of the project's `cap` newest runs, reduced to what a plan needs."""
+    runs, total = read_run_keys(client, entity, project, cap, cache_dir)
+    return history_of(runs, migration, total)
+
+
+def read_run_keys(
+    client: Client,
+    entity: str,
+    project: str,
+    cap: int = DEFAULT_RUNS,
+    cache_dir: Path | None = None,
+) -> tuple[list[RunKeys], int | None]:
+    """The keys each of the project's `cap` newest runs logged, and how many runs it has (None:
+    W&B did not say): no mapping needed yet. The keys of each page of runs are asked for as
+    soon as the page arrives, while the next is read."""
     cache = _Cache(cache_dir, client.base_url, entity, project)
     keys: dict[str, frozenset[str]] = {}
     asked: list[Future[dict[str, frozenset[str]]]] = []
@@ -77,8 +90,7 @@ def read_history(
         for batch in asked:
             keys.update(batch.result())
     cache.save(listed, keys)
-    runs = [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed]
-    return history_of(runs, migration, total)
+    return [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed], total
 
 
 def app_url(base_url: str) -> str:

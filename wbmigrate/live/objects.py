@@ -131,21 +131,42 @@ def fetch_project(
     *,
     drafts: bool = True,
     ahead: int = 2,
-    answered: Callable[[], None] | None = None,
 ) -> Iterator[LiveObject]:
     """Published reports, their drafts, saved workspaces, then the project's automations.
 
     Each listing is read by a thread of its own, at most `ahead` pages ahead of the consumer:
     the listings' requests overlap one another and the planning, and memory stays bounded.
-    The threads start at once: the first requests are on their way when this returns.
-    `answered` is called (from a listing's thread) each time a listing first answers, with
-    objects or with none: the project could be read."""
+    The views' threads start at once: their first requests are on their way when this
+    returns. The automations' starts once a view listing has answered (or when it is reached):
+    with the key census alongside, that keeps the requests out at first to four, and a project
+    that cannot be read costs no more requests than before the census ran alongside."""
     types = [REPORT, DRAFT, WORKSPACE] if drafts else [REPORT, WORKSPACE]
-    listings = [_views(client, entity, project, t) for t in types]
-    listings.append(_triggers(client, entity, project))
-    stop = threading.Event()
-    streams = [_read_ahead(listing, ahead * PAGE_SIZE, stop, answered) for listing in listings]
-    return _Listings(itertools.chain.from_iterable(streams), stop)
+    size, stop = ahead * PAGE_SIZE, threading.Event()
+    automations = _Later(lambda: _read_ahead(_triggers(client, entity, project), size, stop))
+    views = [
+        _read_ahead(_views(client, entity, project, t), size, stop, automations.start)
+        for t in types
+    ]
+    return _Listings(itertools.chain(*views, automations), stop)
+
+
+class _Later(Iterator[T]):
+    """A listing whose reader starts on `start()`, or when it is first asked for an item."""
+
+    def __init__(self, begin: Callable[[], Iterator[T]]) -> None:
+        self._begin = begin
+        self._items: Iterator[T] | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._items is None:
+                self._items = self._begin()
+
+    def __next__(self) -> T:
+        self.start()
+        assert self._items is not None
+        return next(self._items)
 
 
 class _Listings(Iterator[T]):

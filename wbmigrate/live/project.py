@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from wbmigrate.engine.history import history_of
 from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import (
     Expected,
@@ -28,7 +29,7 @@ from wbmigrate.live.apply import (
     plan_write_early,
 )
 from wbmigrate.live.backup import Backup, check_folder
-from wbmigrate.live.census import read_history
+from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
 from wbmigrate.live.planfile import PlanFile, SavedPlan
@@ -84,33 +85,24 @@ class Project:
     def target(self) -> str:
         return f"{self.entity}/{self.project}"
 
-    def read(
-        self, census: Census | None = None, answered: Callable[[], None] | None = None
-    ) -> Iterator[LiveObject]:
-        """Every object, as it arrives; counted into `census`; `answered`: see
-        `fetch_project`."""
-        found = fetch_project(
-            self.client, self.entity, self.project, drafts=self.drafts, answered=answered
-        )
+    def read(self, census: Census | None = None) -> Iterator[LiveObject]:
+        """Every object, as it arrives (the first requests are out when this returns); counted
+        into `census`."""
+        found = fetch_project(self.client, self.entity, self.project, drafts=self.drafts)
         return map(census.add, found) if census is not None else found
 
 
 def census_while(
     project: Project, census: Census, work: Callable[[], T]
 ) -> tuple[Future[T], Iterator[LiveObject]]:
-    """`work()` (the key census) in a thread of its own while the project's listings go on:
-    its future result, and the objects, to plan while it reads (the listings' first requests
-    are on their way when this returns). It starts as soon as one listing has answered, so a
-    project that cannot be read fails as before, with no extra requests; it has started by the
-    time the first object is handed over."""
+    """`work()` (the key census) in a thread of its own, started with the project's listings
+    (their first requests are on their way when this returns): its future result, and the
+    objects, to plan while it reads. A project that cannot be read fails on its listings, as
+    before: the census's error is only raised where its result is asked for."""
+    objects = project.read(census)
     future: Future[T] = Future()
-    start = threading.Lock()
-
-    def answered() -> None:  # from a listing's thread
-        if start.acquire(blocking=False):  # the first answer only
-            in_background(work, future)
-
-    return future, project.read(census, answered)
+    in_background(work, future)
+    return future, objects
 
 
 def in_background(work: Callable[[], T], future: Future[T]) -> None:
@@ -138,15 +130,25 @@ def with_history(
     none when W&B could not give it (a server without the runs API): the plan goes on without
     a boundary or blank-panel warnings, and says so. A refused key or a missing project is an
     error here as it would be a moment later."""
+    return census_of(project, lambda: (migration, options), runs, cache)
+
+
+def census_of(
+    project: Project,
+    setup: Callable[[], tuple[Migration, Options]],
+    runs: int,
+    cache: Path | None,
+) -> tuple[Options, str | None]:
+    """`with_history`, the migration and options taken from `setup()` once the runs are read:
+    a live plan reads them while it reads the mapping."""
     if runs == 0:
-        return options, None
+        return setup()[1], None
     try:
-        history = read_history(
-            project.client, project.entity, project.project, migration, runs, cache
-        )
+        keys, total = read_run_keys(project.client, project.entity, project.project, runs, cache)
     except (GraphQLError, ShapeError) as exc:
-        return options, f"the runs of {project.target} could not be read ({exc})"
-    return replace(options, history=history), None
+        return setup()[1], f"the runs of {project.target} could not be read ({exc})"
+    migration, options = setup()
+    return replace(options, history=history_of(keys, migration, total)), None
 
 
 # Spec text planned ahead of the key census at most: each such object holds its parsed spec
