@@ -151,3 +151,50 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(big_folder):
     assert process.returncode == 130, err
     assert b"Traceback" not in err
     assert b"Interrupted" in err
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting to be reaped has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except OSError:  # it ended meanwhile
+            continue
+    return found
+
+
+@pytest.mark.skipif(parallel.cores() < 2, reason="workers are forked on more than one core")
+def test_the_workers_of_a_killed_check_end_with_it(tmp_path):
+    """A worker blocked on a pipe its killed parent no longer reads is ended by the kernel."""
+    spec = {"metrics": ["off_policy/mean", "train/loss"] * 200}
+    for i in range(3000):
+        (tmp_path / f"f{i}.json").write_text(json.dumps(spec))
+    check = subprocess.Popen(
+        [sys.executable, "-m", "wbmigrate", "check", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (workers := _children(check.pid)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        check.kill()
+        check.wait()
+    assert workers, "no worker was forked"
+    deadline = time.monotonic() + 10
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_running, workers))

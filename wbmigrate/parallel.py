@@ -11,6 +11,7 @@ another thread runs, everything is done here, one item after the other.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -64,7 +65,7 @@ def _shared(items: Sequence[T], work: Callable[[T], R], workers: int, chunk: int
     chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
     job = _job = _Job(chunks, work, context)
     with uninterrupted():
-        pool = ProcessPoolExecutor(workers, context, initializer=quiet)
+        pool = ProcessPoolExecutor(workers, context, initializer=as_worker, initargs=(os.getpid(),))
         sent = _send(pool, len(chunks))
     try:
         done: dict[int, list[R]] = {}
@@ -143,9 +144,19 @@ def _answer(future: Future[Any]) -> Any:
         return None
 
 
-def quiet() -> None:
-    """Ctrl-C is this process's to handle: it stops the workers, which say nothing."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal the kernel sends this process when its parent ends
+
+
+def as_worker(parent: int) -> None:
+    """What a worker forked by `parent` does first. Ctrl-C is the parent's to handle: it stops
+    the workers, which say nothing. And the kernel ends the worker once the parent has ended,
+    however it ended (killed, too): a worker blocked writing to a pipe no one reads any more, or
+    reading from one no one writes, would otherwise wait for ever. Workers are forked on Linux
+    only, and by the main thread, which lives as long as its process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the kernel was told
+        os._exit(1)
 
 
 def _in_worker() -> tuple[int, list[Any]] | None:

@@ -17,6 +17,7 @@ or answer for (it was stopped, or its answer could not be pickled) is planned he
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import threading
 from collections import deque
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.parallel import can_fork, cores, quiet, uninterrupted
+from wbmigrate.parallel import as_worker, can_fork, cores, uninterrupted
 from wbmigrate.plan import Planned, Source, plan_early, plan_one
 
 if TYPE_CHECKING:
@@ -69,7 +70,9 @@ class Planners:
             for _ in range(cores() - 1):
                 ours, theirs = context.Pipe()
                 inherited = [*planners.pipes, ours]  # this process's ends, copied by the fork
-                process = context.Process(target=_serve, args=(theirs, inherited), daemon=True)
+                process = context.Process(
+                    target=_serve, args=(theirs, inherited, os.getpid()), daemon=True
+                )
                 try:
                     process.start()
                 except OSError:  # no process could be started: plan here
@@ -199,7 +202,7 @@ def _sent(pipe: Connection, message: tuple[Any, ...]) -> bool:
         return False
 
 
-def _serve(pipe: Connection, inherited: list[Connection]) -> None:
+def _serve(pipe: Connection, inherited: list[Connection], parent: int) -> None:
     """A worker: given the migration (`setup`), plan each object sent, walked at once and held
     until the census is sent, then settled; answer each in the order sent. Any failure ends it
     quietly (the objects it owed are planned by the process that forked it). The ends of the
@@ -207,7 +210,7 @@ def _serve(pipe: Connection, inherited: list[Connection]) -> None:
     went, the worker's pipe is at its end and the worker ends."""
     for end in inherited:
         end.close()
-    quiet()
+    as_worker(parent)
     held: list[tuple[int, Callable[[Options], Planned]]] = []
     final: Options | None = None
     try:
