@@ -4,14 +4,14 @@ Planning is CPU-bound Python. In the process that also reads the listings and th
 it takes the interpreter's one lock from them, and the census, which every plan waits for,
 finishes late. So, on Linux with more than one core, workers forked before the listings'
 threads start (forking while a thread runs could copy a lock it holds), and before the mapping
-is read (it is sent to them once read, `setup`), do the planning: each
-object's text is sent to a worker, walked there while the census reads (`plan_early`) and
-settled once the census is sent after it. This process, mostly waiting on the network
-meanwhile, plans a share of the objects itself (`HERE_EVERY`), so the workers are not what the
-output waits for once the listings end. What comes back is the plan without the parsed spec
-(a plan is its changes and notes), so answers are small. Results are taken in the objects'
-order, so the output is that of one process byte for byte. An object a worker could not plan
-or answer for (it was stopped, or its answer could not be pickled) is planned here.
+is read (it is sent to them once read, `setup`), do the planning: each object's text is sent
+to a worker, walked there while the census reads (`plan_early`) and settled once the census is
+sent after it. This process, mostly waiting on the network meanwhile, plans a share of the
+objects itself (`HERE_EVERY`), so the workers are not what the output waits for once the
+listings end. What comes back is the plan without the parsed spec (a plan is its changes and
+notes), so answers are small. Results are taken in the objects' order, so the output is that
+of one process byte for byte. An object a worker could not plan or answer for (it was stopped,
+or its answer could not be pickled) is planned here.
 """
 
 from __future__ import annotations
