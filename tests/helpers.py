@@ -94,3 +94,12 @@ def organisation():
         qwen.add_run(name, f"{day}T08:00:00Z", ["loss", *OLD_KEYS])
     locked = WandbState("team", "locked", first_id=2001, forbidden=True)
     return [demo, qwen, locked]
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting to be reaped has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

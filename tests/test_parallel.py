@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO
+from helpers import FIXTURES, MIGRATION, REPO, running
 
 from wbmigrate import files, parallel
 from wbmigrate.engine.model import Options
@@ -153,15 +153,6 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(big_folder):
     assert b"Interrupted" in err
 
 
-def _running(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie waiting to be reaped has ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _children(pid: int) -> list[int]:
     found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
@@ -195,6 +186,6 @@ def test_the_workers_of_a_killed_check_end_with_it(tmp_path):
         check.wait()
     assert workers, "no worker was forked"
     deadline = time.monotonic() + 10
-    while any(map(_running, workers)) and time.monotonic() < deadline:
+    while any(map(running, workers)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(map(_running, workers))
+    assert not any(map(running, workers))

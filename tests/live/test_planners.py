@@ -17,7 +17,7 @@ from dataclasses import replace
 from multiprocessing.reduction import ForkingPickler
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO, TARGET
+from helpers import FIXTURES, MIGRATION, REPO, TARGET, running
 from test_project import HISTORY, live_view
 
 from wbmigrate.engine.model import Options
@@ -173,15 +173,6 @@ os._exit(0)  # as if killed: the workers are never told to end
 """
 
 
-def _running(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie waiting to be reaped has ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_a_worker_ends_when_the_process_that_forked_it_is_gone():
     done = subprocess.run(
         [sys.executable, "-c", ORPHANED], capture_output=True, text=True, timeout=60, check=True
@@ -189,9 +180,9 @@ def test_a_worker_ends_when_the_process_that_forked_it_is_gone():
     pids = [int(pid) for pid in done.stdout.split()]  # the pipe closed: no worker holds it
     assert len(pids) == 2
     deadline = time.monotonic() + 10
-    while any(map(_running, pids)) and time.monotonic() < deadline:
+    while any(map(running, pids)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(map(_running, pids))
+    assert not any(map(running, pids))
 
 
 def test_plan_with_workers_prints_what_plan_without_them_prints(run, live, tmp_path):
