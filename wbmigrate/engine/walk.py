@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -36,6 +35,23 @@ from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.mapping import Fate, Migration
 
 Decode = Callable[[Any], names.Accessor | None]
+
+
+class _At:
+    """`Walk.at`: a plain class, as a generator-based context manager costs more than the
+    panel it labels."""
+
+    __slots__ = ("label", "outer", "walk")
+
+    def __init__(self, walk: Walk, label: str) -> None:
+        self.walk, self.label = walk, label
+
+    def __enter__(self) -> None:
+        self.outer = self.walk.where
+        self.walk.where = (*self.outer, self.label)
+
+    def __exit__(self, *exc: object) -> None:
+        self.walk.where = self.outer
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,8 @@ class Walk:
         self.versions: set[str] = set()  # steps whose renames this spec needed
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
+        self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
+        self._anchors = migration.anchor_bytes
         # Walked before the project's history was read (`settle` gives it): the warnings that
         # depend on it wait in `_unsure`, each with its place among the notes.
         self.pending = False
@@ -83,20 +101,12 @@ class Walk:
             data = marshal.dumps(value)
         except ValueError:  # not plain JSON data: walk it
             return True
-        return any(map(data.__contains__, self.migration.anchor_bytes))
+        anchors = self._anchors
+        return anchors[0] in data if len(anchors) == 1 else any(map(data.__contains__, anchors))
 
-    @contextmanager
-    def at(self, label: str) -> Iterator[None]:
+    def at(self, label: str) -> _At:
         """Label what is walked inside: a panel, a run set, a section."""
-        outer = self.where
-        self.where = (*outer, label)
-        try:
-            yield
-        finally:
-            self.where = outer
-
-    def fate(self, name: str) -> Fate | None:
-        return self.migration.fate(name)
+        return _At(self, label)
 
     # --- recording ----------------------------------------------------------------------------
 

@@ -150,14 +150,15 @@ class Migration:
 
     def fate(self, name: str) -> Fate | None:
         """What becomes of `name`; None when the migration leaves it alone."""
-        resolution = self.metrics.get(name)
-        if resolution is None:
-            return None
-        version = resolution.versions[-1]
-        if resolution.action is Action.RENAMED:
-            return Fate(name, resolution.new, False, version=version)
-        assert resolution.removal is not None
-        return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
+        known = self._fates.get(name)
+        if known is None and (resolution := self.metrics.get(name)) is not None:
+            known = self._fates[name] = _fate(name, resolution)
+        return known
+
+    @cached_property
+    def _fates(self) -> dict[str, Fate]:
+        """Each fate asked for, built once: the walk asks again for every key it meets."""
+        return {}
 
     # Derived name sets, built once per Migration: the walk asks for them for every object and
     # field, and rebuilding them there made planning quadratic in the size of the mapping.
@@ -266,6 +267,14 @@ def part_cover(names: Iterable[str]) -> tuple[str, ...]:
                 for other in parts_of[name]:
                     count[other] -= 1
     return tuple(chosen + sorted(name for name, parts in parts_of.items() if not parts))
+
+
+def _fate(name: str, resolution: Resolution) -> Fate:
+    version = resolution.versions[-1]
+    if resolution.action is Action.RENAMED:
+        return Fate(name, resolution.new, False, version=version)
+    assert resolution.removal is not None
+    return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
 
 
 K = TypeVar("K")
