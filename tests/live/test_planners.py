@@ -134,6 +134,56 @@ def test_an_answer_that_cannot_be_sent_back_is_planned_here(monkeypatch):
     assert all(p.result is None or p.result.original is not None for p in got)  # all here
 
 
+class ArrivingPipe:
+    """A worker's end of its pipe, the messages arriving in batches: `poll` says whether more
+    of the batch being read has arrived; what the worker sends back is recorded."""
+
+    def __init__(self, *batches: list[tuple]) -> None:
+        self.batches = [list(batch) for batch in batches]
+        self.events: list[tuple[str, int]] = []
+
+    def recv(self) -> tuple:
+        while not self.batches[0]:
+            self.batches.pop(0)
+        return self.batches[0].pop(0)
+
+    def poll(self) -> bool:
+        return bool(self.batches[0])
+
+    def send(self, answer: tuple) -> None:
+        self.events.append(("answered", answer[0]))
+
+
+def test_the_census_overtakes_the_objects_still_to_walk(monkeypatch):
+    """Objects sent before the census but not walked yet when it arrives are walked after the
+    plans held are answered, so the output of those is written meanwhile."""
+    pipe = ArrivingPipe(
+        [("setup", MIGRATION, Options()), plan_message(0)],
+        [plan_message(1), plan_message(2), ("census", FINAL), plan_message(3), ("end",)],
+    )
+
+    def walked(source, migration, options):
+        pipe.events.append(("walked", int(source.name)))
+        return lambda final: Planned(source)
+
+    def planned(source, migration, options):
+        pipe.events.append(("walked", int(source.name)))
+        return Planned(source)
+
+    monkeypatch.setattr(planners_module, "plan_early", walked)
+    monkeypatch.setattr(planners_module, "plan_one", planned)
+    planners_module._work(pipe)
+    assert pipe.events == [
+        ("walked", 0),
+        ("answered", 0),  # held when the census came: answered before 1 and 2 are walked
+        *[event for n in (1, 2, 3) for event in (("walked", n), ("answered", n))],
+    ]
+
+
+def plan_message(n: int) -> tuple:
+    return ("plan", n, (str(n), "origin", "{}", "report", None))
+
+
 def test_specs_walked_ahead_of_the_census_are_bounded(workers):
     """Once the specs sent go over the bound, the next object waits for the census."""
     found = objects()

@@ -4,6 +4,7 @@ projects at once."""
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,5 +155,9 @@ def print_streamed(chunks: Iterator[str]) -> None:
     """Stream a report to stdout, from its first object on: an error reading the target (an
     unknown project, a refused key) then comes before any output."""
     pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
+    # Written and flushed as click.echo does, without its checks for each piece (a piece is
+    # plain text: control characters in names are escaped): they were a tenth of the time
+    # from a live plan's last answer to its end.
     for piece in itertools.chain(pieces, chunks):
-        click.echo(piece, nl=False)
+        sys.stdout.write(piece)
+        sys.stdout.flush()

@@ -203,36 +203,47 @@ def _sent(pipe: Connection, message: tuple[Any, ...]) -> bool:
 
 
 def _serve(pipe: Connection, inherited: list[Connection], parent: int) -> None:
-    """A worker: given the migration (`setup`), plan each object sent, walked at once and held
-    until the census is sent, then settled; answer each in the order sent. Any failure ends it
-    quietly (the objects it owed are planned by the process that forked it). The ends of the
-    pipes the fork copied from that process are closed first: once it is gone, however it
-    went, the worker's pipe is at its end and the worker ends."""
+    """A worker process. The ends of the pipes the fork copied from the process that forked it
+    are closed first: once that process is gone, however it went, the worker's pipe is at its
+    end and the worker ends. Any failure ends it quietly (the objects it owed are planned by
+    that process)."""
     for end in inherited:
         end.close()
     as_worker(parent)
+    try:
+        _work(pipe)
+    except BaseException:  # never a traceback from a worker
+        return
+
+
+def _work(pipe: Connection) -> None:
+    """Given the migration (`setup`), plan each object sent: walked at once and held until the
+    census is sent, then settled. The census is taken as soon as it arrives, ahead of the
+    objects sent before it and not walked yet: the plans held are answered first, and their
+    output is written while the rest are walked."""
     held: list[tuple[int, Callable[[Options], Planned]]] = []
     final: Options | None = None
-    try:
-        _, migration, options = pipe.recv()
-        while True:
+    inbox: deque[tuple[Any, ...]] = deque()
+    _, migration, options = pipe.recv()
+    while True:
+        while not inbox or pipe.poll():  # all that has arrived
             message: tuple[Any, ...] = pipe.recv()
-            if message[0] == "plan":
-                _, n, fields = message
-                source = Source(*fields)
-                if final is None:
-                    held.append((n, plan_early(source, migration, options)))
-                else:
-                    _reply(pipe, n, plan_one(source, migration, final))
-            elif message[0] == "census":
+            if message[0] == "census":
                 final = message[1]
                 for n, finish in held:
                     _reply(pipe, n, finish(final))
                 held.clear()
             else:
-                return
-    except BaseException:  # never a traceback from a worker
-        return
+                inbox.append(message)
+        message = inbox.popleft()
+        if message[0] != "plan":
+            return
+        _, n, fields = message
+        source = Source(*fields)
+        if final is None:
+            held.append((n, plan_early(source, migration, options)))
+        else:
+            _reply(pipe, n, plan_one(source, migration, final))
 
 
 def _read_only(items: dict[Any, Any]) -> MappingProxyType[Any, Any]:
