@@ -31,6 +31,7 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.planners import Planners
 from wbmigrate.live.project import Census, plan_project
+from wbmigrate.parallel import without_cycle_collection
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
@@ -71,20 +72,23 @@ def plan_live(
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
     census, tally = Census(), Tally()
-    planners = Planners.start()  # forked before the listings' threads, and the mapping
-    try:
-        given: Future[tuple[Migration, Options]] = Future()
-        later, objects = read_history_while_listing(project, given.result, live.runs, census)
-        migration, options = _read_into(given, setup)  # while the first pages are on their way
-        if planners is not None:
-            planners.setup(migration, options)
-        saved = Path(out) if out else None
-        planned = plan_project(project, migration, options, census, saved, objects, later, planners)
-        first = list(itertools.islice(planned, 1))  # planning overlaps the census until here
-        show(migration, later.result(), map(tally.add, itertools.chain(first, planned)))
-    finally:
-        if planners is not None:
-            planners.close()
+    with without_cycle_collection():  # also in the planners, forked meanwhile
+        planners = Planners.start()  # forked before the listings' threads, and the mapping
+        try:
+            given: Future[tuple[Migration, Options]] = Future()
+            later, objects = read_history_while_listing(project, given.result, live.runs, census)
+            migration, options = _read_into(given, setup)  # while the first pages are read
+            if planners is not None:
+                planners.setup(migration, options)
+            saved = Path(out) if out else None
+            planned = plan_project(
+                project, migration, options, census, saved, objects, later, planners
+            )
+            first = list(itertools.islice(planned, 1))  # planning overlaps the census till here
+            show(migration, later.result(), map(tally.add, itertools.chain(first, planned)))
+        finally:
+            if planners is not None:
+                planners.close()
     tell_found(census, project.drafts)
     if out:
         status(f"Plan saved to {out}.")
