@@ -4,6 +4,7 @@ every core prints the plan of one process; Ctrl-C stops the workers without a tr
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -193,8 +194,6 @@ def test_the_workers_of_a_killed_check_end_with_it(tmp_path):
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_cycle_collector_is_paused_and_then_as_it_was(enabled):
-    import gc
-
     gc.enable() if enabled else gc.disable()
     try:
         with parallel.without_cycle_collection():

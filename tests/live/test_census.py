@@ -18,6 +18,7 @@ from wbmigrate.live.census import (
     cache_folder,
     logged_keys,
     read_history,
+    read_run_keys,
 )
 from wbmigrate.live.client import Client
 
@@ -149,6 +150,21 @@ def test_finished_runs_are_cached_and_running_ones_read_again(client, tmp_path):
     assert history.logged("staleness/rollout/mean")
     cached = next(tmp_path.iterdir())
     assert oct(cached.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_cache_can_be_written_once_the_census_is_handed_on(client, tmp_path):
+    """A live plan hands the census to its planners first: the cache's write is left to do."""
+    later: list = []
+    with responses.RequestsMock() as mocked:
+        mocked.add_callback(responses.POST, f"{BASE}/graphql", callback=FakeRuns(3))
+        runs, _ = read_run_keys(client, "team", "async-rl", 500, tmp_path, later)
+    assert len(runs) == 3
+    assert not list(tmp_path.iterdir())
+    [write] = later
+    write()
+    again = FakeRuns(3)
+    assert census(client, again, cache=tmp_path).runs == 3
+    assert again.key_requests == []  # every run's keys from the cache
 
 
 def test_a_damaged_cache_is_a_cold_cache(client, tmp_path):

@@ -40,6 +40,7 @@ from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.project import (
     Census,
+    Later,
     backup_folder,
     prepare_apply,
     start_backup,
@@ -197,12 +198,14 @@ def apply(
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     census = Census()
-    objects, later = None, None
+    objects, later, written = None, None, Later()
     if saved is None:  # a saved plan carries the census it was made with
         given = migration, options
-        later, objects = read_history_while_listing(project, lambda: given, runs, census)
+        later, objects = read_history_while_listing(project, lambda: given, runs, census, written)
     work = prepare_apply(project, migration, options, saved, census, objects, later)
     options = later.result() if later is not None else options
+    if saved is None:
+        written.wait()  # the census cache, written while the objects were planned
     tell_found(census, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do

@@ -24,6 +24,7 @@ from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.org import Selector, selector
 from wbmigrate.live.project import (
     Census,
+    Later,
     Project,
     census_of,
     census_while,
@@ -170,14 +171,21 @@ def _said(project: Project, found: Options, problem: str | None) -> Options:
 
 
 def read_history_while_listing(
-    project: Project, setup: Callable[[], tuple[Migration, Options]], runs: int, census: Census
+    project: Project,
+    setup: Callable[[], tuple[Migration, Options]],
+    runs: int,
+    census: Census,
+    later: Later,
 ) -> tuple[Future[Options], Iterator[LiveObject]]:
     """`read_history`, while the project's objects are read: the options it will give, and
     the objects for `plan_project` or `prepare_apply`. The listings' and the census's first
     requests are on their way when this returns; `setup()` gives the migration and options
     once the runs are read (waited for, when the mapping is read meanwhile)."""
     return census_while(
-        project, census, lambda: _said(project, *census_of(project, setup, runs, _cache()))
+        project,
+        census,
+        lambda: _said(project, *census_of(project, setup, runs, _cache(), later)),
+        later,
     )
 
 

@@ -93,26 +93,52 @@ class Project:
 
 
 def census_while(
-    project: Project, census: Census, work: Callable[[], T]
+    project: Project, census: Census, work: Callable[[], T], later: Later | None = None
 ) -> tuple[Future[T], Iterator[LiveObject]]:
     """`work()` (the key census) in a thread of its own, started with the project's listings
     (their first requests are on their way when this returns): its future result, and the
     objects, to plan while it reads. A project that cannot be read fails on its listings, as
-    before: the census's error is only raised where its result is asked for."""
+    before: the census's error is only raised where its result is asked for. What `work` puts
+    in `later` (the census cache's write) is done once its result is out."""
     objects = project.read(census)
     future: Future[T] = Future()
-    in_background(work, future)
+    in_background(work, future, later or Later())
     return future, objects
 
 
-def in_background(work: Callable[[], T], future: Future[T]) -> None:
-    """`work()` on a daemon thread (Ctrl-C never waits for it), its result into `future`."""
+@dataclass
+class Later:
+    """What the census thread does once its result is out (the cache's write, which the plan
+    need not wait for); the command waits for it at its end, so the next one finds the
+    cache."""
+
+    steps: list[Callable[[], None]] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        try:
+            for step in self.steps:
+                step()
+        finally:
+            self.done.set()
+
+    def wait(self) -> None:
+        self.done.wait(LATER_WAIT)
+
+
+LATER_WAIT = 30.0  # seconds a command waits at its end for the census cache to be written
+
+
+def in_background(work: Callable[[], T], future: Future[T], later: Later) -> None:
+    """`work()` on a daemon thread (Ctrl-C never waits for it), its result into `future`,
+    then what it left for `later`."""
 
     def run() -> None:
         try:
             future.set_result(work())
         except BaseException as exc:  # raised where the result is asked for
             future.set_exception(exc)
+        later.run()
 
     threading.Thread(target=run, name="census", daemon=True).start()
 
@@ -138,13 +164,21 @@ def census_of(
     setup: Callable[[], tuple[Migration, Options]],
     runs: int,
     cache: Path | None,
+    later: Later | None = None,
 ) -> tuple[Options, str | None]:
     """`with_history`, the migration and options taken from `setup()` once the runs are read:
-    a live plan reads them while it reads the mapping."""
+    a live plan reads them while it reads the mapping. `later`: see `read_run_keys`."""
     if runs == 0:
         return setup()[1], None
     try:
-        keys, total = read_run_keys(project.client, project.entity, project.project, runs, cache)
+        keys, total = read_run_keys(
+            project.client,
+            project.entity,
+            project.project,
+            runs,
+            cache,
+            later.steps if later else None,
+        )
     except (GraphQLError, ShapeError) as exc:
         return setup()[1], f"the runs of {project.target} could not be read ({exc})"
     migration, options = setup()
