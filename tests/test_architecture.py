@@ -162,6 +162,7 @@ def test_check_does_not_import_requests(code):
 # Loaded only once a live plan's first requests are out: the mapping, the engine, the writers.
 LATER = ["yaml", "regex", "wbmigrate.mapping", "wbmigrate.engine.walk", "wbmigrate.kinds"]
 LATER += ["wbmigrate.rewrite", "wbmigrate.files", "wbmigrate.guard", "wbmigrate.report.plan"]
+LATER += ["wbmigrate.live.prepare", "wbmigrate.live.apply", "wbmigrate.live.planfile"]  # apply's
 FIRST_CONNECT = """
 import json, os, socket, sys
 def connect(self, address):

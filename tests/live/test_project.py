@@ -19,15 +19,8 @@ from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.planfile import load_plan
-from wbmigrate.live.project import (
-    Census,
-    Project,
-    backup_folder,
-    parse_target,
-    plan_project,
-    prepare_apply,
-    start_backup,
-)
+from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
+from wbmigrate.live.project import Census, Project, parse_target, plan_project
 from wbmigrate.plan import Source, Status, plan_early, plan_one
 
 

@@ -38,13 +38,8 @@ from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one,
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
-from wbmigrate.live.project import (
-    Census,
-    Later,
-    backup_folder,
-    prepare_apply,
-    start_backup,
-)
+from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
+from wbmigrate.live.project import Census, Later
 from wbmigrate.live.restore import load_backup
 from wbmigrate.mapping import find_mapping
 from wbmigrate.report import live as live_report

@@ -30,7 +30,8 @@ from wbmigrate.live.org import (
     load_backup_set,
     resolve,
 )
-from wbmigrate.live.project import Census, Project, Work, prepare_apply, start_backup, with_history
+from wbmigrate.live.prepare import Work, prepare_apply, start_backup
+from wbmigrate.live.project import Census, Project, with_history
 from wbmigrate.live.restore import Loaded, load_backup
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import mapping_entry

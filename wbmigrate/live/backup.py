@@ -246,3 +246,15 @@ def _fsync(path: Path, flags: int) -> None:
 def _original(obj: LiveObject) -> dict[str, Any]:
     body = {"view": obj.view.node()} if obj.view is not None else {"trigger": obj.trigger}
     return {"kind": obj.kind, "id": obj.id, "entity": obj.entity, "project": obj.project, **body}
+
+
+def default_folder(label: str) -> Path:
+    """`wbmigrate-backups/LABEL-TIME`, made unique: a fresh backup folder's default."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{label}-{stamp}"
+    folder = Path("wbmigrate-backups") / name
+    for n in range(2, 1000):  # two runs within one second
+        if not folder.exists():
+            break
+        folder = folder.with_name(f"{name}-{n}")
+    return folder

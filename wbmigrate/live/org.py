@@ -26,6 +26,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import (
     BackupError,
     chained,
+    default_folder,
     genesis,
     private_folder,
     safe_name,
@@ -33,7 +34,7 @@ from wbmigrate.live.backup import (
     write_private,
 )
 from wbmigrate.live.client import PAGE_SIZE, Client
-from wbmigrate.live.project import Census, Project, default_folder, plan_project, with_history
+from wbmigrate.live.project import Census, Project, plan_project, with_history
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally

@@ -1,12 +1,11 @@
-"""The pipeline of a live project, as library functions: read its objects, plan each as it
-arrives (`plan_project`, streaming, optionally into a saved plan) and work out what `apply` must
-write, what is gone and what cannot be read (`prepare_apply`). `plan` and `apply` share it;
-the CLI only parses, calls and prints.
+"""The pipeline of a live project, as library functions: read its objects and its key
+census, and plan each object as it arrives (`plan_project`, streaming, optionally into a saved
+plan). `plan` and `apply` share it (`live.prepare` works out what `apply` must write); the CLI
+only parses, calls and prints.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import re
 import threading
@@ -19,25 +18,15 @@ from typing import TYPE_CHECKING, TypeVar
 
 from wbmigrate.engine.history import history_of
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import (
-    Expected,
-    Job,
-    Outcome,
-    Rewritten,
-    WriteStatus,
-    plan_write,
-    plan_write_early,
-)
-from wbmigrate.live.backup import Backup, check_folder
 from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import LiveObject, ObjectRef, fetch_project
-from wbmigrate.live.planfile import PlanFile, SavedPlan
+from wbmigrate.live.objects import LiveObject, fetch_project
 from wbmigrate.live.planners import Planners
 from wbmigrate.live.shapes import GraphQLError, ShapeError
-from wbmigrate.plan import Planned, Status, Tally, mapping_entry, plan_early, plan_one
+from wbmigrate.plan import Planned, plan_early, plan_one
 
 if TYPE_CHECKING:
+    from wbmigrate.live.planfile import PlanFile
     from wbmigrate.mapping import Migration
 
 T = TypeVar("T")
@@ -222,6 +211,8 @@ def plan_project(
         )
         first = list(itertools.islice(planned_objects, 1))  # the census is known after it
         if out is not None:  # the saved plan starts with the census
+            from wbmigrate.live.planfile import PlanFile  # loaded only to save a plan
+
             saved = PlanFile(out, migration, final.result(), project.target, project.drafts)
         for obj, planned in itertools.chain(first, planned_objects):
             if saved is not None:
@@ -260,109 +251,3 @@ def overlap(
         yield from settled()
         yield obj, now(obj, options.result())
     yield from settled()
-
-
-@dataclass
-class Work:
-    """What an apply run must do: the objects to write, each with the state it must still be
-    in, and the outcomes already known (objects gone since the saved plan, or unreadable);
-    `plans` keeps the rewrite of each object to write, made when it was planned, for the
-    write to reuse."""
-
-    todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
-    settled: list[Outcome] = field(default_factory=list)
-    tally: Tally = field(default_factory=Tally)
-    plans: dict[str, Rewritten] = field(default_factory=dict)
-
-    def jobs(self, backup: Backup) -> list[Job]:
-        """The objects to write, each with its plan, backed up into `backup`."""
-        return [Job(obj, expected, self.plans[obj.id], backup) for obj, expected in self.todo]
-
-    def keep(self, obj: LiveObject, expected: Expected, plan: Rewritten | None) -> None:
-        assert plan is not None  # every object planned without an error has one
-        self.todo.append((obj, expected))
-        self.plans[obj.id] = plan
-
-
-def prepare_apply(
-    project: Project,
-    migration: Migration,
-    options: Options,
-    saved: SavedPlan | None = None,
-    census: Census | None = None,
-    objects: Iterator[LiveObject] | None = None,
-    later: Future[Options] | None = None,
-) -> Work:
-    """Plan every object once (or follow `saved`) and keep only what must be written, with
-    the rewrite its write will send. `later`: the options with the project's key census,
-    still reading (as for `plan_project`): objects that arrive meanwhile are walked then."""
-    work = Work()
-    unreadable, seen = [], set()
-    found = objects if objects is not None else project.read(census)
-    planning = overlap(
-        found,
-        later or done(options),
-        lambda obj: plan_write_early(obj, migration, options),
-        lambda obj, given: plan_write(obj, migration, given),
-    )
-    for obj, (planned, plan) in planning:
-        work.tally.add(planned)
-        seen.add(obj.id)
-        if planned.status is Status.ERROR:
-            unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
-        elif saved is None and planned.status is Status.CHANGES:
-            work.keep(obj, Expected(obj.fingerprint), plan)
-        elif saved is not None and obj.id in saved.objects:
-            entry = saved.objects[obj.id]
-            work.keep(obj, Expected(entry.fingerprint, entry.changes), plan)
-    work.settled = _gone(saved, seen) + unreadable
-    return work
-
-
-def backup_folder(entity: str, project: str, given: Path | None = None) -> Path:
-    """The backup folder an apply run will use (`given`, or a fresh default), checked before
-    anything is read: one that cannot be made or written is refused in one line."""
-    folder = given or _default_backup_folder(entity, project)
-    check_folder(folder)
-    return folder
-
-
-def start_backup(
-    project: Project, migration: Migration, options: Options, folder: Path | None = None
-) -> Backup:
-    """The backup folder of an apply run (default `wbmigrate-backups/ENTITY-PROJECT-TIME`),
-    its manifest saying what was migrated how and where."""
-    folder = folder or _default_backup_folder(project.entity, project.project)
-    info = {
-        "target": project.target,
-        "base_url": project.client.base_url,
-        **mapping_entry(migration, options),
-    }
-    return Backup(folder, info)
-
-
-def _default_backup_folder(entity: str, project: str) -> Path:
-    return default_folder(f"{entity}-{project}")
-
-
-def default_folder(label: str) -> Path:
-    """`wbmigrate-backups/LABEL-TIME`, made unique: a fresh backup folder's default."""
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    name = f"{label}-{stamp}"
-    folder = Path("wbmigrate-backups") / name
-    for n in range(2, 1000):  # two runs within one second
-        if not folder.exists():
-            break
-        folder = folder.with_name(f"{name}-{n}")
-    return folder
-
-
-def _gone(saved: SavedPlan | None, seen: set[str]) -> list[Outcome]:
-    """Objects of the saved plan that the project no longer holds: failed, and said so."""
-    if saved is None:
-        return []
-    return [
-        Outcome(ObjectRef(entry.kind, entry.id, entry.name), WriteStatus.FAILED, "no longer exists")
-        for entry in saved.objects.values()
-        if entry.id not in seen
-    ]

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wbmigrate.live.apply import Batch, Outcome, WriteStatus
+from wbmigrate.live.outcomes import Batch, Outcome, WriteStatus
 from wbmigrate.live.project import Census
 from wbmigrate.report.words import plural, printable
 

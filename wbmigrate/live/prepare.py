@@ -1,0 +1,126 @@
+"""What an `apply` run must do, worked out before anything is written: every object planned
+once (or the saved plan followed), the objects to write with the state each must still be in
+and the rewrite its write will send, what is gone and what cannot be read (`prepare_apply`);
+and the backup folder the run writes first (`backup_folder`, `start_backup`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wbmigrate.engine.model import Options
+from wbmigrate.live.apply import (
+    Expected,
+    Job,
+    Outcome,
+    Rewritten,
+    WriteStatus,
+    plan_write,
+    plan_write_early,
+)
+from wbmigrate.live.backup import Backup, check_folder, default_folder
+from wbmigrate.live.objects import LiveObject, ObjectRef
+from wbmigrate.live.project import Census, Project, done, overlap
+from wbmigrate.plan import Status, Tally, mapping_entry
+
+if TYPE_CHECKING:
+    from wbmigrate.live.planfile import SavedPlan
+    from wbmigrate.mapping import Migration
+
+
+@dataclass
+class Work:
+    """What an apply run must do: the objects to write, each with the state it must still be
+    in, and the outcomes already known (objects gone since the saved plan, or unreadable);
+    `plans` keeps the rewrite of each object to write, made when it was planned, for the
+    write to reuse."""
+
+    todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
+    settled: list[Outcome] = field(default_factory=list)
+    tally: Tally = field(default_factory=Tally)
+    plans: dict[str, Rewritten] = field(default_factory=dict)
+
+    def jobs(self, backup: Backup) -> list[Job]:
+        """The objects to write, each with its plan, backed up into `backup`."""
+        return [Job(obj, expected, self.plans[obj.id], backup) for obj, expected in self.todo]
+
+    def keep(self, obj: LiveObject, expected: Expected, plan: Rewritten | None) -> None:
+        assert plan is not None  # every object planned without an error has one
+        self.todo.append((obj, expected))
+        self.plans[obj.id] = plan
+
+
+def prepare_apply(
+    project: Project,
+    migration: Migration,
+    options: Options,
+    saved: SavedPlan | None = None,
+    census: Census | None = None,
+    objects: Iterator[LiveObject] | None = None,
+    later: Future[Options] | None = None,
+) -> Work:
+    """Plan every object once (or follow `saved`) and keep only what must be written, with
+    the rewrite its write will send. `later`: the options with the project's key census,
+    still reading (as for `plan_project`): objects that arrive meanwhile are walked then."""
+    work = Work()
+    unreadable, seen = [], set()
+    found = objects if objects is not None else project.read(census)
+    planning = overlap(
+        found,
+        later or done(options),
+        lambda obj: plan_write_early(obj, migration, options),
+        lambda obj, given: plan_write(obj, migration, given),
+    )
+    for obj, (planned, plan) in planning:
+        work.tally.add(planned)
+        seen.add(obj.id)
+        if planned.status is Status.ERROR:
+            unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
+        elif saved is None and planned.status is Status.CHANGES:
+            work.keep(obj, Expected(obj.fingerprint), plan)
+        elif saved is not None and obj.id in saved.objects:
+            entry = saved.objects[obj.id]
+            work.keep(obj, Expected(entry.fingerprint, entry.changes), plan)
+    work.settled = _gone(saved, seen) + unreadable
+    return work
+
+
+def backup_folder(entity: str, project: str, given: Path | None = None) -> Path:
+    """The backup folder an apply run will use (`given`, or a fresh default), checked before
+    anything is read: one that cannot be made or written is refused in one line."""
+    folder = given or _default_backup_folder(entity, project)
+    check_folder(folder)
+    return folder
+
+
+def start_backup(
+    project: Project, migration: Migration, options: Options, folder: Path | None = None
+) -> Backup:
+    """The backup folder of an apply run (default `wbmigrate-backups/ENTITY-PROJECT-TIME`),
+    its manifest saying what was migrated how and where."""
+    folder = folder or _default_backup_folder(project.entity, project.project)
+    info = {
+        "target": project.target,
+        "base_url": project.client.base_url,
+        **mapping_entry(migration, options),
+    }
+    return Backup(folder, info)
+
+
+def _default_backup_folder(entity: str, project: str) -> Path:
+    return default_folder(f"{entity}-{project}")
+
+
+def _gone(saved: SavedPlan | None, seen: set[str]) -> list[Outcome]:
+    """Objects of the saved plan that the project no longer holds: failed, and said so."""
+    if saved is None:
+        return []
+    return [
+        Outcome(ObjectRef(entry.kind, entry.id, entry.name), WriteStatus.FAILED, "no longer exists")
+        for entry in saved.objects.values()
+        if entry.id not in seen
+    ]
