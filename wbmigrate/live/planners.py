@@ -45,6 +45,11 @@ Here = Callable[[Options], Planned]  # an object planned here: walked, settled w
 # does, as it also reads the listings and prints (measured best of 1/2, 1/3 and 1/4 on 2 cores).
 HERE_EVERY = 2
 
+# Plans held till the census is known are answered this many to a message: hundreds of small
+# messages each woke the thread that receives them, which took the interpreter from the one
+# printing the plan.
+REPLY_CHUNK = 32
+
 
 class Planners:
     """Worker processes that plan objects with the migration `setup` gives; `None` from
@@ -171,10 +176,11 @@ class Planners:
         mine = self.pipes.index(pipe)
         while True:
             try:
-                n, answered = pipe.recv()
+                answers = pipe.recv()
             except (EOFError, OSError, ValueError):  # stopped, or closed by `close`
                 break
-            self._answer(n, answered)
+            for n, answered in answers:
+                self._answer(n, answered)
         with self.lock:
             self.stopped.add(mine)
             owed = [n for n in self.answers if n % len(self.pipes) == mine]
@@ -230,8 +236,9 @@ def _work(pipe: Connection) -> None:
             message: tuple[Any, ...] = pipe.recv()
             if message[0] == "census":
                 final = message[1]
-                for n, finish in held:
-                    _reply(pipe, n, finish(final))
+                for start in range(0, len(held), REPLY_CHUNK):
+                    chunk = held[start : start + REPLY_CHUNK]
+                    _reply(pipe, [(n, finish(final)) for n, finish in chunk])
                 held.clear()
             else:
                 inbox.append(message)
@@ -243,7 +250,7 @@ def _work(pipe: Connection) -> None:
         if final is None:
             held.append((n, plan_early(source, migration, options)))
         else:
-            _reply(pipe, n, plan_one(source, migration, final))
+            _reply(pipe, [(n, plan_one(source, migration, final))])
 
 
 def _read_only(items: dict[Any, Any]) -> MappingProxyType[Any, Any]:
@@ -255,10 +262,22 @@ def _read_only(items: dict[Any, Any]) -> MappingProxyType[Any, Any]:
 ForkingPickler.register(MappingProxyType, lambda view: (_read_only, (dict(view),)))
 
 
-def _reply(pipe: Connection, n: int, planned: Planned) -> None:
-    """The plan without its parsed spec; None when it cannot be sent (it is planned again)."""
-    result = replace(planned.result, original=None) if planned.result else None
+def _reply(pipe: Connection, planned: list[tuple[int, Planned]]) -> None:
+    """Plans without their parsed specs, in one message; one that cannot be sent is None
+    (it is planned again)."""
+    answers = [(n, _answer_of(p)) for n, p in planned]
     try:
-        pipe.send((n, (result, planned.error)))
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
-        pipe.send((n, None))
+        pipe.send(answers)
+    except _UNSENDABLE:
+        for n, answer in answers:
+            try:
+                pipe.send([(n, answer)])
+            except _UNSENDABLE:
+                pipe.send([(n, None)])
+
+
+def _answer_of(planned: Planned) -> Answer:
+    return (replace(planned.result, original=None) if planned.result else None), planned.error
+
+
+_UNSENDABLE = (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError)
