@@ -154,13 +154,13 @@ def test_finished_runs_are_cached_and_running_ones_read_again(client, tmp_path):
 
 def test_the_cache_can_be_written_once_the_census_is_handed_on(client, tmp_path):
     """A live plan hands the census to its planners first: the cache's write is left to do."""
-    later: list = []
+    after: list = []
     with responses.RequestsMock() as mocked:
         mocked.add_callback(responses.POST, f"{BASE}/graphql", callback=FakeRuns(3))
-        runs, _ = read_run_keys(client, "team", "async-rl", 500, tmp_path, later)
+        runs, _ = read_run_keys(client, "team", "async-rl", 500, tmp_path, after)
     assert len(runs) == 3
     assert not list(tmp_path.iterdir())
-    [write] = later
+    [write] = after
     write()
     again = FakeRuns(3)
     assert census(client, again, cache=tmp_path).runs == 3

@@ -39,7 +39,7 @@ from wbmigrate.live.backup import BackupError
 from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
-from wbmigrate.live.project import Census, Later
+from wbmigrate.live.project import AfterCensus, Census
 from wbmigrate.live.restore import load_backup
 from wbmigrate.mapping import find_mapping
 from wbmigrate.report import live as live_report
@@ -193,14 +193,14 @@ def apply(
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     census = Census()
-    objects, later, written = None, None, Later()
+    objects, later, after = None, None, AfterCensus()
     if saved is None:  # a saved plan carries the census it was made with
         given = migration, options
-        later, objects = read_history_while_listing(project, lambda: given, runs, census, written)
+        later, objects = read_history_while_listing(project, lambda: given, runs, census, after)
     work = prepare_apply(project, migration, options, saved, census, objects, later)
     options = later.result() if later is not None else options
     if saved is None:
-        written.wait()  # the census cache, written while the objects were planned
+        after.wait()  # the census cache, written while the objects were planned
     tell_found(census, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do

@@ -23,8 +23,8 @@ from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.org import Selector, selector
 from wbmigrate.live.project import (
+    AfterCensus,
     Census,
-    Later,
     Project,
     census_of,
     census_while,
@@ -175,7 +175,7 @@ def read_history_while_listing(
     setup: Callable[[], tuple[Migration, Options]],
     runs: int,
     census: Census,
-    later: Later,
+    after: AfterCensus,
 ) -> tuple[Future[Options], Iterator[LiveObject]]:
     """`read_history`, while the project's objects are read: the options it will give, and
     the objects for `plan_project` or `prepare_apply`. The listings' and the census's first
@@ -184,8 +184,8 @@ def read_history_while_listing(
     return census_while(
         project,
         census,
-        lambda: _said(project, *census_of(project, setup, runs, _cache(), later)),
-        later,
+        lambda: _said(project, *census_of(project, setup, runs, _cache(), after)),
+        after,
     )
 
 

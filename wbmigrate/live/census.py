@@ -63,12 +63,12 @@ def read_run_keys(
     project: str,
     cap: int = DEFAULT_RUNS,
     cache_dir: Path | None = None,
-    later: list[Callable[[], None]] | None = None,
+    after: list[Callable[[], None]] | None = None,
 ) -> tuple[list[RunKeys], int | None]:
     """The keys each of the project's `cap` newest runs logged, and how many runs it has (None:
     W&B did not say): no mapping needed yet. The keys of each page of runs are asked for as
     soon as the page arrives, while the next is read. The cache is written before this returns,
-    or, given `later`, put there to be written once the census is handed on."""
+    or, given `after`, put there to be written once the census is handed on."""
     cache = _Cache(cache_dir, client.base_url, entity, project)
     keys: dict[str, frozenset[str]] = {}
     asked: list[Future[dict[str, frozenset[str]]]] = []
@@ -91,10 +91,10 @@ def read_run_keys(
         total, listed = _list_runs(client, entity, project, cap, arrived)
         for batch in asked:
             keys.update(batch.result())
-    if later is None:
+    if after is None:
         cache.save(listed, keys)
     else:
-        later.append(lambda: cache.save(listed, keys))
+        after.append(lambda: cache.save(listed, keys))
     return [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed], total
 
 

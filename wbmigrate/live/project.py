@@ -82,21 +82,21 @@ class Project:
 
 
 def census_while(
-    project: Project, census: Census, work: Callable[[], T], later: Later | None = None
+    project: Project, census: Census, work: Callable[[], T], after: AfterCensus | None = None
 ) -> tuple[Future[T], Iterator[LiveObject]]:
     """`work()` (the key census) in a thread of its own, started with the project's listings
     (their first requests are on their way when this returns): its future result, and the
     objects, to plan while it reads. A project that cannot be read fails on its listings, as
     before: the census's error is only raised where its result is asked for. What `work` puts
-    in `later` (the census cache's write) is done once its result is out."""
+    in `after` (the census cache's write) is done once its result is out."""
     objects = project.read(census)
     future: Future[T] = Future()
-    in_background(work, future, later or Later())
+    in_background(work, future, after or AfterCensus())
     return future, objects
 
 
 @dataclass
-class Later:
+class AfterCensus:
     """What the census thread does once its result is out (the cache's write, which the plan
     need not wait for); the command waits for it at its end, so the next one finds the
     cache."""
@@ -112,22 +112,22 @@ class Later:
             self.done.set()
 
     def wait(self) -> None:
-        self.done.wait(LATER_WAIT)
+        self.done.wait(CACHE_WAIT)
 
 
-LATER_WAIT = 30.0  # seconds a command waits at its end for the census cache to be written
+CACHE_WAIT = 30.0  # seconds a command waits at its end for the census cache to be written
 
 
-def in_background(work: Callable[[], T], future: Future[T], later: Later) -> None:
+def in_background(work: Callable[[], T], future: Future[T], after: AfterCensus) -> None:
     """`work()` on a daemon thread (Ctrl-C never waits for it), its result into `future`,
-    then what it left for `later`."""
+    then what it left for `after`."""
 
     def run() -> None:
         try:
             future.set_result(work())
         except BaseException as exc:  # raised where the result is asked for
             future.set_exception(exc)
-        later.run()
+        after.run()
 
     threading.Thread(target=run, name="census", daemon=True).start()
 
@@ -153,10 +153,10 @@ def census_of(
     setup: Callable[[], tuple[Migration, Options]],
     runs: int,
     cache: Path | None,
-    later: Later | None = None,
+    after: AfterCensus | None = None,
 ) -> tuple[Options, str | None]:
     """`with_history`, the migration and options taken from `setup()` once the runs are read:
-    a live plan reads them while it reads the mapping. `later`: see `read_run_keys`."""
+    a live plan reads them while it reads the mapping. `after`: see `read_run_keys`."""
     if runs == 0:
         return setup()[1], None
     try:
@@ -166,7 +166,7 @@ def census_of(
             project.project,
             runs,
             cache,
-            later.steps if later else None,
+            after.steps if after else None,
         )
     except (GraphQLError, ShapeError) as exc:
         return setup()[1], f"the runs of {project.target} could not be read ({exc})"
