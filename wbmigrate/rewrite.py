@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from wbmigrate import kinds
+from wbmigrate.edit.edits import Edit
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import UNPARSED, Options, Rewrite
 from wbmigrate.engine.walk import Walk
@@ -125,14 +126,47 @@ def rewrite_text(
     `root` is where the spec sits in the document (`("spec",)` in an exported file);
     `walked`: the spec already walked, before the project's history was known (`provisional`
     of this text): it is settled with `options`, not walked again."""
+    result = rewrite_of(
+        text, migration, kind=kind, name=name, options=options, root=root, walked=walked
+    )
+    return result, spliced(text, result.edits, root)
+
+
+def rewrite_of(
+    text: str,
+    migration: Migration,
+    *,
+    kind: str | None = None,
+    name: str = "",
+    options: Options | None = None,
+    root: tuple[str, ...] = (),
+    walked: Provisional | None = None,
+) -> Rewrite:
+    """`rewrite_text` without the new text: the changes and the edits it is spliced from
+    (`spliced`), for a caller that needs the text later, or only for some specs."""
     if walked is not None:
-        result = settle(walked, options or Options())
-    else:
-        result = rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
-    if not result.edits:
-        return result, text
+        return settle(walked, options or Options())
+    return rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
+
+
+@dataclass(frozen=True)
+class NewText:
+    """The new text of a rewrite, spliced when asked for (`str()`): a caller holding many
+    (apply plans every object before its first write) pays for each only when it is sent."""
+
+    text: str
+    edits: tuple[Edit, ...]
+
+    def __str__(self) -> str:
+        return spliced(self.text, self.edits)
+
+
+def spliced(text: str, edits: tuple[Edit, ...], root: tuple[str, ...] = ()) -> str:
+    """`text` with a Rewrite's `edits` made (`root`: where its spec sits in the document)."""
+    if not edits:
+        return text
     try:
-        return result, splice(text, [replace(e, path=(*root, *e.path)) for e in result.edits])
+        return splice(text, [replace(e, path=(*root, *e.path)) for e in edits])
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
 

@@ -1,11 +1,13 @@
-"""The batch pipeline: the data-loss guard runs once per object to write, on the bytes sent,
-once the run has begun (not while the project is planned, which every write waits for), and an
-object the guard trips over fails alone, unwritten and not backed up; a batch is read while the
-batch before is written, with never more than `--jobs` writes in flight.
+"""The batch pipeline: the new text of each object to write is spliced, and the data-loss guard
+run on it, once per object, once the run has begun (not while the project is planned, which
+every write waits for), and an object either trips over fails alone, unwritten and not backed
+up; a batch is read while the batch before is written, with never more than `--jobs` writes in
+flight.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -14,6 +16,8 @@ from helpers import TARGET
 
 import wbmigrate.live.batches
 import wbmigrate.live.outcomes
+import wbmigrate.rewrite
+from wbmigrate.rewrite import SpecError
 
 
 def journal(folder) -> list[dict]:
@@ -59,14 +63,64 @@ def test_a_bug_in_the_checks_fails_that_object_alone(run, live, monkeypatch, tmp
     assert report not in {e["id"] for e in journal(tmp_path / "b")}  # nor backed up
 
 
+def test_the_new_text_is_spliced_once_per_object_written_after_planning(
+    run, live, monkeypatch, tmp_path
+):
+    real = wbmigrate.rewrite.spliced
+    calls: list[bool] = []  # per call: whether the run had begun (its backup folder made)
+
+    def counting(text, edits, root=()):
+        calls.append((tmp_path / "b" / "manifest.json").exists())
+        return real(text, edits, root)
+
+    monkeypatch.setattr(wbmigrate.rewrite, "spliced", counting)
+    result = run("apply", TARGET, "--yes", "--backup-dir", "b")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 10 applied." in result.stdout
+    assert calls == [True] * 10
+    sent = {
+        m.variables["input"]["id"]: m.variables["input"]["spec"]
+        for m in live.mutations()
+        if "upsertView" in m.body
+    }
+    for view_id, spec in sent.items():  # what the engine's rewrite_text makes, byte for byte
+        assert spec == live.state.views[view_id]["spec"]
+
+
+def test_a_splice_that_fails_fails_that_object_alone(run, live, monkeypatch, tmp_path):
+    real = wbmigrate.rewrite.spliced
+    report = live.state.find("Dispatcher legacy")
+    spec = live.state.views[report]["spec"]
+
+    def failing(text, edits, root=()):
+        if text == spec:
+            raise SpecError("spec nested too deeply to rewrite")
+        return real(text, edits, root)
+
+    monkeypatch.setattr(wbmigrate.rewrite, "spliced", failing)
+    result = run("apply", TARGET, "--yes", "--backup-dir", "b")
+    assert result.exit_code == 1
+    assert re.search(
+        r'failed +report "Dispatcher legacy" +spec nested too deeply to rewrite', result.stdout
+    ), result.stdout
+    assert "Summary: 9 applied, 1 failed." in result.stdout
+    assert live.state.views[report]["spec"] == spec  # not written
+    assert report not in {e["id"] for e in journal(tmp_path / "b")}  # nor backed up
+
+
 def test_a_batch_is_read_while_the_batch_before_is_written(run, live, monkeypatch):
     """The server holds the first writes until a read arrives: a read that waited for them to
     be answered would never come (each write would give up waiting, and say so)."""
     a_read_came = threading.Event()
     held: list[bool] = []
+    view_reads = itertools.count(1)
 
     def reading(variables):
-        if live.mutations():  # a read sent after some write
+        # A read sent after some write: one the server saw after a write, or the second
+        # batch's read of views, sent just after the first batch's writes and which may
+        # overtake them on the way (the first batch's read is answered before any write).
+        second = variables.get("id0") is not None and next(view_reads) >= 2
+        if live.mutations() or second:
             a_read_came.set()
 
     def holding(variables):

@@ -54,7 +54,7 @@ from wbmigrate.plan import Planned, bug
 
 if TYPE_CHECKING:  # the engine and the mapping load when the first object is planned
     from wbmigrate.mapping import Migration
-    from wbmigrate.rewrite import Provisional
+    from wbmigrate.rewrite import NewText, Provisional
 
 __all__ = [
     "GONE",
@@ -124,10 +124,11 @@ def plan_write(
     obj: LiveObject, migration: Migration, options: Options, walked: Provisional | None = None
 ) -> tuple[Planned, Rewritten | None]:
     """Plan one object as `apply` writes it: the plan (for the summary) and, when one could be
-    made, the rewrite to send, with the edits it was spliced from. The data-loss guard checks
-    those exact bytes against the edits when the object's turn to be written comes
-    (`live.outcomes.to_send`): the bytes are only sent if W&B still holds what they were
-    made from. `walked`: the object as `plan_write_early` walked it."""
+    made, its rewrite: the changes, and the edits the text to send is spliced from when the
+    object's turn to be written comes (`Rewritten.text`). The data-loss guard checks those
+    exact bytes against the edits then (`live.outcomes.to_send`): the bytes are only sent if
+    W&B still holds what they were made from. `walked`: the object as `plan_write_early`
+    walked it."""
     source = obj.source()
     if source.error is not None:
         return Planned(source, error=source.error), None
@@ -141,21 +142,23 @@ def plan_write(
         return Planned(source, error=bug(exc)), None
     if not result.changed:
         return Planned(source, result), Rewritten(None)
-    return Planned(source, result), Rewritten(text, result.changes, edits=result.edits)
+    return Planned(source, result), Rewritten(text, result.changes, result.edits)
 
 
-def rewrite_text(text: str, migration: Migration, **given: Any) -> tuple[Rewrite, str]:
-    """The engine's `rewrite_text`, loaded when the first object is planned."""
+def rewrite_text(text: str, migration: Migration, **given: Any) -> tuple[Rewrite, str | NewText]:
+    """The engine's `rewrite_text`, its new text spliced only when the write asks for it;
+    loaded when the first object is planned."""
     from wbmigrate import rewrite
 
-    return rewrite.rewrite_text(text, migration, **given)
+    result = rewrite.rewrite_of(text, migration, **given)
+    return result, rewrite.NewText(text, result.edits)
 
 
 def plan_write_early(
     obj: LiveObject, migration: Migration, before: Options
 ) -> Callable[[Options], tuple[Planned, Rewritten | None]]:
     """`plan_write`, begun before the project's history is known (`before` has none yet): the
-    object is walked now, and settled and spliced once the history is given. An object the
+    object is walked now, and settled once the history is given. An object the
     walk fails on is planned whole then, and fails in the same words."""
     from wbmigrate.rewrite import provisional, spec_at
 

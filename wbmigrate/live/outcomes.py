@@ -9,7 +9,8 @@ import enum
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate.edit.edits import Edit
 from wbmigrate.engine.model import Change
@@ -17,6 +18,9 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import Backup, digest
 from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
 from wbmigrate.plan import signature
+
+if TYPE_CHECKING:  # the engine loads when the first object is planned
+    from wbmigrate.rewrite import NewText
 
 
 class WriteStatus(enum.Enum):
@@ -78,13 +82,19 @@ def failed(outcomes: Iterable[Outcome]) -> bool:
 @dataclass(frozen=True)
 class Rewritten:
     """What apply's plan made of an object, kept beside the work item so its write reuses it
-    (the write goes ahead only if W&B still holds the bytes it was made from): the text to
-    send (None: nothing to change), the changes, and the edits the text was spliced from
-    (what the data-loss guard checks it against, once the object's turn to be written comes)."""
+    (the write goes ahead only if W&B still holds the bytes it was made from): its new text
+    (None: nothing to change), the changes, and the edits that text was spliced from (what
+    the data-loss guard checks it against)."""
 
-    text: str | None
+    new_text: str | NewText | None
     changes: tuple[Change, ...] = ()
     edits: tuple[Edit, ...] = ()
+
+    @cached_property
+    def text(self) -> str | None:
+        """The text to send, spliced when first asked for: when the object's turn to be written
+        comes, with the batch before in flight, not while every write waits for the plan."""
+        return None if self.new_text is None else str(self.new_text)
 
 
 @dataclass(frozen=True)
@@ -100,20 +110,25 @@ class Job:
 
 def to_send(job: Job) -> Outcome | str:
     """The text to send for a job, or why nothing is sent: the checks before any write, in
-    their order, on the plan made when the object was read. The data-loss guard runs here, on
-    exactly the bytes the write would send: with the batch before in flight, so its time is
-    not the run's (and the plan, which everything waits for, stays short)."""
+    their order, on the plan made when the object was read. The text is spliced and the
+    data-loss guard run on exactly those bytes here: with the batch before in flight, so their
+    time is not the run's (and the plan, which everything waits for, stays short)."""
     obj, expected, plan = job.obj, job.expected, job.plan
     if obj.fingerprint != expected.fingerprint:
         return Outcome(obj.ref, WriteStatus.SKIPPED, f"changed since {since(job)}; plan again")
-    if plan.text is None:
+    if plan.new_text is None:
         return Outcome(obj.ref, WriteStatus.UNCHANGED)
     if expected.changes is not None and signature(plan.changes) != expected.changes:
         return Outcome(obj.ref, WriteStatus.SKIPPED, "the changes differ from the saved plan")
+    try:
+        text = plan.text  # spliced now, with the batch before in flight
+    except WbmigrateError as exc:
+        return Outcome(obj.ref, WriteStatus.FAILED, one_line(exc))
+    assert text is not None
     refused = guard(obj.text, plan)
     if refused is not None:
         return Outcome(obj.ref, WriteStatus.FAILED, refused)
-    return plan.text
+    return text
 
 
 def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
