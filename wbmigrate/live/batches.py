@@ -8,10 +8,10 @@ answered, while batch n's read may still be out, and carries batch n-1's read-ba
 leave once that read and batch n's writes are answered: never more than `--jobs` writes in
 flight, and no turn of the run spent on a read alone. Meanwhile the checks of the batch after
 run (the saved plan; its new text spliced, and the data-loss guard on those exact bytes) and its
-backup files are written, each synced. A batch is only journaled as backed up once its read is due (its files, if
-the run stops first, are removed), so an object that is backed up is an object whose write was
-started; the journal line is on disk before the write leaves. With `--jobs 1` nothing overlaps:
-each object is read, written and read back on its own.
+backup files are written, each synced. A batch is only journaled as backed up once its read is
+due (its files, if the run stops first, are removed), so an object that is backed up is an
+object whose write was started; the journal line is on disk before the write leaves. With
+`--jobs 1` nothing overlaps: each object is read, written and read back on its own.
 """
 
 from __future__ import annotations
