@@ -78,13 +78,6 @@ def test_the_new_text_is_spliced_once_per_object_written_after_planning(
     assert result.exit_code == 0, result.output
     assert "Summary: 10 applied." in result.stdout
     assert calls == [True] * 10
-    sent = {
-        m.variables["input"]["id"]: m.variables["input"]["spec"]
-        for m in live.mutations()
-        if "upsertView" in m.body
-    }
-    for view_id, spec in sent.items():  # what the engine's rewrite_text makes, byte for byte
-        assert spec == live.state.views[view_id]["spec"]
 
 
 def test_a_splice_that_fails_fails_that_object_alone(run, live, monkeypatch, tmp_path):

@@ -22,6 +22,7 @@ from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
 from wbmigrate.live.project import Census, Project, parse_target, plan_project
 from wbmigrate.plan import Source, Status, plan_early, plan_one
+from wbmigrate.rewrite import rewrite_text
 
 
 @pytest.fixture
@@ -280,6 +281,20 @@ def test_apply_planning_begun_before_the_census_writes_what_planning_after_it_wo
         whole = plan_write(obj, MIGRATION, final)
         assert (begun[0].result, begun[0].error) == (whole[0].result, whole[0].error), obj.id
         assert begun[1] == whole[1], obj.id
+
+
+@pytest.mark.parametrize("history", [None, HISTORY], ids=["no-runs", "runs"])
+def test_apply_sends_the_text_the_engine_rewrites_byte_for_byte(history):
+    """The text apply splices when an object's turn comes is the engine's `rewrite_text`."""
+    final, changed = Options(history=history), 0
+    for path in sorted(FIXTURES.glob("cases/report/*/before.json")):
+        obj = live_view(path)
+        planned, plan = plan_write(obj, MIGRATION, final)
+        _, text = rewrite_text(obj.text, MIGRATION, kind=obj.kind, name=obj.title, options=final)
+        assert plan is not None
+        assert plan.text == (text if planned.result.changed else None), path.parent.name
+        changed += planned.result.changed
+    assert changed > 10
 
 
 def test_prepare_apply_while_the_census_reads_keeps_what_it_keeps_after(project):
