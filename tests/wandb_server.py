@@ -525,7 +525,8 @@ def _matches(run: dict[str, Any], filters: dict[str, Any]) -> bool:
 
 def _runs(project: dict[str, Any], filters: Any, order: str | None) -> list[dict[str, Any]]:
     """A project's runs that pass `filters` (a JSON string or object), in `order`
-    ("[+-]created_at" or "[+-]heartbeat_at"; newest first when none, as W&B)."""
+    ("[+-]created_at" or "[+-]heartbeat_at"; newest first when none, as W&B): the stored runs
+    themselves, for the caller to copy what it answers."""
     if isinstance(filters, str):
         filters = json.loads(filters or "{}")
     field = (order or "-created_at").lstrip("+-")
@@ -533,7 +534,7 @@ def _runs(project: dict[str, Any], filters: Any, order: str | None) -> list[dict
         raise GraphQLError(f"unsupported run order {order!r}")
     state = _open(project)
     with state.lock:
-        runs = [copy.deepcopy(r) for r in state.runs.values() if _matches(r, filters or {})]
+        runs = [r for r in state.runs.values() if _matches(r, filters or {})]
     runs.sort(key=lambda r: r[RUN_FIELDS[field]], reverse=(order or "-").startswith("-"))
     return runs
 
@@ -737,7 +738,11 @@ class WandbServer:
         first: int | None = None,
         order: str | None = None,
     ) -> Any:
-        return _page(_runs(project, filters, order), after, first or 50, lambda r: r["id"])
+        page = _page(_runs(project, filters, order), after, first or 50, lambda r: r["id"])
+        with _open(project).lock:  # a copy of the page alone: listing all runs stays cheap
+            for edge in page["edges"]:
+                edge["node"] = copy.deepcopy(edge["node"])
+        return page
 
     def _run(self, project: Any, _info: Any, name: str) -> Any:
         state = _open(project)
