@@ -176,9 +176,8 @@ def census_of(
 
 # Spec text planned ahead of the key census at most: each such object holds its parsed spec
 # (about six times its text) until the census is known (about 1 s), so memory stays bounded on
-# a project of any size. 8 MB: a live plan of 500 views takes as long as with 12 (2.10 s and
-# 2.15 s, interleaved), and a 1,000-view project, 11 MB of specs, peaks as high as one of any
-# size, where with 12 it held what arrived before its census (76-95 MiB).
+# a project of any size. 8 MB, not 12: a plan is no slower, and a project of 11 MB of specs no
+# longer peaks lower or higher by when its census lands (see README, Performance).
 EARLY_BYTES = 8 * 1024 * 1024
 
 
