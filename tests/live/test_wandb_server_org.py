@@ -198,6 +198,27 @@ def test_a_project_is_served_once_with_ids_of_its_own(org: WandbServer) -> None:
     assert org.add_project(WandbState("team", "new", first_id=4001)) in org.states
 
 
+def test_a_query_text_parsed_once_answers_each_time_as_graphql_core_does(org: WandbServer) -> None:
+    """The server keeps each query text parsed and validated, as production servers do: the
+    same text with other variables, a syntax error and an invalid field answer as ever."""
+    query = "query P($entity: String) { models(entityName: $entity) { edges { node { name } } } }"
+    names = {
+        entity: [
+            e["node"]["name"]
+            for e in graphql(org, query, entity=entity).json()["data"]["models"]["edges"]
+        ]
+        for entity in ("team", "other", "team")
+    }
+    assert names == {"team": ["async-rl", "qwen3-8b", "locked"], "other": ["async-rl"]}
+    for _ in range(2):
+        broken = graphql(org, "query {").json()
+        assert broken["data"] is None
+        assert broken["errors"][0]["message"].startswith("Syntax Error")
+        unknown = graphql(org, "query { nosuchfield }").json()
+        assert unknown["data"] is None
+        assert "Cannot query field 'nosuchfield'" in unknown["errors"][0]["message"]
+
+
 PROJECTS = """query M($entity: String) { models(entityName: $entity) { edges { node { name
   runs { edges { node { name summaryMetrics historyKeys } } } } } } }"""
 
