@@ -17,7 +17,7 @@ from dataclasses import replace
 from multiprocessing.reduction import ForkingPickler
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO, TARGET, running
+from helpers import FIXTURES, MIGRATION, REPO, TARGET, running, snapshot
 from test_project import HISTORY, live_view
 
 from wbmigrate.engine.model import Options
@@ -235,9 +235,10 @@ def test_a_worker_ends_when_the_process_that_forked_it_is_gone():
     assert not any(map(running, pids))
 
 
-def test_plan_with_workers_prints_what_plan_without_them_prints(run, live, tmp_path):
-    """`python -m wbmigrate plan` has no other thread when it starts: it plans in workers (on a
-    machine with more than one core); CliRunner's run has the server's thread: it does not."""
+def as_a_user(live, tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m wbmigrate ARGS` against the test server: it has no other thread when it
+    starts, so it plans in workers (on a machine with more than one core); CliRunner's run
+    has the server's thread, so it does not."""
     env = {
         **os.environ,
         "WANDB_API_KEY": live.api_key,
@@ -245,19 +246,43 @@ def test_plan_with_workers_prints_what_plan_without_them_prints(run, live, tmp_p
         "PYTHONPATH": str(REPO),
         "HOME": str(tmp_path),
     }
+    command = [sys.executable, "-m", "wbmigrate", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_plan_with_workers_prints_what_plan_without_them_prints(run, live, tmp_path):
     for format_ in ("text", "json"):
-        done = subprocess.run(
-            [sys.executable, "-m", "wbmigrate", "plan", TARGET, "--format", format_],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = as_a_user(live, tmp_path, "plan", TARGET, "--format", format_)
         alone = run("plan", TARGET, "--format", format_)
         assert done.returncode == alone.exit_code == 0, done.stderr
         assert done.stdout == alone.stdout
         if format_ == "json":
             assert json.loads(done.stdout)["objects"]
+
+
+def test_apply_with_workers_writes_what_apply_without_them_writes(run, live, tmp_path):
+    original = snapshot(live)
+    done = as_a_user(live, tmp_path, "apply", TARGET, "--yes", "--backup-dir", "b1")
+    assert done.returncode == 0, done.stderr
+    with_workers = snapshot(live)
+    assert with_workers[0] != original[0]
+    assert run("rollback", "b1", "--yes").exit_code == 0
+    assert snapshot(live)[0] == original[0]
+    alone = run("apply", TARGET, "--yes", "--backup-dir", "b2")
+    assert alone.exit_code == 0
+    assert snapshot(live)[0] == with_workers[0]
+    assert conditions(live) == conditions_of(with_workers)
+    assert done.stdout.replace("b1", "b2") == alone.stdout
+
+
+def conditions(live) -> dict:
+    return conditions_of(snapshot(live))
+
+
+def conditions_of(snapped) -> dict:
+    """The automations as written, without the times of their saves."""
+    triggers = {i: json.loads(t) for i, t in snapped[1].items()}
+    return {i: {k: v for k, v in t.items() if not k.endswith("At")} for i, t in triggers.items()}
 
 
 def test_a_migration_is_sent_to_the_workers_as_its_fields_alone():

@@ -71,6 +71,7 @@ __all__ = [
     "plan_write",
     "plan_write_early",
     "restore_one",
+    "rewritten",
     "run_all",
     "verdict",
 ]
@@ -143,6 +144,19 @@ def plan_write(
     if not result.changed:
         return Planned(source, result), Rewritten(None)
     return Planned(source, result), Rewritten(text, result.changes, result.edits)
+
+
+def rewritten(obj: LiveObject, planned: Planned) -> Rewritten | None:
+    """What `plan_write` keeps of a plan made elsewhere (a planning worker, which answers
+    without the parsed spec): the text to send is spliced from the object's own text."""
+    from wbmigrate.rewrite import NewText
+
+    result = planned.result
+    if result is None:
+        return None
+    if not result.changed:
+        return Rewritten(None)
+    return Rewritten(NewText(obj.text, result.edits), result.changes, result.edits)
 
 
 def rewrite_text(text: str, migration: Migration, **given: Any) -> tuple[Rewrite, str | NewText]:
