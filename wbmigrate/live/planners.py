@@ -1,4 +1,5 @@
-"""Plan a live project's objects on the other cores while it is read (`plan` of one project).
+"""Plan a live project's objects on the other cores while it is read (`plan` and `apply` of one
+project).
 
 Planning is CPU-bound Python. In the process that also reads the listings and the key census
 it takes the interpreter's one lock from them, and the census, which every plan waits for,
