@@ -200,8 +200,10 @@ def test_the_run_deadline_stops_apply_and_reports_what_was_done(run, live):
 
 
 def test_client_deadline(live):
-    live.latency = 0.5
-    c, _ = client(live, deadline=1.2)
+    # Two answers take 2 s of latency, the third would end at 3 s: 0.5 s of margin either side
+    # for a loaded machine (with 0.5 s answers and 1.2 s, the second one ran out under xdist).
+    live.latency = 1.0
+    c, _ = client(live, deadline=2.5)
     c.triggers("team", "async-rl")
     c.triggers("team", "async-rl")
     with within(10), pytest.raises(DeadlineExceeded, match="deadline passed"):
