@@ -271,15 +271,11 @@ def test_apply_with_workers_writes_what_apply_without_them_writes(run, live, tmp
     alone = run("apply", TARGET, "--yes", "--backup-dir", "b2")
     assert alone.exit_code == 0
     assert snapshot(live)[0] == with_workers[0]
-    assert conditions(live) == conditions_of(with_workers)
+    assert conditions(snapshot(live)) == conditions(with_workers)
     assert done.stdout.replace("b1", "b2") == alone.stdout
 
 
-def conditions(live) -> dict:
-    return conditions_of(snapshot(live))
-
-
-def conditions_of(snapped) -> dict:
+def conditions(snapped) -> dict:
     """The automations as written, without the times of their saves."""
     triggers = {i: json.loads(t) for i, t in snapped[1].items()}
     return {i: {k: v for k, v in t.items() if not k.endswith("At")} for i, t in triggers.items()}

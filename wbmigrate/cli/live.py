@@ -38,12 +38,11 @@ from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one,
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
-from wbmigrate.live.planners import Planners
+from wbmigrate.live.planners import planning
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
 from wbmigrate.live.project import AfterCensus, Census
 from wbmigrate.live.restore import load_backup
 from wbmigrate.mapping import find_mapping
-from wbmigrate.parallel import without_cycle_collection
 from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
 
@@ -196,22 +195,13 @@ def apply(
     project = open_project(live, drafts == "migrate", connection)
     census = Census()
     objects, later, after = None, None, AfterCensus()
-    with without_cycle_collection():  # also in the planners, forked meanwhile
-        planners = Planners.start()  # forked before the listings' threads
-        try:
-            if planners is not None:
-                planners.setup(migration, options)
-            if saved is None:  # a saved plan carries the census it was made with
-                given = migration, options
-                later, objects = read_history_while_listing(
-                    project, lambda: given, runs, census, after
-                )
-            work = prepare_apply(
-                project, migration, options, saved, census, objects, later, planners
-            )
-        finally:
-            if planners is not None:
-                planners.close()
+    with planning() as planners:
+        if planners is not None:
+            planners.setup(migration, options)
+        if saved is None:  # a saved plan carries the census it was made with
+            given = migration, options
+            later, objects = read_history_while_listing(project, lambda: given, runs, census, after)
+        work = prepare_apply(project, migration, options, saved, census, objects, later, planners)
     options = later.result() if later is not None else options
     if saved is None:
         after.wait()  # the census cache, written while the objects were planned

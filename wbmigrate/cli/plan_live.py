@@ -29,9 +29,8 @@ from wbmigrate.cli.project import (
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.planners import Planners
+from wbmigrate.live.planners import planning
 from wbmigrate.live.project import AfterCensus, Census, plan_project
-from wbmigrate.parallel import without_cycle_collection
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
@@ -72,25 +71,16 @@ def plan_live(
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
     census, tally, after = Census(), Tally(), AfterCensus()
-    with without_cycle_collection():  # also in the planners, forked meanwhile
-        planners = Planners.start()  # forked before the listings' threads, and the mapping
-        try:
-            given: Future[tuple[Migration, Options]] = Future()
-            later, objects = read_history_while_listing(
-                project, given.result, live.runs, census, after
-            )
-            migration, options = _read_into(given, setup)  # while the first pages are read
-            if planners is not None:
-                planners.setup(migration, options)
-            saved = Path(out) if out else None
-            planned = plan_project(
-                project, migration, options, census, saved, objects, later, planners
-            )
-            first = list(itertools.islice(planned, 1))  # planning overlaps the census till here
-            show(migration, later.result(), map(tally.add, itertools.chain(first, planned)))
-        finally:
-            if planners is not None:
-                planners.close()
+    with planning() as planners:  # forked before the mapping is read: it is sent to them
+        given: Future[tuple[Migration, Options]] = Future()
+        later, objects = read_history_while_listing(project, given.result, live.runs, census, after)
+        migration, options = _read_into(given, setup)  # while the first pages are read
+        if planners is not None:
+            planners.setup(migration, options)
+        saved = Path(out) if out else None
+        planned = plan_project(project, migration, options, census, saved, objects, later, planners)
+        first = list(itertools.islice(planned, 1))  # planning overlaps the census till here
+        show(migration, later.result(), map(tally.add, itertools.chain(first, planned)))
     after.wait()  # the census cache, written meanwhile
     tell_found(census, project.drafts)
     if out:

@@ -141,9 +141,7 @@ def plan_write(
         return Planned(source, error=str(exc)), None
     except Exception as exc:  # a bug: said for this object alone, as `plan_one` does
         return Planned(source, error=bug(exc)), None
-    if not result.changed:
-        return Planned(source, result), Rewritten(None)
-    return Planned(source, result), Rewritten(text, result.changes, result.edits)
+    return Planned(source, result), _kept(result, text)
 
 
 def rewritten(obj: LiveObject, planned: Planned) -> Rewritten | None:
@@ -152,11 +150,15 @@ def rewritten(obj: LiveObject, planned: Planned) -> Rewritten | None:
     from wbmigrate.rewrite import NewText
 
     result = planned.result
-    if result is None:
-        return None
+    return None if result is None else _kept(result, NewText(obj.text, result.edits))
+
+
+def _kept(result: Rewrite, text: str | NewText) -> Rewritten:
+    """A plan's rewrite as the write will use it: nothing to send, or the text, with the
+    changes and the edits the guard checks it against."""
     if not result.changed:
         return Rewritten(None)
-    return Rewritten(NewText(obj.text, result.edits), result.changes, result.edits)
+    return Rewritten(text, result.changes, result.edits)
 
 
 def rewrite_text(text: str, migration: Migration, **given: Any) -> tuple[Rewrite, str | NewText]:

@@ -24,6 +24,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkProcess
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.parallel import as_worker, can_fork, cores, uninterrupted
+from wbmigrate.parallel import as_worker, can_fork, cores, uninterrupted, without_cycle_collection
 from wbmigrate.plan import Planned, Source, plan_early, plan_one
 
 if TYPE_CHECKING:
@@ -50,6 +51,20 @@ HERE_EVERY = 2
 # messages each woke the thread that receives them, which took the interpreter from the one
 # printing the plan.
 REPLY_CHUNK = 32
+
+
+@contextmanager
+def planning() -> Iterator[Planners | None]:
+    """Planning workers (None where there can be none) for what the block does, stopped at its
+    end; the cycle collector paused meanwhile, here and in the workers, forked now: before the
+    listings' threads start."""
+    with without_cycle_collection():
+        planners = Planners.start()
+        try:
+            yield planners
+        finally:
+            if planners is not None:
+                planners.close()
 
 
 class Planners:
