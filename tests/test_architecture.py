@@ -17,7 +17,13 @@ from helpers import REPO
 PACKAGE = REPO / "wbmigrate"
 # Bottom to top; a module may import its own layer and the layers below it.
 LAYERS = [
-    ["wbmigrate.errors", "wbmigrate.exit_codes", "wbmigrate.names", "wbmigrate.redact"],
+    [
+        "wbmigrate.errors",
+        "wbmigrate.exit_codes",
+        "wbmigrate.json_values",
+        "wbmigrate.names",
+        "wbmigrate.redact",
+    ],
     ["wbmigrate.parallel"],  # imports nothing of wbmigrate
     ["wbmigrate.safe_write"],
     ["wbmigrate.edit"],
@@ -31,7 +37,7 @@ LAYERS = [
     ["wbmigrate.report"],
     ["wbmigrate.cli", "wbmigrate.__main__"],
 ]
-CORE = ["edit", "mapping", "engine", "kinds", "rewrite", "guard", "plan", "names"]
+CORE = ["edit", "mapping", "engine", "kinds", "rewrite", "guard", "plan", "names", "json_values"]
 NETWORK = {"requests", "urllib3", "http", "socket", "ssl"}
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from wbmigrate import kinds
+from wbmigrate import json_values, kinds
 from wbmigrate.discover import find_files, refusal
 from wbmigrate.engine.model import UNPARSED, Options
 from wbmigrate.errors import WbmigrateError
@@ -143,7 +143,7 @@ def _found_source(path: Path, text: str) -> Source | None:
     if not any(marker in text for marker in SPEC_MARKERS):
         return None
     try:
-        document = json.loads(text)
+        document = json_values.loads(text)
     except (ValueError, RecursionError):
         return Source(name=path.stem, origin=str(path), text=text)
     found = spec_in(document)

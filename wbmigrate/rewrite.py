@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wbmigrate import kinds
+from wbmigrate import json_values, kinds
 from wbmigrate.edit.edits import Edit
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import UNPARSED, Options, Rewrite
@@ -184,7 +184,7 @@ def parse_spec(text: str) -> Any:
     if refused:
         raise SpecError(f"spec is {refused}")
     try:
-        return json.loads(text)
+        return json_values.loads(text)
     except json.JSONDecodeError as exc:
         raise SpecError(
             f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"

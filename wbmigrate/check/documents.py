@@ -17,6 +17,7 @@ from functools import partial
 
 import yaml
 
+from wbmigrate import json_values
 from wbmigrate.check.diffs import minimal
 from wbmigrate.check.hosts import Host, JsonDocument, Span, StringSpec, YamlDocument
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
@@ -59,7 +60,7 @@ def parse_error(
 def check_json(label: str, text: str, targets: Targets) -> Checked:
     place = spans([], Place("a JSON value"))
     try:
-        data = json.loads(text)
+        data = json_values.loads(text)
     except json.JSONDecodeError as exc:
         return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
     except RecursionError:

@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from wbmigrate import json_values
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import check_flags
 from wbmigrate.check.markdown import check_markdown
@@ -56,7 +57,7 @@ _CELL_MAGIC = re.compile(r"[ \t]*%%(?P<name>\w*)")
 
 def check_notebook(label: str, text: str, targets: Targets) -> Checked:
     try:
-        data = json.loads(text)
+        data = json_values.loads(text)
     except json.JSONDecodeError as exc:
         return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}")
     except RecursionError:

@@ -1,0 +1,35 @@
+"""`json.loads`, two to three times faster where it can be: by orjson (in C, from UTF-8 bytes)
+when orjson reads the text to the same value, by the standard library otherwise.
+
+The two read valid JSON to equal values but for integers beyond 64 bits, which orjson reads as
+floats: a text with 19 digits in a row (not after a dot), as every such integer has, goes to the
+standard library. What orjson refuses (`NaN`, `Infinity`, a number too large for a float, a lone
+surrogate, bytes that are not UTF-8, nesting past 1,024 levels) the standard library reads
+again, and gives its own value or its own error. One difference is left: a text nested deeper
+than the standard library can follow (about 990 levels) but not past 1,024 is read, where the
+standard library raises RecursionError.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+# Every digit a zero, a dot a dot, every other byte a space: the whole part of a number with 19
+# digits or more is then a space and 19 zeros (a fraction's digits follow a dot: orjson reads
+# those as the standard library does).
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else b if b == 0x2E else 0x20 for b in range(256))
+_LONG_NUMBER = b" " + b"0" * 19  # 2**63 has 19 digits: every integer orjson cannot keep has as many
+
+
+def loads(data: str | bytes) -> Any:
+    """`json.loads(data)`: the same value, or the same error (a ValueError)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if _LONG_NUMBER not in b" " + raw.translate(_DIGITS):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:  # not UTF-8, or refused: the standard library says
+            pass
+    return json.loads(data)
