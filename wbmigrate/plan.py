@@ -119,6 +119,12 @@ class Plan:
         return tally
 
 
+def load_engine() -> None:
+    """Load the engine now: a live plan loads it once its first requests are out, while it
+    waits for the answers, not as they arrive."""
+    import wbmigrate.rewrite  # noqa: F401
+
+
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
     from wbmigrate.rewrite import rewrite, spec_at
 

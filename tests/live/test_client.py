@@ -272,3 +272,76 @@ def test_unreachable_hosts_are_retried_little_or_not_at_all():
         retry = retry.increment("POST", "/graphql", error=error)
         with pytest.raises(MaxRetryError):
             retry.increment("POST", "/graphql", error=error)
+
+
+@responses.activate
+def test_a_listing_is_handed_on_a_page_at_a_time(client):
+    responses.post(f"{BASE}/graphql", json=page([view_node(1), view_node(2)], True))
+    responses.post(f"{BASE}/graphql", json=page([view_node(3)], False))
+    pages = client.view_pages("team", "proj", "runs")
+    assert [v.id for v in next(pages)] == ["V1", "V2"]
+    assert len(responses.calls) == 1  # the next page is asked for when the first is handed on
+    assert [[v.id for v in p] for p in pages] == [["V3"]]
+
+
+@responses.activate
+def test_a_page_with_an_edge_that_is_no_view_gives_the_views_before_it_then_the_error(client):
+    broken = page([view_node(1), view_node(2), view_node(3)], False)
+    broken["data"]["project"]["allViews"]["edges"][1]["node"] = 7  # type: ignore[index]
+    responses.post(f"{BASE}/graphql", json=broken)
+    pages = client.view_pages("team", "proj", "runs")
+    assert [v.id for v in next(pages)] == ["V1"]
+    with pytest.raises(ApiError, match="a view is a number, not an object"):
+        next(pages)
+
+
+BODY = {"data": {"project": {"name": "caf\u00e9 \U0001f600", "n": 2**70, "x": 0.1}}}
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (json.dumps(BODY).encode(), "application/json"),
+        (json.dumps(BODY, ensure_ascii=False).encode(), "application/json; charset=utf-8"),
+        (b'{"data": {"project": {"name": "caf\xe9 \xff"}}}', "application/json"),
+        (b'{"data": {"project": {"name": "caf\xe9"}}}', "application/json; charset=latin-1"),
+        (b'{"data": {"project": {"name": "caf\xe9"}}}', "text/plain"),
+        (json.dumps(BODY).encode(), "application/json; charset=no-such-codec"),
+    ],
+    ids=["ascii", "utf-8", "not-utf-8", "latin-1", "text-plain", "unknown-charset"],
+)
+@responses.activate
+def test_an_answer_reads_as_requests_reads_it(client, body, content_type):
+    """Bodies are read by `json_values` (orjson where it can), to what `Response.json()` gives:
+    in the encoding the headers name, undecodable bytes replaced."""
+    responses.post(f"{BASE}/graphql", body=body, content_type=content_type)
+    responses.post(f"{BASE}/graphql", body=body, content_type=content_type)
+    expected = requests.post(f"{BASE}/graphql", timeout=5).json()["data"]
+    assert client.execute("query { x }", {}) == expected
+
+
+@responses.activate
+def test_an_answer_is_read_in_one_piece_not_requests_10_kib(client, monkeypatch):
+    """Each read lets go of the interpreter's lock and waits to win it back while another
+    thread plans: a page of views read 10 KiB at a time waited 0.3 s, read whole 0.1 s."""
+    from wbmigrate.live import client as module
+
+    asked = []
+    iter_content = requests.Response.iter_content
+
+    def recorded(self, chunk_size=1, decode_unicode=False):
+        asked.append(chunk_size)
+        return iter_content(self, chunk_size, decode_unicode)
+
+    monkeypatch.setattr(requests.Response, "iter_content", recorded)
+    responses.post(f"{BASE}/graphql", json=page([view_node(1)], False))
+    assert [v.id for v in client.views("team", "proj", "runs")] == ["V1"]
+    assert asked == [module.READ_AT_ONCE]
+    assert module.READ_AT_ONCE >= 8 << 20
+
+
+@responses.activate
+def test_an_answer_nested_too_deeply_to_read_is_one_line(client):
+    responses.post(f"{BASE}/graphql", body=b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(ApiError, match="the response is nested too deeply to read"):
+        client.execute("query { x }", {})

@@ -19,13 +19,16 @@ from queue import Full, Queue
 from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.client import PAGE_SIZE, Client, GraphQLError, View
+from wbmigrate.live.client import Client, GraphQLError, View
 from wbmigrate.live.transport import ApiError, stop_with
 from wbmigrate.plan import Source
 
 T = TypeVar("T")
 
 REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
+# The kind of each view type (`kinds.VIEW_TYPES`, which loads the engine: a listing's reader
+# would load it before asking for its second page).
+VIEW_KINDS = {REPORT: "report", DRAFT: "report", WORKSPACE: "workspace"}
 BATCH = 50  # views read in one request at most (the aliases of one query)
 # The specs one batched answer may hold, as last read: an answer, whole in memory and within
 # one try's timeout, is never many large specs at once (a larger spec is read alone).
@@ -92,10 +95,8 @@ class LiveObject:
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
-        from wbmigrate.kinds import VIEW_TYPES  # the engine loads as the first page arrives
-
         return cls(
-            VIEW_TYPES[view.type],
+            VIEW_KINDS[view.type],
             view.id,
             view.display_name or view.name,
             view.spec,
@@ -141,13 +142,13 @@ def fetch_project(
     with the key census alongside, that keeps the requests out at first to four, and a project
     that cannot be read costs no more requests than before the census ran alongside."""
     types = [REPORT, DRAFT, WORKSPACE] if drafts else [REPORT, WORKSPACE]
-    size, stop = ahead * PAGE_SIZE, threading.Event()
-    automations = _Later(lambda: _read_ahead(_triggers(client, entity, project), size, stop))
+    stop = threading.Event()
+    automations = _Later(lambda: _read_ahead(_triggers(client, entity, project), ahead, stop))
     views = [
-        _read_ahead(_views(client, entity, project, t), size, stop, automations.start)
+        _read_ahead(_views(client, entity, project, t), ahead, stop, automations.start)
         for t in types
     ]
-    return _Listings(itertools.chain(*views, automations), stop)
+    return _Listings(itertools.chain.from_iterable(itertools.chain(*views, automations)), stop)
 
 
 class _Later(Iterator[T]):
@@ -188,17 +189,25 @@ class _Listings(Iterator[T]):
         self._stop.set()
 
 
-def _views(client: Client, entity: str, project: str, view_type: str) -> Iterator[LiveObject]:
-    return map(LiveObject.of_view, client.views(entity, project, view_type))
+# A listing is handed on a page at a time: its reader asks for the next page as soon as one has
+# arrived. Handed on an object at a time, each object woke the consumer, which then held the
+# interpreter's lock (planning) while the reader waited for it back before it could ask.
 
 
-def _triggers(client: Client, entity: str, project: str) -> Iterator[LiveObject]:
+def _views(client: Client, entity: str, project: str, view_type: str) -> Iterator[list[LiveObject]]:
+    for views in client.view_pages(entity, project, view_type):
+        yield [LiveObject.of_view(view) for view in views]
+
+
+def _triggers(client: Client, entity: str, project: str) -> Iterator[list[LiveObject]]:
     """The automations scoped to the project (one without a scope is not, as far as can be
-    told, and is left alone)."""
-    for trigger in client.triggers(entity, project):
-        scope = trigger.get("scope")
-        if isinstance(scope, dict) and scope.get("__typename") == "Project":
-            yield LiveObject.of_trigger(trigger, entity, project)
+    told, and is left alone), in one page."""
+    triggers = client.triggers(entity, project)
+    yield [
+        LiveObject.of_trigger(trigger, entity, project)
+        for trigger in triggers
+        if isinstance(scope := trigger.get("scope"), dict) and scope.get("__typename") == "Project"
+    ]
 
 
 _END = object()

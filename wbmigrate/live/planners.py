@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.parallel import as_worker, can_fork, cores, uninterrupted, without_cycle_collection
-from wbmigrate.plan import Planned, Source, plan_early, plan_one
+from wbmigrate.plan import Planned, Source, load_engine, plan_early, plan_one
 
 if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
@@ -114,6 +114,7 @@ class Planners:
         self.migration, self.options = migration, options
         for pipe in self.pipes:
             _sent(pipe, ("setup", migration, options))
+        load_engine()  # here and in the workers, while the first pages are on their way
 
     def plan(
         self, objects: Iterator[LiveObject], final: Future[Options], held_at_most: int
@@ -247,6 +248,7 @@ def _work(pipe: Connection) -> None:
     final: Options | None = None
     inbox: deque[tuple[Any, ...]] = deque()
     _, migration, options = pipe.recv()
+    load_engine()
     while True:
         while not inbox or pipe.poll():  # all that has arrived
             message: tuple[Any, ...] = pipe.recv()

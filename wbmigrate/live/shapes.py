@@ -9,6 +9,7 @@ anything), instead of a traceback deep in the code that used it, or a listing pa
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import itertools
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from urllib.parse import urlparse
 
 import requests
 
+from wbmigrate import json_values
 from wbmigrate.live.transport import ApiError
 
 MAX_PAGES = 100_000  # 10 million objects of one kind: more is a server that pages for ever
@@ -124,36 +126,55 @@ def _next_cursor(cursor: Any, seen: set[bytes], number: int, what: str) -> str:
 # --- the envelope: status, JSON, errors, data ------------------------------------------------
 
 
-def data_of(response: requests.Response, url: str) -> dict[str, Any]:
-    """The `data` of a GraphQL answer, or the typed error its status and body say."""
+def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any]:
+    """The `data` of a GraphQL answer (`body`: the whole of it), or the typed error its status
+    and body say."""
     status = response.status_code
     if status == 401:
         raise AuthError(f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)", status)
     if status == 403:  # a good key without access to this (one project of many, say)
-        why = _first_error(response) or "permission denied"
+        why = _first_error(response, body) or "permission denied"
         raise AuthError(f"W&B refused access on {urlparse(url).hostname} (HTTP 403: {why})", status)
     if status == 404:
         raise NotFoundError(f"{url}: not found (HTTP 404)", status)
     if status >= 400:
-        raise ApiError(f"{url}: HTTP {status} {_first_error(response) or response.reason}", status)
+        why = _first_error(response, body) or response.reason
+        raise ApiError(f"{url}: HTTP {status} {why}", status)
     try:
-        body = response.json()
+        found = json_of(body, response.encoding)
     except ValueError:
         raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
-    if isinstance(body, dict) and body.get("errors"):
-        raise GraphQLError(f"W&B answered with an error: {_first_error(response)}", status)
-    if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
+    except RecursionError:
+        raise ApiError(f"{url}: the response is nested too deeply to read", status) from None
+    if isinstance(found, dict) and found.get("errors"):
+        raise GraphQLError(f"W&B answered with an error: {_errors(found)}", status)
+    if not isinstance(found, dict) or not isinstance(found.get("data"), dict):
         raise ApiError(f"{url}: the response has no data (HTTP {status})", status)
-    data: dict[str, Any] = body["data"]
+    data: dict[str, Any] = found["data"]
     return data
 
 
-def _first_error(response: requests.Response) -> str:
+def json_of(body: bytes, encoding: str | None) -> Any:
+    """The JSON value of a body, as `requests`' `Response.json()` reads it: decoded in the
+    encoding the headers give (UTF-8 if none or unknown), bytes it cannot decode replaced; by
+    orjson where that is the same value (a page of views is megabytes)."""
     try:
-        body = response.json()
-    except ValueError:
+        charset = codecs.lookup(encoding or "utf-8").name
+    except LookupError:
+        charset = "utf-8"
+    return json_values.loads(body.decode(charset, errors="replace"))
+
+
+def _first_error(response: requests.Response, body: bytes) -> str:
+    try:
+        found = json_of(body, response.encoding)
+    except (ValueError, RecursionError):
         return ""
-    errors = body.get("errors") if isinstance(body, dict) else None
+    return _errors(found)
+
+
+def _errors(found: Any) -> str:
+    errors = found.get("errors") if isinstance(found, dict) else None
     if not errors:
         return ""
     if not isinstance(errors, list):
