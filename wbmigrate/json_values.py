@@ -18,18 +18,25 @@ from typing import Any
 import orjson
 
 # Every digit a zero, a dot a dot, every other byte a space: the whole part of a number with 19
-# digits or more is then a space and 19 zeros (a fraction's digits follow a dot: orjson reads
-# those as the standard library does).
+# digits or more is then 19 zeros after a space, or at the start (a fraction's digits follow a
+# dot: orjson reads those as the standard library does).
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else b if b == 0x2E else 0x20 for b in range(256))
-_LONG_NUMBER = b" " + b"0" * 19  # 2**63 has 19 digits: every integer orjson cannot keep has as many
+_LONG = b"0" * 19  # 2**63 has 19 digits: every integer orjson cannot keep has as many
+UNREAD = object()  # what `read_fast` gives for a text it leaves to the standard library
 
 
 def loads(data: str | bytes) -> Any:
     """`json.loads(data)`: the same value, or the same error (a ValueError)."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if _LONG_NUMBER not in b" " + raw.translate(_DIGITS):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:  # not UTF-8, or refused: the standard library says
-            pass
-    return json.loads(data)
+    value = read_fast(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+    return json.loads(data) if value is UNREAD else value
+
+
+def read_fast(raw: bytes) -> Any:
+    """orjson's value of the UTF-8 text `raw` where it is `json.loads`'s, else `UNREAD`."""
+    digits = raw.translate(_DIGITS)
+    if b" " + _LONG in digits or digits.startswith(_LONG):
+        return UNREAD
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:  # not UTF-8, or refused: the standard library says
+        return UNREAD

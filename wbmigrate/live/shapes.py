@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import itertools
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -162,7 +163,11 @@ def json_of(body: bytes, encoding: str | None) -> Any:
         charset = codecs.lookup(encoding or "utf-8").name
     except LookupError:
         charset = "utf-8"
-    return json_values.loads(body.decode(charset, errors="replace"))
+    if charset == "utf-8":  # orjson reads UTF-8 alone: what it reads decodes without a loss
+        value = json_values.read_fast(body)
+        if value is not json_values.UNREAD:
+            return value
+    return json.loads(body.decode(charset, errors="replace"))
 
 
 def _first_error(response: requests.Response, body: bytes) -> str:
