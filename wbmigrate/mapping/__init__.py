@@ -1,12 +1,17 @@
-"""Versioned mapping files: load, validate, compose, resolve whole metric names."""
+"""Versioned mapping files: load, validate, compose, resolve whole metric names.
+
+The file format's names (`Mapping`, `parse_mapping`, `FORMAT_VERSION`) load on first use: a
+planning worker, sent a `Migration`, needs the model alone, not the YAML reader.
+"""
 
 from __future__ import annotations
 
+import importlib
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.model import (
     Action,
     ConfigRename,
@@ -20,7 +25,16 @@ from wbmigrate.mapping.model import (
     Step,
     UnknownVersionError,
 )
-from wbmigrate.mapping.parse import FORMAT_VERSION, parse_mapping
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping.file import Mapping
+    from wbmigrate.mapping.parse import FORMAT_VERSION, parse_mapping
+
+_ON_FIRST_USE = {
+    "Mapping": "wbmigrate.mapping.file",
+    "FORMAT_VERSION": "wbmigrate.mapping.parse",
+    "parse_mapping": "wbmigrate.mapping.parse",
+}
 
 __all__ = [
     "FORMAT_VERSION",
@@ -40,9 +54,17 @@ __all__ = [
     "bundled_ids",
     "find_mapping",
     "load_mapping",
+    "parse_mapping",
 ]
 
 DEFAULT_MAPPING = "prime-rl"
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 def load_mapping(path: str | Path) -> Mapping:
@@ -58,6 +80,8 @@ def load_mapping(path: str | Path) -> Mapping:
         raise MappingError(
             [Problem(str(path), 1, "encoding", "mapping is not UTF-8 text")]
         ) from None
+    from wbmigrate.mapping.parse import parse_mapping
+
     return parse_mapping(text, str(path))
 
 
