@@ -189,12 +189,10 @@ class _Listings(Iterator[T]):
         self._stop.set()
 
 
-# A listing is handed on a page at a time: its reader asks for the next page as soon as one has
-# arrived. Handed on an object at a time, each object woke the consumer, which then held the
-# interpreter's lock (planning) while the reader waited for it back before it could ask.
-
-
 def _views(client: Client, entity: str, project: str, view_type: str) -> Iterator[list[LiveObject]]:
+    """A page at a time, so its reader asks for the next page as soon as one has arrived (an
+    object at a time, each woke the planning thread, which held the interpreter's lock while
+    the reader waited to ask)."""
     for views in client.view_pages(entity, project, view_type):
         yield [LiveObject.of_view(view) for view in views]
 
