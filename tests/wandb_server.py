@@ -799,21 +799,29 @@ class WandbServer:
             "entityType": "team",
         }
 
-    def _entity_triggers(self, entity: Any, _info: Any, **_: Any) -> Any:
-        """The triggers of the entity's projects; a forbidden project's are not shown."""
+    def _entity_triggers(
+        self,
+        entity: Any,
+        _info: Any,
+        filters: str | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        **_: Any,
+    ) -> Any:
+        """The triggers of the entity's projects (a forbidden project's are not shown), those
+        of one name when `filters` is `{"name": ...}` (as W&B's SDK filters them); another
+        filter is an error."""
+        wanted = json.loads(filters) if filters else {}
+        if not isinstance(wanted, dict) or set(wanted) - {"name"}:
+            raise ValueError(f"unsupported trigger filter: {filters}")
         triggers = [
             self._trigger_out(t)
             for state in self.states
             if state.entity == entity["name"] and not state.forbidden
             for t in state.triggers.values()
+            if "name" not in wanted or t["name"] == wanted["name"]
         ]
-        return {
-            "edges": [{"node": t, "cursor": t["id"]} for t in triggers],
-            "pageInfo": {
-                "endCursor": triggers[-1]["id"] if triggers else None,
-                "hasNextPage": False,
-            },
-        }
+        return _page(triggers, after, first or len(triggers) or 1, lambda t: t["id"])
 
     def _update_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
         state = _allowed(self._owner(input["id"]))

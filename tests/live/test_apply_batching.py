@@ -1,7 +1,8 @@
 """What `apply` sends per object: a write, and a share of one read per batch.
 
 A batch is as many objects as are written at once (`--jobs`): its views are read again in one
-request (GraphQL aliases, the ids as variables), its automations from one listing per project;
+request (GraphQL aliases, the ids as variables), its automations by name in one request per
+project (the entity's automations filtered by name, never a listing of them all per batch);
 the read-back of a batch rides on the read of the batch after next (the last two batches' are
 one request of their own); a server that refuses batched reads is read one view per request,
 said once. Each object is planned once, and its backup costs one fsync of its file, the folder
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from helpers import FIXTURES, TARGET
-from wandb_server import Fault, WandbServer, WandbState
+from wandb_server import Fault, WandbServer, WandbState, replace_at
 
 import wbmigrate.live.apply
 import wbmigrate.live.objects
@@ -99,15 +100,80 @@ def test_a_batch_is_read_in_one_request_and_read_back_with_the_next(run, made):
         assert about[0] < order[id(write)] < about[1]
 
 
-def test_the_automations_of_a_batch_come_from_one_listing(run, made):
+def test_the_automations_of_a_batch_come_from_one_request(run, made):
     server = made(0, alerts=8)
     result = run("apply", TARGET, "--yes", "--jobs", "4")
     assert result.exit_code == 0, result.output
     assert "Summary: 8 applied." in result.stdout
     operations = [r.operation for r in after_reading(server)]
-    # batch 1 fresh; batch 2 fresh; batches 1 and 2 back: 3 listings, not 2 per alert
+    # batch 1 fresh; batch 2 fresh; batches 1 and 2 back: 3 reads, not 2 per alert
     assert operations.count("WbmigrateTriggers") == 3
     assert operations.count("WbmigrateUpdateTrigger") == 8
+    assert all(by_name(r) for r in after_reading(server) if r.operation == "WbmigrateTriggers")
+
+
+def by_name(request) -> bool:
+    """Whether a read of automations asked for them by name (not for the project's all)."""
+    return "name0" in request.variables
+
+
+def trigger_reads(server) -> list[str]:
+    """How each read of automations after the project was read asked: by name, or listing."""
+    found = [r for r in after_reading(server) if r.operation == "WbmigrateTriggers"]
+    return ["name" if by_name(r) else "listing" for r in found]
+
+
+def test_an_automation_renamed_since_planned_is_found_in_its_listing(run, made, tmp_path):
+    """Not found by the name it was planned with: its project's listing shows it changed (not
+    gone), and it is not written; the reads after stay by name."""
+    server = made(0, alerts=8)
+    renamed: list[str] = []
+
+    def colleague_renames(variables):
+        if "name0" in variables and not renamed:
+            renamed.append(sorted(server.state.triggers)[1])
+            server.state.edit(renamed[0], lambda t: t.update(name="renamed by a colleague"))
+
+    server.hooks["WbmigrateTriggers"] = colleague_renames
+    result = run("apply", TARGET, "--yes", "--jobs", "4", "--backup-dir", "b")
+    assert result.exit_code == 1
+    assert "Summary: 7 applied, 1 skipped." in result.stdout
+    assert re.search(r'skipped +automation "token-max" +changed since', result.stdout)
+    assert server.state.triggers[renamed[0]]["name"] == "renamed by a colleague"
+    assert trigger_reads(server) == ["name", "listing", "name", "name"]
+
+
+def test_a_server_refusing_reads_by_name_is_read_by_listing(run, made):
+    """A server without `entity { triggers(filters:) }` (W&B before 0.83): one try."""
+    server = made(0, alerts=8)
+
+    def refuse(payload, variables):
+        if "name0" in variables:
+            return {"data": None, "errors": [{"message": 'Cannot query field "triggers"'}]}
+        return payload
+
+    server.faults.append(Fault(answer=refuse, operation="WbmigrateTriggers", sticky=True))
+    result = run("apply", TARGET, "--yes", "--jobs", "4")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 8 applied." in result.stdout
+    assert trigger_reads(server) == ["name", "listing", "listing", "listing"]
+
+
+def test_a_server_whose_name_filter_misses_is_read_by_listing_from_then_on(run, made):
+    """An answer by name without an automation that still has that name: the filter is not
+    to be trusted, and nothing is decided from it (the listing shows every one unchanged)."""
+    server = made(0, alerts=8)
+
+    def answer_none(payload, variables):
+        if "name0" in variables:
+            payload["data"]["entity"]["t0"]["edges"] = []
+        return payload
+
+    server.faults.append(Fault(answer=answer_none, operation="WbmigrateTriggers", sticky=True))
+    result = run("apply", TARGET, "--yes", "--jobs", "4")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 8 applied." in result.stdout
+    assert trigger_reads(server) == ["name", "listing", "listing", "listing"]
 
 
 def test_a_server_refusing_batched_reads_is_read_one_view_at_a_time(run, made):
@@ -150,6 +216,21 @@ def test_the_reader_falls_back_on_a_4xx_and_not_on_a_failure_of_the_moment(live)
     assert {i: o.text for i, o in fresh.found.items() if o} == {v.id: v.text for v in views}
     assert len(notes) == 1
     assert "HTTP 400" in notes[0]
+
+
+def test_an_answer_by_name_of_another_shape_is_read_from_the_listing(made):
+    server = made(0, alerts=2)
+    client = Client(server.url, server.api_key, retries=0)
+    alerts = [
+        LiveObject.of_trigger(t, "team", "async-rl") for t in client.triggers(*TARGET.split("/"))
+    ]
+    server.faults.append(replace_at(("data", "entity"), None, "WbmigrateTriggers"))
+    with ThreadPoolExecutor(4) as pool:
+        reader = Reader(client, pool)
+        fresh = reader.read(alerts)
+    assert fresh.failed == {}
+    assert {i: o.text for i, o in fresh.found.items() if o} == {a.id: a.text for a in alerts}
+    assert not reader.by_name
 
 
 def test_a_batched_read_holds_a_bounded_size_of_specs(made, monkeypatch):

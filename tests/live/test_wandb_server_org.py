@@ -190,6 +190,21 @@ def test_each_object_acts_on_its_own_project(org: WandbServer) -> None:
     assert locked.triggers[locked_trigger]["enabled"] is True
 
 
+NAMED = """query N($entity: String!, $filters: JSONString) {
+  entity(name: $entity) { triggers(filters: $filters) { edges { node { name } } } } }"""
+
+
+def test_the_automations_of_an_entity_are_filtered_by_name_as_w_and_b_does(org: WandbServer):
+    def names(filters: str) -> list[str]:
+        listed = graphql(org, NAMED, entity="team", filters=filters).json()["data"]["entity"]
+        return [e["node"]["name"] for e in listed["triggers"]["edges"]]
+
+    assert names('{"name": "qwen-alert"}') == ["qwen-alert"]
+    assert names('{"name": "nobody"}') == []
+    refused = graphql(org, NAMED, entity="team", filters='{"description": "x"}').json()
+    assert "unsupported trigger filter" in refused["errors"][0]["message"]
+
+
 def test_a_project_is_served_once_with_ids_of_its_own(org: WandbServer) -> None:
     with pytest.raises(ValueError, match="served already"):
         org.add_project(WandbState("team", "qwen3-8b", first_id=9001))

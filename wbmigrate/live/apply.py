@@ -5,7 +5,7 @@ Each object was planned once, when it was read (`plan_write`, begun while the ke
 the bytes it was made from. For each batch (as many objects as are written at once, `--jobs`): back
 up the originals (their files are written while the batch before waits; the journal names them just
 before the read), read the batch again in one request (views by id under GraphQL aliases, the
-automations from one listing), make the backup durable while that read is out, and send together the
+automations by name), make the backup durable while that read is out, and send together the
 writes of the objects still exactly as planned. W&B's `upsertView` and `updateFilterTrigger` take no
 precondition, so that read is the last moment an edit can be seen before it would be overwritten. It
 goes out once the writes of the batch two before are answered, and the writes leave once it and the

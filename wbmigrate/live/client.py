@@ -10,6 +10,7 @@ key only ever travels in the Authorization header of requests to the configured 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from wbmigrate.live.queries import (
     LIST_VIEWS,
     UPDATE_TRIGGER,
     UPSERT_VIEW,
+    get_triggers,
     get_views,
 )
 from wbmigrate.live.shapes import (
@@ -290,6 +292,25 @@ class Client:
             if not text(trigger, "id", "an automation"):
                 raise ShapeError("unexpected answer from W&B: an automation has no id")
         return triggers
+
+    def triggers_named(self, entity: str, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The entity's automations of each name, in one request, by id (an entity's listing
+        filtered by name: W&B answers it without reading every automation)."""
+        filters = {f"name{i}": json.dumps({"name": name}) for i, name in enumerate(names)}
+        data = self.execute(get_triggers(len(names)), {"entity": entity, **filters})
+        scope = a_dict(data.get("entity"), "entity")
+        found: dict[str, dict[str, Any]] = {}
+        for i in range(len(names)):
+            connection = a_dict(scope.get(f"t{i}"), "entity.triggers")
+            for edge in a_list(connection.get("edges"), "entity.triggers.edges"):
+                node = a_dict(edge, "an edge of entity.triggers").get("node")
+                if node is not None:
+                    trigger = a_dict(node, "an automation")
+                    trigger_id = text(trigger, "id", "an automation")
+                    if not trigger_id:
+                        raise ShapeError("unexpected answer from W&B: an automation has no id")
+                    found[trigger_id] = trigger
+        return found
 
     def _project(self, data: dict[str, Any], entity: str, project: str) -> dict[str, Any]:
         if data.get("project") is None:

@@ -19,7 +19,7 @@ from queue import Full, Queue
 from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.client import Client, GraphQLError, View
+from wbmigrate.live.client import Client, GraphQLError, ShapeError, View
 from wbmigrate.live.transport import ApiError, stop_with
 from wbmigrate.plan import Source
 
@@ -290,15 +290,22 @@ class Fresh:
 
 class Reader:
     """Objects as they are now, many at once, for writes that follow at once: views by id, up
-    to `BATCH` in one request (GraphQL aliases), each project's automations from one listing,
-    and the requests of a read sent side by side on `pool`. Once the server refuses a batched
-    read, views are read one per request for the rest of the run; `note` hears it once."""
+    to `BATCH` in one request (GraphQL aliases), each project's automations by name in one
+    request, and the requests of a read sent side by side on `pool`. Once the server refuses a
+    batched read, views are read one per request for the rest of the run; `note` hears it once.
+
+    Automations are read by name (the entity's, filtered: a listing of the project's would
+    read them all for each batch, quadratic in their number), and matched by id. One not found
+    so (renamed, gone, among more of its name) is looked for in its project's listing, which
+    tells changed from gone; a server that refuses the read by name, or whose answer missed an
+    automation of the name asked for, is read by listing for the rest of the run."""
 
     def __init__(
         self, client: Client, pool: Executor, note: Callable[[str], None] | None = None
     ) -> None:
         self.client, self._pool, self._note = client, pool, note
         self.batched = True
+        self.by_name = True
         self._lock = threading.Lock()
 
     def read(self, objs: Sequence[LiveObject]) -> Fresh:
@@ -335,15 +342,31 @@ class Reader:
         return Fresh({o.id: LiveObject.of_view(v) if v else None for o, v in found})
 
     def _triggers(self, wanted: list[LiveObject]) -> Fresh:
-        """The automations `wanted` (of one project), from one listing of its automations."""
+        """The automations `wanted` (of one project): by name, the rest from its listing."""
         entity, project = wanted[0].entity, wanted[0].project
-        try:
-            listed = {t["id"]: t for t in self.client.triggers(entity, project)}
-        except WbmigrateError as exc:
-            return _failed(wanted, exc)
-        found = {o.id: listed.get(o.id) for o in wanted}
-        of = LiveObject.of_trigger
-        return Fresh({i: of(t, entity, project) if t else None for i, t in found.items()})
+        named = [o for o in wanted if o.title] if self.by_name else []
+        found: dict[str, dict[str, Any]] = {}
+        if named:
+            try:
+                found = self.client.triggers_named(entity, sorted({o.title for o in named}))
+            except WbmigrateError as exc:
+                if not (refuses_batches(exc) or isinstance(exc, ShapeError)):
+                    return _failed(wanted, exc)
+                self.by_name = False
+        fresh: dict[str, dict[str, Any] | None] = {
+            o.id: found[o.id] for o in wanted if o.id in found
+        }
+        rest = [o for o in wanted if o.id not in fresh]
+        if rest:
+            try:
+                listed = {t["id"]: t for t in self.client.triggers(entity, project)}
+            except WbmigrateError as exc:
+                return _failed(rest, exc).add(_trigger_objects(fresh, entity, project))
+            asked = {o.id for o in named}
+            if any(o.id in asked and listed.get(o.id, {}).get("name") == o.title for o in rest):
+                self.by_name = False  # the name asked for was there; the answer left it out
+            fresh.update({o.id: listed.get(o.id) for o in rest})
+        return _trigger_objects(fresh, entity, project)
 
     def _refused(self, exc: WbmigrateError) -> None:
         with self._lock:  # said once, whichever of the reads side by side sees it first
@@ -385,6 +408,13 @@ def _sum(parts: Iterator[Fresh]) -> Fresh:
     for part in parts:
         total.add(part)
     return total
+
+
+def _trigger_objects(
+    triggers: dict[str, dict[str, Any] | None], entity: str, project: str
+) -> Fresh:
+    of = LiveObject.of_trigger
+    return Fresh({i: of(t, entity, project) if t else None for i, t in triggers.items()})
 
 
 def _failed(objs: list[LiveObject], exc: WbmigrateError) -> Fresh:
