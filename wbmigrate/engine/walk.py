@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from wbmigrate import names
 from wbmigrate.edit.edits import (
     AddKey,
@@ -80,6 +82,7 @@ class Walk:
         self._mention = migration.mention  # compiled once per migration, not per object
         self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
         self._anchors = migration.anchor_bytes
+        self._serialise = _serialiser(self._anchors)
         # Walked before the project's history was read (`settle` gives it): the warnings that
         # depend on it wait in `_unsure`, each with its place among the notes.
         self.pending = False
@@ -92,14 +95,13 @@ class Walk:
 
     def may_hold(self, value: Any) -> bool:
         """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
-        its serialised bytes lets the walk skip it: `marshal` writes every string's UTF-8 bytes
-        as they are, five times faster than `json.dumps`. An empty field (a third of those asked
-        about: the overrides a panel does not set) holds nothing."""
+        its serialised bytes (`_serialiser`) lets the walk skip it. An empty field (a third of
+        those asked about: the overrides a panel does not set) holds nothing."""
         if not value:
             return False
         try:
-            data = marshal.dumps(value)
-        except ValueError:  # not plain JSON data: walk it
+            data = self._serialise(value)
+        except (TypeError, ValueError):  # not data orjson (or marshal) writes: walk it
             return True
         anchors = self._anchors
         return anchors[0] in data if len(anchors) == 1 else any(map(data.__contains__, anchors))
@@ -587,6 +589,16 @@ def _put(item: Any, inner: Path, value: Any) -> Any:
 
 def _rebase(edit: Edit, depth: int) -> Edit:
     return replace(edit, path=edit.path[depth:])
+
+
+def _serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
+    """What `may_hold` looks for the anchors in: orjson's JSON of a value, twice as fast to
+    write as `marshal`'s bytes (which were five times faster than `json.dumps`). orjson writes
+    a string's UTF-8 bytes as they are but for JSON's escapes (a quote, a backslash, a control
+    character), so an anchor with none of those is in a value exactly when it is in orjson's
+    text of it; for any other, `marshal`, which escapes nothing."""
+    escaped = any(byte in b'"\\' or byte < 0x20 for anchor in anchors for byte in anchor)
+    return marshal.dumps if escaped else orjson.dumps
 
 
 def _strings(value: Any, path: Path, may_hold: Callable[[Any], bool]) -> Iterator[tuple[Path, str]]:
