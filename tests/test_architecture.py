@@ -169,6 +169,8 @@ def test_check_does_not_import_requests(code):
 LATER = ["yaml", "regex", "wbmigrate.mapping", "wbmigrate.engine.walk", "wbmigrate.kinds"]
 LATER += ["wbmigrate.rewrite", "wbmigrate.files", "wbmigrate.guard", "wbmigrate.report.plan"]
 LATER += ["wbmigrate.live.prepare", "wbmigrate.live.apply", "wbmigrate.live.planfile"]  # apply's
+LATER += ["wbmigrate.live.outcomes", "wbmigrate.live.backup", "wbmigrate.report.live"]  # apply's
+LATER += ["wbmigrate.plan", "wbmigrate.engine.model", "wbmigrate.edit", "wbmigrate.live.org"]
 FIRST_CONNECT = """
 import json, os, socket, sys
 def connect(self, address):

@@ -14,37 +14,17 @@ from wbmigrate.live.backup import BackupError
 from wbmigrate.live.client import Client
 from wbmigrate.live.org import (
     BackupSet,
-    Selector,
     TargetError,
     each_project,
     is_backup_set,
     load_backup_set,
     resolve,
-    selector,
     sub_folder,
 )
+from wbmigrate.live.project import Selector, selector
 from wbmigrate.live.shapes import AuthError
 
 BASE = "https://api.example.test"
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("team", Selector("team")),
-        ("team/async-rl", Selector("team", "async-rl")),
-        ("wandb://team/qwen3-*", Selector("team", "qwen3-*")),
-        ("team/qwen3-[48]b", Selector("team", "qwen3-[48]b")),
-        ("team/", Selector("team")),
-    ],
-)
-def test_selectors(text, expected):
-    assert selector(text) == expected
-
-
-@pytest.mark.parametrize("text", ["", "a/b/c", "team/x y", "../etc", "team/..", "team/$(id)"])
-def test_not_a_selector(text):
-    assert selector(text) is None
 
 
 def projects_page(names: list[str]) -> dict[str, object]:

@@ -20,7 +20,14 @@ from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
-from wbmigrate.live.project import Census, Project, parse_target, plan_project
+from wbmigrate.live.project import (
+    Census,
+    Project,
+    Selector,
+    parse_target,
+    plan_project,
+    selector,
+)
 from wbmigrate.plan import Source, Status, plan_early, plan_one
 from wbmigrate.rewrite import rewrite_text
 
@@ -307,3 +314,22 @@ def test_prepare_apply_while_the_census_reads_keeps_what_it_keeps_after(project)
     ]
     assert begun.plans == whole.plans
     assert begun.tally == whole.tally
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("team", Selector("team")),
+        ("team/async-rl", Selector("team", "async-rl")),
+        ("wandb://team/qwen3-*", Selector("team", "qwen3-*")),
+        ("team/qwen3-[48]b", Selector("team", "qwen3-[48]b")),
+        ("team/", Selector("team")),
+    ],
+)
+def test_selectors(text, expected):
+    assert selector(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "a/b/c", "team/x y", "../etc", "team/..", "team/$(id)"])
+def test_not_a_selector(text):
+    assert selector(text) is None

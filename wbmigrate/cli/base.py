@@ -13,13 +13,17 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.redact import RedactingStream, forget, redact
 
 if TYPE_CHECKING:
+    from wbmigrate.engine.model import Options
     from wbmigrate.mapping import Migration
+
+# The values of `engine.model.Mode`, spelled here so that parsing the command line loads no
+# engine code before a live plan's first request (a test holds them equal).
+MODES = ("dual", "replace")
 
 DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
 
@@ -167,7 +171,7 @@ _MIGRATION_OPTIONS = [
     ),
     click.option(
         "--mode",
-        type=click.Choice([m.value for m in Mode]),
+        type=click.Choice(MODES),
         default="dual",
         show_default=True,
         envvar="WBMIGRATE_MODE",
@@ -213,6 +217,7 @@ def migration_setup(
 ) -> tuple[Migration, Options]:
     """The migration and options the migration options give. The mapping is read here, not
     when the command starts: a live plan's first requests go out before it (see plan_live)."""
+    from wbmigrate.engine.model import Mode, Options
     from wbmigrate.mapping import find_mapping
 
     mapping = find_mapping(mapping_ref)

@@ -22,11 +22,11 @@ from wbmigrate.cli.base import (
     migration_setup,
 )
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
-from wbmigrate.engine.model import Options
-from wbmigrate.plan import Planned, Status, Tally
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the plan's data model loads once the mapping is read, as the engine does
+    from wbmigrate.engine.model import Options
     from wbmigrate.mapping import Migration
+    from wbmigrate.plan import Planned, Tally
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -116,6 +116,8 @@ def plan(
 
         live = Live(out, drafts == "migrate", runs, connection)
         tally = plan_live(targets, lambda: migration_setup(**setup), format_, verbose, live, show)
+    from wbmigrate.plan import Status
+
     finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
 
 
@@ -135,6 +137,7 @@ def _plan_files(
     target: Path, migration: Migration, options: Options, format_: str, verbose: bool
 ) -> Tally:
     from wbmigrate.files import plan_files  # the engine: loaded once the mapping is read
+    from wbmigrate.plan import Tally
 
     tally = Tally()
     planned = plan_files(target, _exclude(target), migration, options)

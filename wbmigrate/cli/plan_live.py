@@ -26,17 +26,16 @@ from wbmigrate.cli.project import (
     read_history_while_listing,
     tell_found,
 )
-from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.planners import planning
 from wbmigrate.live.project import AfterCensus, Census, plan_project
-from wbmigrate.plan import Planned, Status, Tally
-from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the plan's data model loads once the first requests are out
+    from wbmigrate.engine.model import Options
     from wbmigrate.mapping import Migration
+    from wbmigrate.plan import Planned, Tally
 
     Setup = Callable[[], tuple[Migration, Options]]  # reads the mapping: migration, options
     Show = Callable[[Migration, Options, Iterable[Planned]], None]  # a project's plan, streamed
@@ -70,10 +69,13 @@ def plan_live(
     if out and not Path(out).resolve().parent.is_dir():
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
-    census, tally, after = Census(), Tally(), AfterCensus()
+    census, after = Census(), AfterCensus()
     with planning() as planners:  # forked before the mapping is read: it is sent to them
         given: Future[tuple[Migration, Options]] = Future()
         later, objects = read_history_while_listing(project, given.result, live.runs, census, after)
+        from wbmigrate.plan import Tally  # while the first pages are on their way
+
+        tally = Tally()
         migration, options = _read_into(given, setup)  # while the first pages are read
         if planners is not None:
             planners.setup(migration, options)
@@ -110,6 +112,8 @@ def _plan_many(
     """Every project the TARGETs name: the table, then each project's details. A project
     that could not be read counts as an object that could not be (exit 1)."""
     from wbmigrate.live.org import TargetError, plan_projects, resolve
+    from wbmigrate.plan import Status, Tally
+    from wbmigrate.report import live as live_report
     from wbmigrate.report import org as org_report
 
     selectors = live_selectors(targets)

@@ -16,26 +16,26 @@ import click
 
 from wbmigrate.cli.base import UserError, status
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
-from wbmigrate.engine.model import Options
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.live.org import Selector, selector
 from wbmigrate.live.project import (
     AfterCensus,
     Census,
     Project,
+    Selector,
     census_of,
     census_while,
     parse_target,
+    selector,
     with_history,
 )
 from wbmigrate.redact import register
-from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what a live plan does not need before its first request
+    from wbmigrate.engine.model import Options
     from wbmigrate.live.apply import Outcome
     from wbmigrate.mapping import Migration
 
@@ -94,6 +94,8 @@ def open_project(live: tuple[str, str], drafts: bool, connection: Connection) ->
 
 def tell_found(census: Census, drafts: bool) -> None:
     """What the project held, once it has all been read."""
+    from wbmigrate.report import live as live_report  # it loads apply's outcomes
+
     status(live_report.census(census))
     if not drafts:
         status(

@@ -16,12 +16,14 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
 from queue import Full, Queue
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client, GraphQLError, ShapeError, View
 from wbmigrate.live.transport import ApiError, stop_with
-from wbmigrate.plan import Source
+
+if TYPE_CHECKING:
+    from wbmigrate.plan import Source
 
 T = TypeVar("T")
 
@@ -90,6 +92,8 @@ class LiveObject:
         return f"W&B gave no {' or '.join(missing)} for this automation" if missing else None
 
     def source(self) -> Source:
+        from wbmigrate.plan import Source  # loaded by then: a plan's first request is out
+
         name = f"{self.title} (draft)" if self.is_draft else self.title
         return Source(name=name, origin=self.id, text=self.text, kind=self.kind, error=self.problem)
 

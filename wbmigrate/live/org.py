@@ -34,7 +34,14 @@ from wbmigrate.live.backup import (
     write_private,
 )
 from wbmigrate.live.client import PAGE_SIZE, Client
-from wbmigrate.live.project import Census, Project, plan_project, with_history
+from wbmigrate.live.project import (
+    NAME,
+    Census,
+    Project,
+    Selector,
+    plan_project,
+    with_history,
+)
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally
@@ -49,11 +56,6 @@ SET_FORMAT = "wbmigrate-backup-set/1"
 SET_MANIFEST = "manifest.json"
 SET_JOURNAL = "journal.jsonl"
 PROJECT_JOBS = 4  # projects read at once
-NAME = r"[\w-][\w.-]*"  # no leading dot: never `..`
-PATTERN = re.compile(
-    rf"(?:wandb://)?(?P<entity>{NAME})(?:/(?P<project>[\w*?\[-][\w.*?\[\]!-]*))?/?\Z"
-)
-GLOB = re.compile(r"[*?\[]")
 
 LIST_PROJECTS = """
 query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
@@ -66,29 +68,6 @@ query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
 
 class TargetError(ValueError):
     """A TARGET that names no project."""
-
-
-@dataclass(frozen=True)
-class Selector:
-    """What one TARGET asks for: a project, every project of an entity, or a glob over them."""
-
-    entity: str
-    project: str | None = None  # None: all
-
-    @property
-    def is_pattern(self) -> bool:
-        return self.project is None or bool(GLOB.search(self.project))
-
-    def __str__(self) -> str:
-        return f"{self.entity}/{self.project}" if self.project else self.entity
-
-
-def selector(text: str) -> Selector | None:
-    """`ENTITY`, `ENTITY/PROJECT` or `ENTITY/GLOB` (`team/qwen3-*`), else None."""
-    match = PATTERN.match(text)
-    if match is None:
-        return None
-    return Selector(match["entity"], match["project"])
 
 
 def resolve(client: Client, selectors: Iterable[Selector]) -> list[tuple[str, str]]:

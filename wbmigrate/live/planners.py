@@ -32,16 +32,17 @@ from multiprocessing.reduction import ForkingPickler
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.parallel import as_worker, can_fork, cores, uninterrupted, without_cycle_collection
-from wbmigrate.plan import Planned, Source, load_engine, plan_early, plan_one
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the plan's data model loads with the mapping, after the first requests
+    from wbmigrate.engine.model import Options, Rewrite
     from wbmigrate.mapping import Migration
+    from wbmigrate.plan import Planned, Source
 
-Answer = tuple[Rewrite | None, str | None] | None  # a plan's result and error; None: plan here
-Here = Callable[[Options], Planned]  # an object planned here: walked, settled with the census
+    Answer = tuple[Rewrite | None, str | None] | None  # a plan's result and error; None: here
+    Here = Callable[[Options], Planned]  # an object planned here: walked, settled with the census
+
 
 # Of every 2 * workers + 1 objects, this process plans one: a worker plans twice as many as it
 # does, as it also reads the listings and prints (measured best of 1/2, 1/3 and 1/4 on 2 cores).
@@ -74,7 +75,7 @@ class Planners:
 
     def __init__(self) -> None:
         self.migration: Migration | None = None
-        self.options = Options()  # without the census, for the objects planned here early
+        self.options: Options | None = None  # without the census, for objects planned here early
         self.pipes: list[Connection] = []
         self.processes: list[ForkProcess] = []
         self.answers: dict[int, Future[Answer]] = {}  # by object, till answered
@@ -111,6 +112,8 @@ class Planners:
 
     def setup(self, migration: Migration, options: Options) -> None:
         """The migration and options (without the census) to plan with, sent to each worker."""
+        from wbmigrate.plan import load_engine
+
         self.migration, self.options = migration, options
         for pipe in self.pipes:
             _sent(pipe, ("setup", migration, options))
@@ -154,6 +157,7 @@ class Planners:
 
     def _here(self, obj: LiveObject) -> Here:
         assert self.migration is not None, "setup() comes first"
+        assert self.options is not None, "setup() comes first"
         return plan_early(obj.source(), self.migration, self.options)
 
     def _send(self, n: int, source: Source) -> Future[Answer]:
@@ -178,6 +182,8 @@ class Planners:
     def _planned(
         self, obj: LiveObject, answer: Future[Answer] | Here, final: Future[Options]
     ) -> Planned:
+        from wbmigrate.plan import Planned
+
         if not isinstance(answer, Future):
             return answer(final.result())
         source = obj.source()
@@ -209,6 +215,21 @@ class Planners:
             answer = self.answers.pop(n, None)
         if answer is not None:
             answer.set_result(answered)
+
+
+def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
+    """`wbmigrate.plan.plan_one`, whose module (the plan's data model) loads only once a
+    plan's first requests are out."""
+    from wbmigrate import plan
+
+    return plan.plan_one(source, migration, options)
+
+
+def plan_early(source: Source, migration: Migration, options: Options) -> Here:
+    """`wbmigrate.plan.plan_early`, loaded as `plan_one` is."""
+    from wbmigrate import plan
+
+    return plan.plan_early(source, migration, options)
 
 
 def _ready(answer: Future[Answer] | Here, final: Future[Options]) -> bool:
@@ -244,6 +265,8 @@ def _work(pipe: Connection) -> None:
     census is sent, then settled. The census is taken as soon as it arrives, ahead of the
     objects sent before it and not walked yet: the plans held are answered first, and their
     output is written while the rest are walked."""
+    from wbmigrate.plan import Source, load_engine
+
     held: list[tuple[int, Callable[[Options], Planned]]] = []
     final: Options | None = None
     inbox: deque[tuple[Any, ...]] = deque()

@@ -17,27 +17,57 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from wbmigrate.engine.history import history_of
-from wbmigrate.engine.model import Options
 from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, fetch_project
 from wbmigrate.live.planners import Planners
 from wbmigrate.live.shapes import GraphQLError, ShapeError
-from wbmigrate.plan import Planned, plan_early, plan_one
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the plan's data model loads with the mapping, after the first requests
+    from wbmigrate.engine.model import Options
     from wbmigrate.live.planfile import PlanFile
     from wbmigrate.mapping import Migration
+    from wbmigrate.plan import Planned
 
 T = TypeVar("T")
 R = TypeVar("R")
 TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
+# What a TARGET of several projects may be (`ENTITY`, `ENTITY/GLOB`): `live.org` reads them;
+# here, as `plan` asks whether its one TARGET is such before its first request.
+NAME = r"[\w-][\w.-]*"  # no leading dot: never `..`
+PATTERN = re.compile(
+    rf"(?:wandb://)?(?P<entity>{NAME})(?:/(?P<project>[\w*?\[-][\w.*?\[\]!-]*))?/?\Z"
+)
+GLOB = re.compile(r"[*?\[]")
 
 
 def parse_target(target: str) -> tuple[str, str] | None:
     """`ENTITY/PROJECT` or `wandb://ENTITY/PROJECT`, else None."""
     match = TARGET.match(target)
     return (match["entity"], match["project"]) if match else None
+
+
+@dataclass(frozen=True)
+class Selector:
+    """What one TARGET asks for: a project, every project of an entity, or a glob over them."""
+
+    entity: str
+    project: str | None = None  # None: all
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.project is None or bool(GLOB.search(self.project))
+
+    def __str__(self) -> str:
+        return f"{self.entity}/{self.project}" if self.project else self.entity
+
+
+def selector(text: str) -> Selector | None:
+    """`ENTITY`, `ENTITY/PROJECT` or `ENTITY/GLOB` (`team/qwen3-*`), else None."""
+    match = PATTERN.match(text)
+    if match is None:
+        return None
+    return Selector(match["entity"], match["project"])
 
 
 @dataclass
@@ -197,6 +227,8 @@ def plan_project(
     known. With `out`, the plan is also saved there for `apply --plan`; only a plan read to
     the end is saved. `objects`: the project's objects, already being read; `planners`:
     worker processes to plan them in (the same plans)."""
+    from wbmigrate import plan  # loaded by then: the first requests are out
+
     final = later or done(options)
     saved: PlanFile | None = None
     try:
@@ -207,8 +239,8 @@ def plan_project(
             else overlap(
                 found,
                 final,
-                lambda obj: plan_early(obj.source(), migration, options),
-                lambda obj, given: plan_one(obj.source(), migration, given),
+                lambda obj: plan.plan_early(obj.source(), migration, options),
+                lambda obj, given: plan.plan_one(obj.source(), migration, given),
             )
         )
         first = list(itertools.islice(planned_objects, 1))  # the census is known after it
