@@ -1,4 +1,5 @@
-"""`Walk.may_hold`, the C-speed test that lets the walk skip most of a spec: never a miss."""
+"""`Walk.may_hold` and `Walk.may_mention`, the C-speed tests that let the walk skip most of a
+spec: never a miss."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ import marshal
 
 import orjson
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import KEYS, MIGRATION
 
+from wbmigrate import names
 from wbmigrate.engine.model import Options
-from wbmigrate.engine.walk import Walk, _serialiser
+from wbmigrate.engine.walk import FEW_ANCHORS, Walk, _serialiser
+from wbmigrate.mapping.parse import parse_mapping
+from wbmigrate.rewrite import rewrite
 
 # JSON data as a spec parses to, with what orjson writes differently from marshal: escapes,
 # non-ASCII text, lone surrogates, integers past 64 bits, and the mapping's own names.
@@ -63,3 +68,33 @@ def test_an_anchor_json_escapes_is_searched_in_marshals_bytes(anchor):
     assert walk._serialise is marshal.dumps
     assert walk.may_hold({"metrics": ["x", anchor.decode()]})
     assert not walk.may_hold({"metrics": ["loss"]})
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.builds(" ".join, st.lists(STRINGS, max_size=6)))
+def test_may_mention_says_yes_wherever_the_mention_pattern_finds_a_name(text):
+    walk = Walk(MIGRATION, Options())
+    assert walk.may_mention(text) or not names.mentions(text, MIGRATION.mention)
+
+
+def test_with_many_anchors_free_text_goes_straight_to_the_mention_pattern():
+    """Searching text for each of hundreds of anchors would cost more than the pattern: free
+    text is then matched against it at once, and its mentions are still found."""
+    renamed = {f"gauge{i:03d}": f"renamed{i:03d}" for i in range(3 * FEW_ANCHORS)}
+    step = {"version": "1.0", "date": "2026-01-01", "source": "https://example.com/pull/1"}
+    document = {
+        "format": 1,
+        "id": "many",
+        "title": "Many",
+        "sources": ["https://example.com"],
+        "steps": [{**step, "annotation": "Boundary.", "metrics": {"renamed": renamed}}],
+    }
+    migration = parse_mapping(yaml.safe_dump(document), "many.yaml").migration()
+    assert len(migration.anchors) > FEW_ANCHORS
+    walk = Walk(migration, Options())
+    assert walk.may_mention("no metric here")  # the pattern decides
+    report = {"blocks": [{"type": "markdown-block", "content": "See gauge017."}]}
+    notes = rewrite(report, migration, kind="report").notes
+    assert [n.message for n in notes] == [
+        "free text mentions gauge017; text is not rewritten (see --rewrite-text)"
+    ]

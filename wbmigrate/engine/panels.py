@@ -130,16 +130,24 @@ def _get(config: dict[str, Any], key: str, kind: type) -> Any:
 def _universal(w: Walk, path: Path, config: dict[str, Any]) -> None:
     """The fields that mean the same in every panel type that has them: a line plot's, and all
     of what an unknown type gets rewritten."""
-    w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
+    if "metrics" in config:
+        w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
     _common(w, path, config)
     for key in ("xAxis", "groupBy"):
         if key in config:
             w.single((*path, key), config[key], key)
-    w.key_list((*path, "legendFields"), _get(config, "legendFields", list), "legendFields")
+    if "legendFields" in config:
+        w.key_list((*path, "legendFields"), _get(config, "legendFields", list), "legendFields")
+    _series_overrides(w, path, config)
+
+
+def _series_overrides(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    """Per-series overrides, keyed `<runId>:<metric>`: most panels set none of them."""
     for key in SERIES_OVERRIDES:
-        w.key_map(
-            (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
-        )
+        if key in config:
+            w.key_map(
+                (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
+            )
 
 
 def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
@@ -162,11 +170,13 @@ def _line_series(config: dict[str, Any]) -> list[str]:
 
 def _common(w: Walk, path: Path, config: dict[str, Any]) -> None:
     """Fields that line, scalar and bar charts share."""
-    w.expressions((*path, "expressions"), _get(config, "expressions", list), "expressions")
+    if "expressions" in config:
+        w.expressions((*path, "expressions"), _get(config, "expressions", list), "expressions")
     if "legendTemplate" in config:
         w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
     for key in TITLES:
-        w.text((*path, key), config.get(key), key)
+        if key in config:
+            w.text((*path, key), config[key], key)
 
 
 def _scalar(w: Walk, path: Path, config: dict[str, Any]) -> None:
@@ -180,10 +190,7 @@ def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _common(w, path, config)
     if "groupBy" in config:
         w.single((*path, "groupBy"), config["groupBy"], "groupBy")
-    for key in SERIES_OVERRIDES:
-        w.key_map(
-            (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
-        )
+    _series_overrides(w, path, config)
 
 
 UNIVERSAL_FIELDS = (

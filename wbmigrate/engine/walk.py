@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -38,6 +38,8 @@ from wbmigrate.mapping import Fate, Migration
 
 Decode = Callable[[Any], names.Accessor | None]
 
+FEW_ANCHORS = 8  # up to this many, free text is searched for each anchor before the pattern
+
 
 class _At:
     """`Walk.at`: a plain class, as a generator-based context manager costs more than the
@@ -56,11 +58,11 @@ class _At:
         self.walk.where = self.outer
 
 
-@dataclass(frozen=True)
-class Unsure:
-    """A warning that depends on whether any run logged `key`, to be settled."""
+class Unsure(NamedTuple):
+    """A warning that depends on whether any run logged `key`, to be settled. Most are dropped
+    (a run did log it): a plain tuple, and the pointer worked out only for those given."""
 
-    pointer: str
+    pointer: str | None  # None: `pointer(path)`
     path: Path
     key: str
     field: str
@@ -73,6 +75,7 @@ class Walk:
     def __init__(self, migration: Migration, options: Options) -> None:
         self.migration = migration
         self.options = options
+        self.dual = options.mode is Mode.DUAL  # asked for every key met: an attribute
         self.edits: list[Edit] = []
         self.changes: list[Change] = []
         self.change_edits: list[Edit] = []  # the edit that makes each change
@@ -82,6 +85,8 @@ class Walk:
         self._mention = migration.mention  # compiled once per migration, not per object
         self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
         self._anchors = migration.anchor_bytes
+        anchors = migration.anchors
+        self._anchor_text = anchors if len(anchors) <= FEW_ANCHORS else None
         self._serialise = _serialiser(self._anchors)
         # Walked before the project's history was read (`settle` gives it): the warnings that
         # depend on it wait in `_unsure`, each with its place among the notes.
@@ -89,9 +94,11 @@ class Walk:
         self.needs_history = False  # a regex was met: its rewrite depends on the keys logged
         self._unsure: list[tuple[int, Unsure]] = []
 
-    @property
-    def dual(self) -> bool:
-        return self.options.mode is Mode.DUAL
+    def may_mention(self, text: str) -> bool:
+        """Whether free text may name an old name: each holds an anchor, and a test for a few
+        anchors is cheaper than the mention pattern (with many, the pattern is tried at once)."""
+        anchors = self._anchor_text
+        return anchors is None or any(map(text.__contains__, anchors))
 
     def may_hold(self, value: Any) -> bool:
         """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
@@ -185,7 +192,7 @@ class Walk:
     ) -> None:
         """Warn, with `message(scope)`, when no run logged `key`: now, or once the history is
         known (`settle`), in the same place among the notes."""
-        unsure = Unsure(pointer(path), path, key, field, message, unless_waiting, self.where)
+        unsure = Unsure(None, path, key, field, message, unless_waiting, self.where)
         if self.pending:
             self._unsure.append((len(self.notes), unsure))
         elif (note := self._warning(unsure)) is not None:
@@ -195,6 +202,7 @@ class Walk:
         """The history is known (in `options`): the warnings that waited for it are given or
         dropped, in their places (inserted from the last, so each place still holds)."""
         self.options, self.pending = options, False
+        self.dual = options.mode is Mode.DUAL
         for place, unsure in reversed(self._unsure):
             if (note := self._warning(unsure)) is not None:
                 self.notes.insert(place, note)
@@ -204,7 +212,8 @@ class Walk:
         scope = self.unlogged(u.key, u.unless_waiting)
         if scope is None:
             return None
-        return Note(u.pointer, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
+        at = u.pointer if u.pointer is not None else pointer(u.path)
+        return Note(at, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
@@ -338,8 +347,8 @@ class Walk:
         for the new key with the same value, unless `dual_adds` is off (per-run series keys,
         which only old runs have); replace mode renames the entry. A key that is already there
         (or that another old key becomes) is not added twice."""
-        if not self.may_hold(list(mapping)):
-            return
+        if (self.dual and not dual_adds) or not self.may_hold(list(mapping)):
+            return  # dual mode adds nothing to a map of per-run keys, and drops nothing
         taken = set(mapping)
         for key in mapping:
             found = decode(key)
@@ -494,7 +503,7 @@ class Walk:
     def text(self, path: Path, value: Any, field: str) -> None:
         """Free text (markdown, titles, descriptions): reported for review, or rewritten when
         the `rewrite_text` option is on (names that are gone are always only reported)."""
-        if not isinstance(value, str):
+        if not isinstance(value, str) or not self.may_mention(value):
             return
         found = names.mentions(value, self._mention)
         if not found:
@@ -518,7 +527,7 @@ class Walk:
     def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
         """A structure wbmigrate does not know: report every old name in it, change nothing."""
         for at, text in _strings(value, path, self.may_hold):
-            if at in skip:
+            if at in skip or not self.may_mention(text):
                 continue
             found = names.accessor(text)
             if found is not None and self.fate(found.name):
@@ -554,7 +563,10 @@ class Walk:
         walk(inner, document)
         prefix = pointer(path)
         self._unsure += [
-            (len(self.notes) + i, replace(u, pointer=prefix + u.pointer, path=path))
+            (
+                len(self.notes) + i,
+                u._replace(pointer=prefix + (u.pointer or pointer(u.path)), path=path),
+            )
             for i, u in inner._unsure
         ]
         self.needs_history |= inner.needs_history
