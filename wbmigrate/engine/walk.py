@@ -70,6 +70,10 @@ class Unsure(NamedTuple):
     unless_waiting: bool
     where: tuple[str, ...]
 
+    @property
+    def json_pointer(self) -> str:
+        return self.pointer if self.pointer is not None else pointer(self.path)
+
 
 class Walk:
     def __init__(self, migration: Migration, options: Options) -> None:
@@ -212,8 +216,7 @@ class Walk:
         scope = self.unlogged(u.key, u.unless_waiting)
         if scope is None:
             return None
-        at = u.pointer if u.pointer is not None else pointer(u.path)
-        return Note(at, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
+        return Note(u.json_pointer, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
@@ -563,10 +566,7 @@ class Walk:
         walk(inner, document)
         prefix = pointer(path)
         self._unsure += [
-            (
-                len(self.notes) + i,
-                u._replace(pointer=prefix + (u.pointer or pointer(u.path)), path=path),
-            )
+            (len(self.notes) + i, u._replace(pointer=prefix + u.json_pointer, path=path))
             for i, u in inner._unsure
         ]
         self.needs_history |= inner.needs_history
