@@ -210,6 +210,37 @@ def test_client_deadline(live):
         c.triggers("team", "async-rl")
 
 
+# --- a command that has ended ------------------------------------------------------------------
+
+
+def test_a_command_cut_short_leaves_no_request_or_retry_behind(run, live, capfd):
+    """The listings' and the census's first requests go out before the mapping is read: when
+    the mapping then fails, their threads, retrying a W&B that answers 503, send and report
+    nothing more once the command has ended (in-process, they would print into the next)."""
+    live.faults.append(Fault(status=503, sticky=True))
+    result = run("plan", TARGET, "--to", "1999.01.01")
+    one_line_error(result, r"^Error: mapping prime-rl has no version '1999.01.01'")
+    time.sleep(0.3)  # a request already on its way as the command ended still lands
+    sent = len(live.requests)
+    time.sleep(2.0)  # the retries' backoff: 0.5 s, 1 s, 2 s ...
+    assert len(live.requests) == sent
+    assert "Retrying" not in capfd.readouterr().err
+
+
+def test_a_closed_client_sends_nothing_and_stops_its_wait(live):
+    live.faults.append(retry_after("5", status=503))
+    c, lines = client(live)
+    closer = threading.Timer(0.5, c.close)
+    closer.start()
+    with within(3), pytest.raises(ApiError, match="no longer wanted"):
+        c.triggers("team", "async-rl")  # waiting 5 s to retry when the client closes
+    assert lines == ["Retrying after HTTP 503 (waiting 5 s) ..."]
+    sent = len(live.requests)
+    with pytest.raises(ApiError, match="the command has ended"):
+        c.triggers("team", "async-rl")
+    assert len(live.requests) == sent
+
+
 # --- listings that could page for ever ----------------------------------------------------------
 
 

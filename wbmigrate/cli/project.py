@@ -42,11 +42,12 @@ if TYPE_CHECKING:  # what a live plan does not need before its first request
 
 def connect(connection: Connection) -> Client:
     """A client for the host `wandb login` chose, with its key; the key is redacted from every
-    line printed and file written from now on."""
+    line printed and file written from now on. It is closed when the command ends, however it
+    ends: a listing or key census still running then sends and reports nothing more."""
     found = credentials(os.environ, Path.cwd())
     register(found.api_key)
     check_transport(found.host, connection.allow_http)
-    return Client(
+    client = Client(
         found.host.url,
         found.api_key,
         timeout=connection.timeout,
@@ -56,6 +57,10 @@ def connect(connection: Connection) -> Client:
         on_retry=retry_line,
         key_source=found.key_source,
     )
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(client.close)
+    return client
 
 
 def live_target(target: str | None, files_too: bool = False) -> tuple[str, str]:

@@ -45,6 +45,7 @@ from wbmigrate.live.transport import (
     Bounds,
     Deadline,
     DeadlineExceeded,
+    Stopped,
     WaitTooLong,
     seconds,
     unreachable,
@@ -167,6 +168,11 @@ class Client:
     def __repr__(self) -> str:  # never the key
         return f"Client({self.base_url!r})"
 
+    def close(self) -> None:
+        """Call off what its threads still do once the command has ended (an error cut it
+        short, or Ctrl-C): no request or retry starts after this, and none is reported."""
+        self.bounds.closed.set()
+
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
@@ -179,6 +185,8 @@ class Client:
 
     def execute(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """POST one GraphQL operation; its `data`, or a typed error."""
+        if self.bounds.closed.is_set():
+            raise Stopped("stopped: the command has ended")
         if self.bounds.deadline is not None:
             self.bounds.deadline.check()
         url = f"{self.base_url}/graphql"

@@ -15,7 +15,7 @@ import errno
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -53,7 +53,8 @@ class DeadlineExceeded(ApiError):
 
 
 class Stopped(ApiError):
-    """The thread's work was called off (`stop_with`): no retry is started."""
+    """The thread's work was called off (`stop_with`, or its client closed): no request or
+    retry is started."""
 
 
 def seconds(value: float) -> str:
@@ -87,12 +88,14 @@ class Deadline:
 
 @dataclass(frozen=True)
 class Bounds:
-    """How long one client may wait, and for what; `on_retry` hears one line per retry."""
+    """How long one client may wait, and for what; `on_retry` hears one line per retry;
+    `closed` is set once the client's command has ended."""
 
     timeout: float = 60.0  # each try of a request, from connecting to the answer's last byte
     max_wait: float = 60.0  # the longest Retry-After obeyed
     deadline: Deadline | None = None
     on_retry: Callable[[str], None] | None = None
+    closed: threading.Event = field(default_factory=threading.Event)
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
@@ -162,7 +165,7 @@ class BoundedRetry(Retry):
     def sleep(self, response: BaseHTTPResponse | None = None) -> None:
         """Wait before the next try: `Retry-After` when given and not zero (beyond
         `max_wait` the request fails), else urllib3's exponential backoff."""
-        if _stopped():
+        if _stopped() or self.bounds.closed.is_set():
             raise Stopped("stopped: the results are no longer wanted")
         asked = self.get_retry_after(response) if response is not None else None
         if response is not None and asked is not None and asked > self.bounds.max_wait:
@@ -176,8 +179,8 @@ class BoundedRetry(Retry):
         watch = watchdog.current()
         if watch is not None:
             watch.pause()  # the wait is bounded here; the next try is armed as it starts
-        if wait > 0:
-            time.sleep(wait)
+        if wait > 0 and self.bounds.closed.wait(wait):  # closed meanwhile: no next try
+            raise Stopped("stopped: the results are no longer wanted")
 
     def _cause(self, response: BaseHTTPResponse | None) -> str:
         if response is not None:
