@@ -236,7 +236,7 @@ def test_a_closed_client_sends_nothing_and_stops_its_wait(live):
         c.triggers("team", "async-rl")  # waiting 5 s to retry when the client closes
     assert lines == ["Retrying after HTTP 503 (waiting 5 s) ..."]
     sent = len(live.requests)
-    with pytest.raises(ApiError, match="the command has ended"):
+    with pytest.raises(ApiError, match="no longer wanted"):
         c.triggers("team", "async-rl")
     assert len(live.requests) == sent
 

@@ -40,6 +40,7 @@ from wbmigrate.live.shapes import (
     text,
 )
 from wbmigrate.live.transport import (
+    NOT_WANTED,
     ApiError,
     BoundedRetry,
     Bounds,
@@ -186,7 +187,7 @@ class Client:
     def execute(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """POST one GraphQL operation; its `data`, or a typed error."""
         if self.bounds.closed.is_set():
-            raise Stopped("stopped: the command has ended")
+            raise Stopped(NOT_WANTED)
         if self.bounds.deadline is not None:
             self.bounds.deadline.check()
         url = f"{self.base_url}/graphql"

@@ -57,6 +57,9 @@ class Stopped(ApiError):
     retry is started."""
 
 
+NOT_WANTED = "stopped: the results are no longer wanted"
+
+
 def seconds(value: float) -> str:
     """A wait as people read it: `0.5 s`, `2 s`, `86400 s`."""
     return f"{value:.0f} s" if value >= 10 else f"{round(value, 1):g} s"
@@ -166,7 +169,7 @@ class BoundedRetry(Retry):
         """Wait before the next try: `Retry-After` when given and not zero (beyond
         `max_wait` the request fails), else urllib3's exponential backoff."""
         if _stopped() or self.bounds.closed.is_set():
-            raise Stopped("stopped: the results are no longer wanted")
+            raise Stopped(NOT_WANTED)
         asked = self.get_retry_after(response) if response is not None else None
         if response is not None and asked is not None and asked > self.bounds.max_wait:
             raise WaitTooLong(
@@ -180,7 +183,7 @@ class BoundedRetry(Retry):
         if watch is not None:
             watch.pause()  # the wait is bounded here; the next try is armed as it starts
         if wait > 0 and self.bounds.closed.wait(wait):  # closed meanwhile: no next try
-            raise Stopped("stopped: the results are no longer wanted")
+            raise Stopped(NOT_WANTED)
 
     def _cause(self, response: BaseHTTPResponse | None) -> str:
         if response is not None:
