@@ -6,6 +6,8 @@
   up to `max_wait` (a longer wait fails at once, naming it), and every retry is reported.
   A host that cannot be resolved fails at once; a refused connection after two more tries.
 - **The run** may have a deadline (`Deadline`): no try or wait goes past it.
+- **Called off** (`stop_with`, or the client closed as its command ends): no retry starts, and a
+  retry's wait ends at once.
 """
 
 from __future__ import annotations
