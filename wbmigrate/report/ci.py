@@ -1,170 +1,115 @@
-"""`check` results for code scanning and CI: SARIF 2.1.0 with each fix's replacements, and
-GitHub workflow annotations (capped per level, as GitHub shows them)."""
+"""Results for code scanning and CI, one writer of each, for `check` and `verify`: SARIF 2.1.0
+and GitHub workflow annotations (capped per level, as GitHub shows them). `check`'s findings,
+with each fix's replacements, as both."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
-from wbmigrate.report.check import FixRegions, and_list, findings_of, level_counts, summary
+from wbmigrate.report.check import FixRegions, and_list, findings_of, summary
 from wbmigrate.report.words import plural
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 GITHUB_LEVELS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
+REGION = ("line", "col", "endLine", "endColumn")  # an annotation's properties, in order
+NOUNS = {"error": "error", "warning": "warning", "notice": "note"}  # a GitHub level, counted
 
 
 # --- SARIF ------------------------------------------------------------------------------------
 
 
-def to_sarif(reports: list[FileReport]) -> str:
-    """SARIF 2.1.0: each result at its finding's level, each rule with its default level, and
-    an invocation that is unsuccessful when wbmigrate failed on a file."""
-    rules = list(Rule)
-    findings = findings_of(reports)
-    regions = FixRegions(reports)
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "wbmigrate",
-                        "version": __version__,
-                        "rules": [_sarif_rule(rule) for rule in rules],
-                    }
-                },
-                "invocations": [{"executionSuccessful": not any(f.internal for f in findings)}],
-                "results": [_sarif_result(f, rules, regions) for f in findings],
-            }
-        ],
+def sarif(rules: list[dict[str, Any]], results: list[dict[str, Any]], ok: bool | None) -> str:
+    """A SARIF 2.1.0 log of one run; `ok` (when given) says whether wbmigrate failed on none."""
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "wbmigrate", "version": __version__, "rules": rules}}
     }
-    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
+    if ok is not None:
+        run["invocations"] = [{"executionSuccessful": ok}]
+    run["results"] = results
+    log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0"}
+    return json.dumps({**log, "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
 
 
-def _sarif_rule(rule: Rule) -> dict[str, Any]:
+def sarif_rule(rule: str, help_: str, level: str, name: str | None = None) -> dict[str, Any]:
+    named = {"name": name} if name else {}
     return {
-        "id": rule.value,
-        "name": rule.name.title().replace("_", ""),
-        "shortDescription": {"text": RULE_HELP[rule]},
-        "defaultConfiguration": {"level": rule.level.value},
+        "id": rule,
+        **named,
+        "shortDescription": {"text": help_},
+        "defaultConfiguration": {"level": level},
     }
 
 
-def _sarif_result(finding: Finding, rules: list[Rule], regions: FixRegions) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "ruleId": finding.rule.value,
-        "ruleIndex": rules.index(finding.rule),
-        "level": finding.level.value,
-        "message": {"text": finding.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": finding.path},
-                    "region": _region(finding),
-                }
-            }
-        ],
-    }
-    if finding.fixable:
-        result["fixes"] = [_sarif_fix(finding, regions)]
-    return result
-
-
-def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
+def sarif_result(
+    rule: str, index: int, level: str, message: str, location: dict[str, Any]
+) -> dict[str, Any]:
     return {
-        "description": {"text": "wbmigrate check --fix"},
-        "artifactChanges": [
-            {
-                "artifactLocation": {"uri": finding.path},
-                "replacements": [
-                    {
-                        "deletedRegion": {
-                            "startLine": r["start_line"],
-                            "startColumn": r["start_column"],
-                            "endLine": r["end_line"],
-                            "endColumn": r["end_column"],
-                        },
-                        "insertedContent": {"text": r["text"]},
-                    }
-                    for r in regions(finding)
-                ],
-            }
-        ],
-    }
-
-
-def _region(finding: Finding) -> dict[str, int]:
-    return {
-        "startLine": finding.line,
-        "startColumn": finding.column,
-        "endLine": finding.end_line,
-        "endColumn": finding.end_column
-        if finding.end_line > finding.line
-        else max(finding.end_column, finding.column),
+        "ruleId": rule,
+        "ruleIndex": index,
+        "level": level,
+        "message": {"text": message},
+        "locations": [location],
     }
 
 
 # --- GitHub annotations -----------------------------------------------------------------------
 
 
-def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:
-    """`::error`, `::warning` and `::notice` annotations, at most `cap` of each level (GitHub
-    drops the rest). When some are left out, the last notice slot says how many and where the
-    full list is, so that line is always shown; the summary ends the log."""
-    findings = findings_of(reports)
-    caps = _github_caps(level_counts(findings), cap)
-    shown: Counter[Level] = Counter()
-    out = []
-    for f in findings:
-        if shown[f.level] < caps[f.level]:
-            shown[f.level] += 1
-            out.append(_annotation(f))
-    hidden = {level: n - shown[level] for level, n in level_counts(findings).items()}
-    if any(hidden.values()):
-        out.append(_hidden_notice(hidden, cap))
-    out.append(summary(reports))
-    return "\n".join(out) + "\n"
+@dataclass(frozen=True)
+class Annotation:
+    """One `::error`, `::warning` or `::notice` line."""
+
+    level: str  # error, warning or notice
+    title: str
+    message: str
+    file: str | None = None
+    region: tuple[int, int, int, int] | None = None  # line, column, end line, end column
 
 
-def _github_caps(counts: dict[Level, int], cap: int) -> dict[Level, int]:
-    """How many annotations of each level to write: `cap`, but one notice fewer when anything
-    is left out, to keep a notice slot for the line that says so."""
-    caps = dict.fromkeys(Level, cap)
+def github(annotations: list[Annotation], command: str, cap: int = GITHUB_CAP) -> list[str]:
+    """The annotations, at most `cap` of each level (GitHub drops the rest). When some are left
+    out, the last notice slot says how many and where the full list is, so that line is shown."""
+    counts = Counter(a.level for a in annotations)
+    caps = dict.fromkeys(NOUNS, cap)
     if any(n > cap for n in counts.values()):
-        caps[Level.NOTE] = cap - 1
-    return caps
+        caps["notice"] = cap - 1
+    shown: Counter[str] = Counter()
+    out = []
+    for a in annotations:
+        if shown[a.level] < caps[a.level]:
+            shown[a.level] += 1
+            out.append(_annotation(a))
+    hidden = {level: counts[level] - shown[level] for level in NOUNS}
+    if any(hidden.values()):
+        out.append(_hidden_notice(hidden, command, cap))
+    return out
 
 
-def _annotation(f: Finding) -> str:
-    properties = ",".join(
-        [
-            f"file={_property(f.path)}",
-            f"line={f.line}",
-            f"col={f.column}",
-            f"endLine={f.end_line}",
-            f"endColumn={f.end_column}",
-            f"title={_property(f'wbmigrate {f.rule.value}')}",
-        ]
-    )
-    return f"::{GITHUB_LEVELS[f.level]} {properties}::{_data(f.message)}"
+def _annotation(a: Annotation) -> str:
+    places = [] if a.file is None else [f"file={_property(a.file)}"]
+    if a.region:
+        places += [f"{k}={v}" for k, v in zip(REGION, a.region, strict=True)]
+    properties = ",".join([*places, f"title={_property(a.title)}"])
+    return f"::{a.level} {properties}::{_data(a.message)}"
 
 
-def _hidden_notice(hidden: dict[Level, int], cap: int) -> str:
+def _hidden_notice(hidden: dict[str, int], command: str, cap: int) -> str:
     """`3 more errors are...`, or `12 more findings (3 errors and 9 notes) are...`."""
     total = sum(hidden.values())
-    levels = [level for level, n in hidden.items() if n]
+    counted = [plural(n, NOUNS[level]) for level, n in hidden.items() if n]
     what = (
-        plural(total, f"more {levels[0].value}")
-        if len(levels) == 1
-        else f"{total} more findings ({and_list([plural(hidden[lv], lv.value) for lv in levels])})"
+        f"{total} more {counted[0].partition(' ')[2]}"
+        if len(counted) == 1
+        else f"{total} more findings ({and_list(counted)})"
     )
     return (
         f"::notice title=wbmigrate::{what} {'is' if total == 1 else 'are'} not annotated "
-        f"(GitHub shows {cap} per level); run `wbmigrate check` locally or see the SARIF "
+        f"(GitHub shows {cap} per level); run `wbmigrate {command}` locally or see the SARIF "
         "upload for the full list"
     )
 
@@ -175,3 +120,69 @@ def _data(text: str) -> str:
 
 def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# --- check's findings -------------------------------------------------------------------------
+
+
+def to_sarif(reports: list[FileReport]) -> str:
+    """Each result at its finding's level with its fix, each rule with its default level, and
+    an invocation that is unsuccessful when wbmigrate failed on a file."""
+    rules, findings, regions = list(Rule), findings_of(reports), FixRegions(reports)
+    results = []
+    for f in findings:
+        where = {"artifactLocation": {"uri": f.path}, "region": _region(f)}
+        result = sarif_result(
+            f.rule.value, rules.index(f.rule), f.level.value, f.message, {"physicalLocation": where}
+        )
+        if f.fixable:
+            result["fixes"] = [_sarif_fix(f, regions)]
+        results.append(result)
+    described = [
+        sarif_rule(r.value, RULE_HELP[r], r.level.value, r.name.title().replace("_", ""))
+        for r in rules
+    ]
+    return sarif(described, results, not any(f.internal for f in findings))
+
+
+def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
+    replacements = [
+        {
+            "deletedRegion": {
+                "startLine": r["start_line"],
+                "startColumn": r["start_column"],
+                "endLine": r["end_line"],
+                "endColumn": r["end_column"],
+            },
+            "insertedContent": {"text": r["text"]},
+        }
+        for r in regions(finding)
+    ]
+    change = {"artifactLocation": {"uri": finding.path}, "replacements": replacements}
+    return {"description": {"text": "wbmigrate check --fix"}, "artifactChanges": [change]}
+
+
+def _region(finding: Finding) -> dict[str, int]:
+    line, column, end_line, end_column = _span(finding)
+    return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+
+def _span(f: Finding) -> tuple[int, int, int, int]:
+    """SARIF's region: a region on one line never ends before it starts."""
+    end_column = f.end_column if f.end_line > f.line else max(f.end_column, f.column)
+    return f.line, f.column, f.end_line, end_column
+
+
+def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:
+    """The findings as annotations (see `github`); the summary ends the log."""
+    annotations = [
+        Annotation(
+            GITHUB_LEVELS[f.level],
+            f"wbmigrate {f.rule.value}",
+            f.message,
+            f.path,
+            (f.line, f.column, f.end_line, f.end_column),
+        )
+        for f in findings_of(reports)
+    ]
+    return "\n".join([*github(annotations, "check", cap), summary(reports)]) + "\n"

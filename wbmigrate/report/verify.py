@@ -1,5 +1,5 @@
 """What `verify` says: per object, each check that does not hold; text, Markdown, JSON
-(`wbmigrate-verify/1`), SARIF 2.1.0 and GitHub annotations."""
+(`wbmigrate-verify/1`), SARIF 2.1.0 and GitHub annotations (by `report.ci`'s writers)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from wbmigrate import __version__
+from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
 from wbmigrate.report.words import plural, printable
 from wbmigrate.verify import LEVELS, Check, Finding, Verified
 
@@ -98,7 +98,7 @@ def _entry(finding: Finding) -> dict[str, Any]:
 
 
 def to_sarif(target: str, found: list[Finding], files: bool) -> str:
-    """SARIF 2.1.0: a file's findings at the file; a live object's at a logical location
+    """A file's findings at the file; a live object's at a logical location
     (`team/project › report "X" › panel "Y"`)."""
     checks = list(Check)
     results = []
@@ -109,47 +109,22 @@ def to_sarif(target: str, found: list[Finding], files: bool) -> str:
         if files:
             where["physicalLocation"] = {"artifactLocation": {"uri": f.origin}}
         results.append(
-            {
-                "ruleId": f.check.value,
-                "ruleIndex": checks.index(f.check),
-                "level": f.level,
-                "message": {"text": f.message},
-                "locations": [where],
-            }
+            sarif_result(f.check.value, checks.index(f.check), f.level, f.message, where)
         )
-    driver = {
-        "name": "wbmigrate",
-        "version": __version__,
-        "rules": [
-            {
-                "id": c.value,
-                "shortDescription": {"text": HELP[c]},
-                "defaultConfiguration": {"level": LEVELS[c]},
-            }
-            for c in checks
-        ],
-    }
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results}],
-    }
-    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
+    return sarif([sarif_rule(c.value, HELP[c], LEVELS[c]) for c in checks], results, None)
 
 
 def to_github(found: list[Finding], files: bool) -> str:
-    """`::error file=...,title=...::message` lines, as a GitHub workflow shows them."""
-    out = []
-    for f in found:
-        place = f"file={_escape(f.origin, True)}," if files else ""
-        title = _escape(f"wbmigrate verify {f.check.value}", True)
-        out.append(f"::{f.level} {place}title={title}::{_escape(f'{f.label}: {f.message}')}")
-    return "".join(line + "\n" for line in out)
-
-
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+    annotations = [
+        Annotation(
+            f.level,
+            f"wbmigrate verify {f.check.value}",
+            f"{f.label}: {f.message}",
+            f.origin if files else None,
+        )
+        for f in found
+    ]
+    return "".join(line + "\n" for line in github(annotations, "verify"))
 
 
 def _md(text: str) -> str:
