@@ -13,6 +13,7 @@ from helpers import FIXTURES, REPO
 from wbmigrate import __version__
 from wbmigrate.cli.base import MODES
 from wbmigrate.engine.model import Mode
+from wbmigrate.exit_codes import exit_code
 
 INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))
 
@@ -20,6 +21,22 @@ INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))
 def test_the_mode_choices_are_the_engines_modes():
     """`--mode`'s choices are spelled in the CLI, so parsing it loads no engine code."""
     assert tuple(mode.value for mode in Mode) == MODES
+
+
+@pytest.mark.parametrize(
+    ("outcome", "code"),
+    [
+        ({}, 0),
+        ({"failed": True}, 1),
+        ({"changes": True}, 2),
+        ({"failed": True, "changes": True}, 1),
+        ({"error": True, "failed": True}, 2),
+        ({"error": True, "detailed": True}, 1),
+        ({"interrupted": True, "error": True, "failed": True}, 130),
+    ],
+)
+def test_one_function_turns_a_runs_outcome_into_its_exit_code(outcome, code):
+    assert exit_code(**outcome) == code
 
 
 def test_version(run):

@@ -3,18 +3,17 @@ exit codes."""
 
 from __future__ import annotations
 
-import enum
 import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.exit_codes import ExitCode
+from wbmigrate.exit_codes import ExitCode, exit_code
 from wbmigrate.redact import RedactingStream, forget, redact
 
 if TYPE_CHECKING:
@@ -29,14 +28,6 @@ DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told 
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
-
-
-class DetailedExitCode(enum.IntEnum):
-    """The exit codes of `plan --detailed-exitcode`: terraform's contract, for CI."""
-
-    NO_CHANGES = 0
-    ERROR = 1  # any error: usage, mapping, auth, connection, an object that cannot be read
-    CHANGES = 2  # planned, and something would change
 
 
 @contextmanager
@@ -113,7 +104,7 @@ def _detailed_errors(ctx: click.Context) -> Iterator[None]:
         if not ctx.meta.get(DETAILED):
             raise
         exc.show()
-        exit_with(DetailedExitCode.ERROR)
+        finish(error=True)
 
 
 def examples(*lines: str) -> str:
@@ -129,18 +120,16 @@ def warn(problems: tuple[Any, ...]) -> None:
             click.echo(f"Warning: {problem}", err=True)
 
 
-def exit_with(code: int) -> NoReturn:
-    raise SystemExit(int(code))
-
-
-def finish(failed: bool, changes: bool = False) -> None:
-    """The one place a finished run becomes its exit code: 1 when some object or file failed,
-    was skipped or has findings (as the command documents; under --detailed-exitcode, an
-    error); else 2 when `changes` (`plan --detailed-exitcode`: something would change); else 0."""
-    if failed:
-        exit_with(ExitCode.FINDINGS)
-    if changes:
-        exit_with(DetailedExitCode.CHANGES)
+def finish(
+    failed: bool = False, changes: bool = False, error: bool = False, interrupted: bool = False
+) -> None:
+    """The one place a command's run ends with its exit code (`exit_codes.exit_code`, which
+    says which outcome wins); a run that exits 0 returns."""
+    ctx = click.get_current_context(silent=True)
+    detailed = bool(ctx and ctx.meta.get(DETAILED))
+    code = exit_code(failed, changes, error, interrupted, detailed)
+    if code:
+        raise SystemExit(code)
 
 
 def status(message: str) -> None:
@@ -251,7 +240,7 @@ def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any
                 return command(*args, **kwargs)
             except KeyboardInterrupt:
                 status(f"Interrupted; {what}.")
-                raise SystemExit(ExitCode.INTERRUPTED) from None
+                raise SystemExit(exit_code(interrupted=True)) from None
 
         return run
 

@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from wbmigrate.cli.base import finish, interruptible, status
-from wbmigrate.exit_codes import ExitCode
 from wbmigrate.live.apply import Batch, failed
 from wbmigrate.report import live as live_report
 
@@ -42,7 +41,7 @@ def end_batch(batch: Batch) -> None:
     """After the table: a batch stopped by Ctrl-C says how much was left, and exits 130."""
     if batch.interrupted:
         click.echo(live_report.interrupted(batch.not_started))
-        raise SystemExit(ExitCode.INTERRUPTED)
+        finish(interrupted=True)
 
 
 def end_batch_with_undo(batch: Batch, results: list[Any], folder: Path) -> None:
@@ -55,7 +54,7 @@ def end_batch_with_undo(batch: Batch, results: list[Any], folder: Path) -> None:
     if conflicts:
         click.echo(conflicts)
     if batch.interrupted:
-        raise SystemExit(ExitCode.INTERRUPTED)
+        finish(interrupted=True)
     finish(failed(results))
 
 

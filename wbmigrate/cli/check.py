@@ -15,12 +15,10 @@ from wbmigrate.check.targets import Targets
 from wbmigrate.cli.base import (
     CONTEXT,
     examples,
-    exit_with,
     finish,
     migration_options,
     migration_setup,
 )
-from wbmigrate.exit_codes import ExitCode
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
 
@@ -256,7 +254,7 @@ def _finish(reports: list[FileReport], failed: bool, exit_zero: bool) -> None:
             "please report it; every other file was checked.",
             err=True,
         )
-        exit_with(ExitCode.ERROR)
+        finish(error=True)
     finish(failed and not exit_zero)
 
 

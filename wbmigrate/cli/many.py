@@ -14,11 +14,10 @@ from typing import Any
 
 import click
 
-from wbmigrate.cli.base import UserError, confirm_or_refuse, exit_with, finish, status
+from wbmigrate.cli.base import UserError, confirm_or_refuse, finish, status
 from wbmigrate.cli.batch import shielded, stopping
 from wbmigrate.cli.project import Connection, connect, live_selectors, progress
 from wbmigrate.engine.model import Options
-from wbmigrate.exit_codes import ExitCode
 from wbmigrate.live.apply import Batch, Job, Outcome, apply_all, failed, restore_one, run_all
 from wbmigrate.live.backup import Backup, BackupError, check_folder
 from wbmigrate.live.census import cache_folder
@@ -233,5 +232,5 @@ def _end(
         if conflicts:
             echo(conflicts)
     if batch.interrupted:
-        exit_with(ExitCode.INTERRUPTED)
+        finish(interrupted=True)
     finish(bool(unreadable) or failed(o for done in outcomes.values() for o in done))

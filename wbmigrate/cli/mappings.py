@@ -6,9 +6,8 @@ from collections.abc import Callable
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, Group, examples, exit_with, warn
+from wbmigrate.cli.base import CONTEXT, Group, examples, finish, warn
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.exit_codes import ExitCode
 from wbmigrate.mapping import MappingError, bundled_ids, find_mapping, load_mapping
 from wbmigrate.report import mapping_table
 
@@ -107,5 +106,4 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
             f"{path}: valid ({mapping.id}, {len(mapping.steps)} steps, "
             f"{renamed} old metric names, latest {mapping.latest})"
         )
-    if failed:
-        exit_with(ExitCode.ERROR)
+    finish(error=failed)

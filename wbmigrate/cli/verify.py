@@ -14,11 +14,11 @@ from wbmigrate.cli.base import (
     UserError,
     examples,
     finish,
+    interruptible,
     migration_options,
     migration_setup,
     status,
 )
-from wbmigrate.cli.batch import interruptible
 from wbmigrate.cli.project import (
     DRAFTS,
     RUNS,
@@ -106,7 +106,7 @@ def verify(
     )
     if format_ in ("sarif", "github", "json"):
         status(verify_report.summary(verified, found))
-    finish(bool(found) or any(v.error for v in verified))
+    finish(failed=bool(found) or any(v.error for v in verified))
 
 
 def _configs(target: Path, migration: Migration, options: Options) -> list[Finding]:
