@@ -5,3 +5,10 @@ from __future__ import annotations
 
 class WbmigrateError(Exception):
     """A problem the user can fix (a bad file, an unknown version); never a bug."""
+
+
+def bug(exc: BaseException, on: str = "it", by: str = "wbmigrate", text: bool = False) -> str:
+    """What is said of the one object or file wbmigrate failed on (a bug of ours: said for that
+    one alone, and the others go on). `text`: the error's message too, not its type alone."""
+    cause = f"{type(exc).__name__}: {exc}" if text else type(exc).__name__
+    return f"{by} failed on {on} ({cause}); please report it"

@@ -27,7 +27,7 @@ from wbmigrate.engine.model import (
     Options,
     Rewrite,
 )
-from wbmigrate.errors import WbmigrateError
+from wbmigrate.errors import WbmigrateError, bug
 
 if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
@@ -169,11 +169,6 @@ def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
         return Planned(source, error=str(exc))
     except Exception as exc:  # a bug: said for this object alone, and the others go on
         return Planned(source, error=bug(exc))
-
-
-def bug(exc: Exception) -> str:
-    """What is said of one object wbmigrate failed on (the others go on)."""
-    return f"wbmigrate failed on it ({type(exc).__name__}); please report it"
 
 
 def plan_each(

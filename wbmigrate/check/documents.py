@@ -41,6 +41,7 @@ from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.yaml import apply
+from wbmigrate.errors import bug
 
 __all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
 
@@ -99,7 +100,7 @@ def _guarded(label: str, text: str, place: Places, check: Callable[[], Checked])
     except RecursionError:
         return parse_error(label, text, 0, "nested too deeply to read", place)
     except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
-        message = f"wbmigrate failed on this file ({type(exc).__name__}: {exc}); please report it"
+        message = bug(exc, "this file", text=True)
         checked = Checked([Lines(text).finding(label, 0, 0, Rule.INTERNAL_ERROR, message)])
     checked.place = place
     return checked

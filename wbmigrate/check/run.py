@@ -19,6 +19,7 @@ from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, app
 from wbmigrate.check.places import of_file
 from wbmigrate.check.residual import residual
 from wbmigrate.check.targets import Targets
+from wbmigrate.errors import bug
 from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import too_big
 
@@ -171,7 +172,7 @@ def check_file(
     except RecursionError:
         return _error(label, "nested too deeply to read")
     except Exception as exc:  # a bug: said once for this file, and the run goes on
-        message = f"wbmigrate failed on this file ({type(exc).__name__}: {exc}); please report it"
+        message = bug(exc, "this file", text=True)
         return FileReport(label, (Lines("").finding(label, 0, 0, Rule.INTERNAL_ERROR, message),))
 
 

@@ -35,6 +35,7 @@ from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import placed
 from wbmigrate.check.toml_keys import Scan
 from wbmigrate.edit.located_yaml import load_located_all
+from wbmigrate.errors import bug
 from wbmigrate.rewrite import too_big
 
 # prime-rl's entry points and the config model each loads (`[project.scripts]`; the classes its
@@ -456,9 +457,7 @@ class Validation:
         try:
             text, outcome = validate_file(path, self.schema, self.renames)
         except Exception as exc:  # a bug of ours: said for this file, and the run goes on
-            message = (
-                f"--validate failed on this file ({type(exc).__name__}: {exc}); please report it"
-            )
+            message = bug(exc, "this file", "--validate", text=True)
             finding = Lines("").finding(path.as_posix(), 0, 0, Rule.INTERNAL_ERROR, message)
             text, outcome = "", Outcome(path.as_posix(), "not validated", findings=(finding,))
         self.outcomes.append(outcome)

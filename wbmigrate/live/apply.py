@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.model import Options, Rewrite
-from wbmigrate.errors import WbmigrateError
+from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.backup import digest
 from wbmigrate.live.batches import apply_all
 from wbmigrate.live.client import Client
@@ -50,7 +50,7 @@ from wbmigrate.live.outcomes import (
     verdict,
 )
 from wbmigrate.live.restore import Restorable
-from wbmigrate.plan import Planned, bug
+from wbmigrate.plan import Planned
 
 if TYPE_CHECKING:  # the engine and the mapping load when the first object is planned
     from wbmigrate.mapping import Migration

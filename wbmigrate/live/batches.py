@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from queue import Empty, Queue
 from typing import Any
 
-from wbmigrate.errors import WbmigrateError
+from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import BATCH, Fresh, LiveObject, Reader, write
 from wbmigrate.live.outcomes import (
@@ -39,7 +39,6 @@ from wbmigrate.live.outcomes import (
     to_send,
     verdict,
 )
-from wbmigrate.plan import bug
 
 Item = tuple[int, Job]  # a job, and its place in the work
 Checked = tuple[int, Job, Outcome | str]  # a job, and what to send or why nothing is
