@@ -1,45 +1,28 @@
 """wbmigrate: migrate W&B reports, workspaces and alerts when their metrics are renamed.
 
-The library's names load the mapping code when first used (PEP 562), so that the command line
-starts without it: a live plan sends its first request before the mapping is read.
+The library's entry point, `find_mapping`, loads the mapping code when first used (PEP 562),
+so that the command line starts without it: a live plan sends its first request before the
+mapping is read.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from wbmigrate.errors import WbmigrateError
+
 if TYPE_CHECKING:
-    from wbmigrate.errors import WbmigrateError
-    from wbmigrate.mapping import (
-        Action,
-        Mapping,
-        MappingError,
-        Migration,
-        Resolution,
-        find_mapping,
-        load_mapping,
-    )
+    from wbmigrate.mapping.load import find_mapping
 
 __version__ = "0.1.0"  # the package's version (pyproject reads it from here)
 
-__all__ = [
-    "Action",
-    "Mapping",
-    "MappingError",
-    "Migration",
-    "Resolution",
-    "WbmigrateError",
-    "__version__",
-    "find_mapping",
-    "load_mapping",
-]
+__all__ = ["WbmigrateError", "__version__", "find_mapping"]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
+    if name != "find_mapping":
         raise AttributeError(f"module 'wbmigrate' has no attribute {name!r}")
-    module = "wbmigrate.errors" if name == "WbmigrateError" else "wbmigrate.mapping"
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    from wbmigrate.mapping.load import find_mapping
+
+    globals()[name] = find_mapping
+    return find_mapping

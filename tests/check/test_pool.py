@@ -13,13 +13,12 @@ import sys
 import pytest
 from helpers import FIXTURES
 
-from wbmigrate import parallel
+from wbmigrate import find_mapping, parallel
 from wbmigrate.check import run as run_module
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.run import MODULES, SUFFIXES, check_paths
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.mapping import find_mapping
 
 MIGRATION = find_mapping("prime-rl").migration()
 TREES = [FIXTURES / "demo-repo", FIXTURES / "check-cases", FIXTURES / "operator-repo"]

@@ -9,7 +9,8 @@ import textwrap
 import pytest
 from helpers import FIXTURES
 
-from wbmigrate.mapping import MappingError, Severity, find_mapping, load_mapping
+from wbmigrate.mapping import MappingError, Severity
+from wbmigrate.mapping.load import find_mapping, load_mapping
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.report import mapping_table
 

@@ -7,13 +7,8 @@ import dataclasses
 import pytest
 from helpers import FIXTURES
 
-from wbmigrate.mapping import (
-    Action,
-    MappingError,
-    UnknownVersionError,
-    find_mapping,
-    load_mapping,
-)
+from wbmigrate.mapping import Action, MappingError, UnknownVersionError
+from wbmigrate.mapping.load import find_mapping, load_mapping
 from wbmigrate.mapping.parse import parse_mapping
 
 PRIME_RL_RENAMES = {

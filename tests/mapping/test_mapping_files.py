@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, REPO
 
-from wbmigrate.mapping import MappingError, Severity, bundled_dir, bundled_ids, load_mapping
+from wbmigrate.mapping import MappingError, Severity
+from wbmigrate.mapping.load import bundled_dir, bundled_ids, load_mapping
 
 EXPECT = re.compile(r"# expect-(error|warning): ([a-z-]+) at line (\d+)")
 INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))

@@ -18,9 +18,9 @@ import yaml
 from helpers import FIXTURES
 
 import wbmigrate.mapping.compose as compose_module
-from wbmigrate.mapping import MappingError, Removal, Step, find_mapping
+from wbmigrate.mapping import MappingError, Removal, Step, part_cover
 from wbmigrate.mapping.compose import compose
-from wbmigrate.mapping.model import part_cover
+from wbmigrate.mapping.load import find_mapping
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.rewrite import rewrite
 
@@ -121,7 +121,7 @@ def test_planning_grows_linearly_with_the_mapping(per_step):
 
 
 def test_anchor_candidates_grow_linearly_with_a_name():
-    from wbmigrate.mapping.model import RUN_WORDS, name_parts
+    from wbmigrate.mapping import RUN_WORDS, name_parts
 
     assert {"off_policy", "off_policy_level_max", "dispatcher"} <= name_parts(
         "dispatcher/off_policy_level_max"

@@ -207,7 +207,7 @@ def migration_setup(
     """The migration and options the migration options give. The mapping is read here, not
     when the command starts: a live plan's first requests go out before it (see plan_live)."""
     from wbmigrate.engine.model import Mode, Options
-    from wbmigrate.mapping import find_mapping
+    from wbmigrate.mapping.load import find_mapping
 
     mapping = find_mapping(mapping_ref)
     warn(mapping.warnings)

@@ -42,7 +42,7 @@ from wbmigrate.live.planners import planning
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
 from wbmigrate.live.project import AfterCensus, Census
 from wbmigrate.live.restore import load_backup
-from wbmigrate.mapping import find_mapping
+from wbmigrate.mapping.load import find_mapping
 from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
 

@@ -8,7 +8,8 @@ import click
 
 from wbmigrate.cli.base import CONTEXT, Group, examples, finish, warn
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.mapping import MappingError, bundled_ids, find_mapping, load_mapping
+from wbmigrate.mapping import MappingError
+from wbmigrate.mapping.load import bundled_ids, find_mapping, load_mapping
 from wbmigrate.report import mapping_table
 
 

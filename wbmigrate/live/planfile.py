@@ -36,7 +36,8 @@ from wbmigrate.plan import (
 from wbmigrate.safe_write import SafeFile
 
 if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
-    from wbmigrate.mapping import Mapping, Migration
+    from wbmigrate.mapping import Migration
+    from wbmigrate.mapping.file import Mapping
 
 FORMAT = "wbmigrate-plan/1"
 

@@ -1,115 +1,299 @@
-"""Versioned mapping files: load, validate, compose, resolve whole metric names.
+"""Versioned mapping files, as data: steps of metric renames, removals and config-key renames.
 
-The file format's names (`Mapping`, `parse_mapping`, `FORMAT_VERSION`) load on first use: a
-planning worker, sent a `Migration`, needs the model alone, not the YAML reader.
+Everything here is frozen. A `Migration` is a mapping composed over a range of its steps (see
+`compose`), which is what the rewrite engine and `check` consume; `Fate` is what it does to
+one name. The file itself is a `Mapping` (`mapping.file`), read and validated by
+`mapping.parse`, found by id or path by `mapping.load`. Importing this loads no YAML reader.
 """
 
 from __future__ import annotations
 
-import importlib
-from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import datetime as dt
+import enum
+import heapq
+import re
+from collections.abc import Iterable
+from collections.abc import Mapping as MappingABC
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.mapping.model import (
-    Action,
-    ConfigRename,
-    Fate,
-    MappingError,
-    Migration,
-    Problem,
-    Removal,
-    Resolution,
-    Severity,
-    Step,
-    UnknownVersionError,
-)
-
-if TYPE_CHECKING:
-    from wbmigrate.mapping.file import Mapping
-    from wbmigrate.mapping.parse import FORMAT_VERSION, parse_mapping
-
-_ON_FIRST_USE = {
-    "Mapping": "wbmigrate.mapping.file",
-    "FORMAT_VERSION": "wbmigrate.mapping.parse",
-    "parse_mapping": "wbmigrate.mapping.parse",
-}
-
-__all__ = [
-    "FORMAT_VERSION",
-    "Action",
-    "ConfigRename",
-    "Fate",
-    "Mapping",
-    "MappingError",
-    "Migration",
-    "Problem",
-    "Removal",
-    "Resolution",
-    "Severity",
-    "Step",
-    "UnknownVersionError",
-    "bundled_dir",
-    "bundled_ids",
-    "find_mapping",
-    "load_mapping",
-    "parse_mapping",
-]
-
-DEFAULT_MAPPING = "prime-rl"
+from wbmigrate.names import mention_pattern
 
 
-def __getattr__(name: str) -> Any:
-    module = _ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
 
 
-def load_mapping(path: str | Path) -> Mapping:
-    """Load and validate one mapping file; raise MappingError with every located error."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise WbmigrateError(f"cannot read mapping {path}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise MappingError(
-            [Problem(str(path), 1, "encoding", "mapping is not UTF-8 text")]
-        ) from None
-    from wbmigrate.mapping.parse import parse_mapping
+@dataclass(frozen=True)
+class Problem:
+    """One finding of mapping validation, located at a line of the mapping file."""
 
-    return parse_mapping(text, str(path))
+    file: str
+    line: int
+    code: str  # a stable rule name, e.g. "cycle" or "unknown-field"
+    message: str
+    severity: Severity = Severity.ERROR
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message} [{self.code}]"
 
 
-def bundled_dir() -> Path:
-    """The folder of mappings shipped with wbmigrate.
+@dataclass(frozen=True)
+class Removal:
+    """A metric that is no longer logged."""
 
-    An installed wheel carries them inside the package; a source checkout (or an editable
-    install) has them at the repository root.
-    """
-    packaged = Path(str(resources.files("wbmigrate"))) / "data" / "mappings"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "mappings"
+    reason: str
+    equivalent: str | None = None  # a key that now carries the same values, if any
 
 
-def bundled_ids() -> list[str]:
-    return sorted(path.stem for path in bundled_dir().glob("*.yaml"))
+@dataclass(frozen=True)
+class ConfigRename:
+    """A renamed config key, in every form a user writes it."""
+
+    old: str  # dotted config path, e.g. orchestrator.max_off_policy_steps
+    new: str
+    toml: MappingABC[str, str] = field(default_factory=dict)  # dotted TOML key: old -> new
+    cli: MappingABC[str, str] = field(default_factory=dict)  # command-line flag: old -> new
 
 
-def find_mapping(id_or_path: str | Path) -> Mapping:
-    """A bundled mapping by id, or a mapping file by path."""
-    as_path = Path(id_or_path)
-    if as_path.is_file():
-        return load_mapping(as_path)
-    if str(id_or_path) in bundled_ids():
-        return load_mapping(bundled_dir() / f"{id_or_path}.yaml")
-    known = ", ".join(bundled_ids()) or "none"
-    raise WbmigrateError(
-        f"unknown mapping {str(id_or_path)!r}: not a file, and not a bundled mapping "
-        f"(bundled: {known})"
-    )
+@dataclass(frozen=True)
+class Step:
+    """One versioned change of the upstream project, e.g. one merged pull request."""
+
+    version: str
+    date: dt.date
+    source: str  # link to the pull request or release that made the change
+    summary: str
+    renamed: MappingABC[str, str]  # metric: old -> new, in file order
+    removed: MappingABC[str, Removal]
+    config: tuple[ConfigRename, ...]
+    annotation: str  # text of the migration-boundary note added to migrated views
+
+    @property
+    def pull(self) -> str | None:
+        """`#4253` when the source is a pull-request link."""
+        head, sep, tail = self.source.rstrip("/").rpartition("/pull/")
+        return f"#{tail}" if sep and head and tail.isdigit() else None
+
+    @property
+    def label(self) -> str:
+        return f"{self.version} ({self.pull})" if self.pull else self.version
+
+
+class Action(enum.Enum):
+    RENAMED = "renamed"
+    REMOVED = "removed"
+    UNTOUCHED = "untouched"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a migration does to one whole metric name."""
+
+    name: str
+    action: Action
+    new: str | None = None  # RENAMED: the name it has after the last step
+    removal: Removal | None = None  # REMOVED: why, and the equivalent key if any
+    chain: tuple[str, ...] = ()  # every name it had, oldest first (ends with `new` if renamed)
+    versions: tuple[str, ...] = ()  # the steps that changed it
+
+    @property
+    def equivalent(self) -> str | None:
+        return self.removal.equivalent if self.removal else None
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What becomes of one whole metric name, as the engine and `check` act on it: shown as
+    `new` from now on, or gone (`new` is None)."""
+
+    old: str
+    new: str | None
+    removed: bool  # no longer logged (when `new` is set, it is the removed key's equivalent)
+    reason: str = ""  # why it was removed
+    version: str = ""  # the step that decided it
+
+
+@dataclass(frozen=True)
+class Migration:
+    """A mapping composed from one step to another: every old name resolved in one lookup."""
+
+    mapping_id: str
+    steps: tuple[Step, ...]
+    metrics: MappingABC[str, Resolution]  # only names the steps rename or remove
+    config: tuple[ConfigRename, ...]
+    irreversible: MappingABC[str, tuple[str, ...]]  # new name -> the old names merged into it
+    # The mapping's `distinct:` groups, each as its members, each member as every name it has had
+    # in any step of the mapping (not only this range's): series never to be merged into one.
+    distinct_members: tuple[tuple[frozenset[str], ...], ...] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Its fields alone (sent to the live plan's workers): the derived name sets are built
+        again where it arrives, and the one here may be building them on another thread."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def start(self) -> Step:
+        return self.steps[0]
+
+    @property
+    def end(self) -> Step:
+        return self.steps[-1]
+
+    def resolve(self, name: str) -> Resolution:
+        """Resolve a whole metric name; anything not named by the mapping is untouched."""
+        found = self.metrics.get(name)
+        return found if found is not None else Resolution(name, Action.UNTOUCHED)
+
+    def fate(self, name: str) -> Fate | None:
+        """What becomes of `name`; None when the migration leaves it alone."""
+        known = self._fates.get(name)
+        if known is None and (resolution := self.metrics.get(name)) is not None:
+            known = self._fates[name] = _fate(name, resolution)
+        return known
+
+    @cached_property
+    def _fates(self) -> dict[str, Fate]:
+        """Each fate asked for, built once: the walk asks again for every key it meets."""
+        return {}
+
+    # Derived name sets, built once per Migration: the walk asks for them for every object and
+    # field, and rebuilding them there made planning quadratic in the size of the mapping.
+
+    @cached_property
+    def old_names(self) -> frozenset[str]:
+        return frozenset(self.metrics)
+
+    @cached_property
+    def new_names(self) -> frozenset[str]:
+        """Names the migration writes: rename targets and the equivalents of removed keys."""
+        names = {r.new for r in self.metrics.values() if r.new}
+        names |= {r.equivalent for r in self.metrics.values() if r.equivalent}
+        return frozenset(names)
+
+    @cached_property
+    def known_names(self) -> frozenset[str]:
+        """Every name the mapping speaks of, old or new (what a regex is judged against)."""
+        return self.old_names | self.new_names
+
+    @cached_property
+    def mention(self) -> re.Pattern[str] | None:
+        """Whole-name mentions of any old name in free text (`names.mention_pattern`)."""
+        return mention_pattern(self.old_names)
+
+    @cached_property
+    def anchors(self) -> tuple[str, ...]:
+        """Substrings of which every old name holds one: text without any cannot need a change."""
+        return part_cover(self.metrics)
+
+    @cached_property
+    def anchor_bytes(self) -> tuple[bytes, ...]:
+        return tuple(anchor.encode() for anchor in self.anchors)
+
+    @cached_property
+    def distinct(self) -> tuple[frozenset[str], ...]:
+        """Each `distinct:` group as one set: every name, old or new, of any of its members."""
+        return tuple(frozenset[str]().union(*group) for group in self.distinct_members)
+
+    def distinct_partners(self, name: str) -> tuple[frozenset[str], ...]:
+        """The metrics whose series `name`'s must stay apart from, each as every name it has
+        had (old or new); empty when `name` is in no distinct group."""
+        return self._partners.get(name, ())
+
+    @cached_property
+    def _partners(self) -> MappingABC[str, tuple[frozenset[str], ...]]:
+        partners: dict[str, dict[frozenset[str], None]] = {}
+        for group in self.distinct_members:
+            for member in group:
+                others = dict.fromkeys(other for other in group if other != member)
+                for name in member:
+                    partners.setdefault(name, {}).update(others)
+        return {name: tuple(others) for name, others in partners.items()}
+
+
+_PARTS = re.compile(r"[^/.]+")  # a name's parts: between `/` and `.`
+_WORDS = re.compile(r"[^_-]+")  # a part's words: between `_` and `-`
+RUN_WORDS = 4  # the longest run of words tried as an anchor, short of the whole part
+MIN_ANCHOR = 3  # a shorter run of words would be found in too much text to skip any
+
+
+def name_parts(name: str) -> set[str]:
+    """Substrings of `name` that may anchor it: each of its parts (split at `/` and `.`), and
+    each run of up to `RUN_WORDS` words of a part (split at `_` and `-`), so `off_policy` can
+    anchor `dispatcher/off_policy_level_max` too. At most `4 x words` per part."""
+    found = set()
+    for part in _PARTS.findall(name.strip("-")):
+        found.add(part)
+        words = [(m.start(), m.end()) for m in _WORDS.finditer(part)]
+        for i, (start, _) in enumerate(words):
+            for _, end in words[i : i + RUN_WORDS]:
+                if end - start >= MIN_ANCHOR:
+                    found.add(part[start:end])
+    return found
+
+
+def part_cover(names: Iterable[str]) -> tuple[str, ...]:
+    """A small set of substrings such that every name contains one: greedy set cover over the
+    names' own parts and runs of words (`name_parts`), most names first, then the longer
+    substring, then alphabetical order.
+
+    Near-linear in the total number of parts (a heap with lazy counts), where testing every part
+    against every name was cubic and took minutes for 10,000 names. A name without parts is
+    its own anchor."""
+    parts_of = {name: name_parts(name) for name in names}
+    holders: dict[str, list[str]] = {}
+    for name, parts in parts_of.items():
+        for part in parts:
+            holders.setdefault(part, []).append(name)
+    count = {part: len(held) for part, held in holders.items()}
+    heap = [(-n, -len(part), part) for part, n in count.items()]
+    heapq.heapify(heap)
+    covered: set[str] = set()
+    chosen: list[str] = []
+    while heap:
+        negative, _, part = heapq.heappop(heap)
+        if count[part] == 0:
+            continue
+        if -negative != count[part]:  # stale: its names were partly covered since
+            heapq.heappush(heap, (-count[part], -len(part), part))
+            continue
+        chosen.append(part)
+        for name in holders[part]:
+            if name not in covered:
+                covered.add(name)
+                for other in parts_of[name]:
+                    count[other] -= 1
+    return tuple(chosen + sorted(name for name, parts in parts_of.items() if not parts))
+
+
+def _fate(name: str, resolution: Resolution) -> Fate:
+    version = resolution.versions[-1]
+    if resolution.action is Action.RENAMED:
+        return Fate(name, resolution.new, False, version=version)
+    assert resolution.removal is not None
+    return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def frozen_dict(items: dict[K, V]) -> MappingABC[K, V]:
+    """A read-only view, so frozen dataclasses stay frozen all the way down."""
+    return MappingProxyType(items)
+
+
+class MappingError(WbmigrateError):
+    """A mapping file that cannot be used; `problems` holds every error found, each located."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class UnknownVersionError(WbmigrateError):
+    """A --from/--to version the mapping does not have."""

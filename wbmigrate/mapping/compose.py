@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from collections.abc import Mapping as MappingABC
 from dataclasses import replace
 
-from wbmigrate.mapping.model import (
+from wbmigrate.mapping import (
     Action,
     ConfigRename,
     Migration,

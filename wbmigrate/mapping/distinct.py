@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from wbmigrate.edit.located_yaml import Path as YamlPath
+from wbmigrate.mapping import Severity, Step
 from wbmigrate.mapping.compose import compose
-from wbmigrate.mapping.model import Severity, Step
 
 Groups = tuple[tuple[str, ...], ...]  # as the file lists them
 Finding = tuple[YamlPath, str, str, Severity]

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from wbmigrate.mapping import Migration, Problem, Resolution, Step, UnknownVersionError
 from wbmigrate.mapping.compose import compose
 from wbmigrate.mapping.distinct import Groups, expand
-from wbmigrate.mapping.model import Migration, Problem, Resolution, Step, UnknownVersionError
 
 
 @dataclass(frozen=True)

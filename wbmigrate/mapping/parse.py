@@ -19,8 +19,7 @@ import yaml
 
 from wbmigrate.edit.located_yaml import Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping.file import Mapping
-from wbmigrate.mapping.model import (
+from wbmigrate.mapping import (
     ConfigRename,
     MappingError,
     Problem,
@@ -29,6 +28,7 @@ from wbmigrate.mapping.model import (
     Step,
     frozen_dict,
 )
+from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.rules import check as check_rules
 
 FORMAT_VERSION = 1  # the newest mapping format this release reads

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
+from wbmigrate.mapping import Problem, Resolution, Severity, Step
 from wbmigrate.mapping.compose import Composer, many_to_one
 from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
-from wbmigrate.mapping.model import Problem, Resolution, Severity, Step
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wbmigrate.mapping import Action, Mapping, Migration, Resolution
+from wbmigrate.mapping import Action, Migration, Resolution
+from wbmigrate.mapping.file import Mapping
 
 
 def to_json(mapping: Mapping, migration: Migration) -> str:

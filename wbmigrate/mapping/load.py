@@ -1,0 +1,61 @@
+"""Mapping files by id or path: the bundled ones, and one file read and validated."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wbmigrate.errors import WbmigrateError
+from wbmigrate.mapping import MappingError, Problem
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping.file import Mapping
+
+
+def load_mapping(path: str | Path) -> Mapping:
+    """Load and validate one mapping file; raise MappingError with every located error."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise WbmigrateError(f"cannot read mapping {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MappingError(
+            [Problem(str(path), 1, "encoding", "mapping is not UTF-8 text")]
+        ) from None
+    from wbmigrate.mapping.parse import parse_mapping
+
+    return parse_mapping(text, str(path))
+
+
+def bundled_dir() -> Path:
+    """The folder of mappings shipped with wbmigrate.
+
+    An installed wheel carries them inside the package; a source checkout (or an editable
+    install) has them at the repository root.
+    """
+    packaged = Path(str(resources.files("wbmigrate"))) / "data" / "mappings"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "mappings"
+
+
+def bundled_ids() -> list[str]:
+    return sorted(path.stem for path in bundled_dir().glob("*.yaml"))
+
+
+def find_mapping(id_or_path: str | Path) -> Mapping:
+    """A bundled mapping by id, or a mapping file by path."""
+    as_path = Path(id_or_path)
+    if as_path.is_file():
+        return load_mapping(as_path)
+    if str(id_or_path) in bundled_ids():
+        return load_mapping(bundled_dir() / f"{id_or_path}.yaml")
+    known = ", ".join(bundled_ids()) or "none"
+    raise WbmigrateError(
+        f"unknown mapping {str(id_or_path)!r}: not a file, and not a bundled mapping "
+        f"(bundled: {known})"
+    )
