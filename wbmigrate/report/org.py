@@ -62,7 +62,7 @@ def _upgraded(history: History | None) -> str:
     return "yes" if history.upgraded else "no"
 
 
-def boundary(history: History | None, problem: str | None = None) -> str:
+def boundary(history: History | None, problem: str | None) -> str:
     """A project's boundary in a table cell."""
     if history is None:
         return "runs not read" if problem is None else "runs not readable"

@@ -34,6 +34,7 @@ SYMBOLS = {
 }
 NOTE_SYMBOLS = {NoteKind.WARNING: "!", NoteKind.REVIEW: "?", NoteKind.INFO: "i"}
 LEGEND = "~ renamed  + added beside the old key  - removed  x disabled  * note  ! warning  ? review"
+BRIEF = 72  # the widest old or new value a change line shows, "…" ending a longer one
 
 
 def _shown_notes(planned: Planned, verbose: bool) -> list[Note]:
@@ -67,12 +68,12 @@ def describe(change: Change) -> str:
     return f"{old} -> {new}"
 
 
-def _brief(value: Any, width: int = 72) -> str:
+def _brief(value: Any) -> str:
     if isinstance(value, dict):
         return "the whole panel" if "viewType" in value else "an object"
     text = value if isinstance(value, str) else json.dumps(value)
     text = text.replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return text if len(text) <= BRIEF else text[: BRIEF - 1] + "…"
 
 
 # --- text -------------------------------------------------------------------------------------
