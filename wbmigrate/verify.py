@@ -77,6 +77,21 @@ class Verified:
     alerts: tuple[str, ...] = field(default=(), compare=False)  # the metrics its alert watches
 
 
+@dataclass(frozen=True)
+class Verification:
+    """One `verify` run: every object verified, what does not hold, and against what."""
+
+    target: str
+    verified: list[Verified]
+    found: list[Finding]
+    baseline: str  # where the originals came from, or "" without --baseline
+    files: bool  # a folder or file of specs (else live projects)
+
+    @property
+    def holds(self) -> bool:
+        return not self.found and not any(v.error for v in self.verified)
+
+
 # Panels of an original, for --baseline: per panel (its `__id__`, else its pointer), the
 # metric names it showed, in the newest names.
 Panels = dict[str, frozenset[str]]
@@ -97,21 +112,22 @@ def verify_one(
     spec = result.original
     if result.kind == "automation":
         watched = tuple(alert_metrics(spec))
-        found += _unlogged(result, source, migration, options, [((), "metric", watched)])
+        found += _unlogged(result, source, migration, options, [Place((), "metric", "", watched)])
         return Verified(source, result.title, tuple(found), alerts=watched)
     panels = list(_panels(spec))
     found += _split(result, source, migration, panels, baseline)
-    shown = [(path, label, keys) for path, label, _, keys, _ in panels]
-    found += _unlogged(result, source, migration, options, shown)
+    found += _unlogged(result, source, migration, options, panels)
     return Verified(source, result.title, tuple(found))
+
+
+def findings(verified: Iterable[Verified], extra: Iterable[Finding]) -> list[Finding]:
+    """Every object's findings, then `extra` (about several objects, or about files)."""
+    return [f for v in verified for f in v.findings] + list(extra)
 
 
 def baseline_panels(spec: Any, migration: Migration) -> Panels:
     """The panels of an original spec, for comparing with its migrated form."""
-    return {
-        ident: frozenset(newest(migration, k) for k in keys)
-        for _, _, ident, keys, _ in _panels(spec)
-    }
+    return {p.identity: frozenset(newest(migration, k) for k in p.keys) for p in _panels(spec)}
 
 
 def newest(migration: Migration, name: str) -> str:
@@ -164,12 +180,19 @@ def _left(change: Change) -> str:
 # --- the split ----------------------------------------------------------------------------
 
 
-PanelInfo = tuple[tuple[str | int, ...], str, str, list[str], list[str]]
+@dataclass(frozen=True)
+class Place:
+    """A place in a spec that shows metric keys: a panel, or an alert's metric."""
+
+    path: tuple[str | int, ...]
+    label: str
+    identity: str  # a panel's `__id__`, else its pointer: how a baseline finds it
+    keys: tuple[str, ...]  # the metric names it shows
+    listed: tuple[str, ...] = ()  # its `metrics` list: a repeat is two series merged (an
+    # expression may repeat a series)
 
 
-def _panels(spec: Any) -> Iterator[PanelInfo]:
-    """(path, label, identity, metric names shown, names of its `metrics` list) of every
-    panel; a repeat in the list is two series merged (an expression may repeat a series)."""
+def _panels(spec: Any) -> Iterator[Place]:
     for path, panel in find_panels(spec):
         index = path[-1] if path and isinstance(path[-1], int) else 0
         ident = panel.get("__id__")
@@ -178,7 +201,9 @@ def _panels(spec: Any) -> Iterator[PanelInfo]:
         listed = (
             [a.name for m in metrics if (a := accessor(m))] if isinstance(metrics, list) else []
         )
-        yield path, panel_label(panel, index), identity, series_of(panel), listed
+        yield Place(
+            path, panel_label(panel, index), identity, tuple(series_of(panel)), tuple(listed)
+        )
 
 
 def _groups(migration: Migration) -> list[frozenset[str]]:
@@ -190,21 +215,22 @@ def _split(
     result: Rewrite,
     source: Source,
     migration: Migration,
-    panels: list[PanelInfo],
+    panels: list[Place],
     baseline: Panels | None,
 ) -> Iterator[Finding]:
     groups = _groups(migration)
     targets = old_and_new(migration)[1]
-    for path, label, identity, keys, listed in panels:
-        before = (baseline or {}).get(identity) or (baseline or {}).get(pointer(path))
-        message = _merged(targets, listed) or _lost(migration, groups, keys, before)
+    for p in panels:
+        before = (baseline or {}).get(p.identity) or (baseline or {}).get(pointer(p.path))
+        message = _merged(targets, p.listed) or _lost(migration, groups, p.keys, before)
         if message:
+            where = (p.label,)
             yield Finding(
-                Check.SPLIT_LOST, result.title, source.origin, (label,), pointer(path), message
+                Check.SPLIT_LOST, result.title, source.origin, where, pointer(p.path), message
             )
 
 
-def _merged(targets: frozenset[str], keys: list[str]) -> str | None:
+def _merged(targets: frozenset[str], keys: tuple[str, ...]) -> str | None:
     """Keys a rename leads to, listed twice. Another key listed twice was so before any
     migration (a dashboard's own choice), and is none of verify's business."""
     twice = sorted(k for k, n in Counter(keys).items() if n > 1 and k in targets)
@@ -219,7 +245,7 @@ def _merged(targets: frozenset[str], keys: list[str]) -> str | None:
 def _lost(
     migration: Migration,
     groups: list[frozenset[str]],
-    keys: list[str],
+    keys: tuple[str, ...],
     before: frozenset[str] | None,
 ) -> str | None:
     if before is None:
@@ -265,7 +291,7 @@ def _unlogged(
     source: Source,
     migration: Migration,
     options: Options,
-    places: Iterable[tuple[tuple[str | int, ...], str, Iterable[str]]],
+    places: Iterable[Place],
 ) -> Iterator[Finding]:
     """Keys the migration points to (new names) that no run logged; old names left are the
     first check's, and other keys are not the migration's business."""
@@ -274,15 +300,15 @@ def _unlogged(
         return
     new = migration.known_names - migration.old_names
     effect = "the alert cannot fire" if result.kind == "automation" else "it shows nothing"
-    for path, label, keys in places:
-        names = {a.name for k in keys if (a := accessor(k)) is not None}
+    for place in places:
+        names = {a.name for k in place.keys if (a := accessor(k)) is not None}
         for name in sorted(names & new):
             if not history.logged(name):
                 yield Finding(
                     Check.UNLOGGED_KEY,
                     result.title,
                     source.origin,
-                    (label,),
-                    pointer(path),
+                    (place.label,),
+                    pointer(place.path),
                     f"no run has logged {name} ({history.scope}): {effect}",
                 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from wbmigrate.report import verify as report
-from wbmigrate.verify import Check, Finding
+from wbmigrate.verify import Check, Finding, Verification
 
 
 def found(count: int, check: Check = Check.SPLIT_LOST) -> list[Finding]:
@@ -16,7 +16,8 @@ def found(count: int, check: Check = Check.SPLIT_LOST) -> list[Finding]:
 
 
 def test_github_caps_annotations_per_level_as_check_does():
-    lines = report.to_github(found(12) + found(2, Check.UNLOGGED_KEY), files=True).splitlines()
+    run = Verification("t/p", [], found(12) + found(2, Check.UNLOGGED_KEY), "", files=True)
+    lines = report.to_github(run).splitlines()
     assert sum(line.startswith("::error file=r") for line in lines) == 10
     assert sum(line.startswith("::warning file=r") for line in lines) == 2
     assert lines[-1] == (
@@ -26,12 +27,13 @@ def test_github_caps_annotations_per_level_as_check_does():
 
 
 def test_github_of_live_objects_names_no_file():
-    (line,) = report.to_github(found(1), files=False).splitlines()
+    (line,) = report.to_github(Verification("t/p", [], found(1), "", files=False)).splitlines()
     assert line == ('::error title=wbmigrate verify split-lost::report "R0" › panel: merged')
 
 
 def test_sarif_locates_live_objects_logically_and_files_physically():
-    (result,) = json.loads(report.to_sarif("t/p", found(1), files=True))["runs"][0]["results"]
+    run = Verification("t/p", [], found(1), "", files=True)
+    (result,) = json.loads(report.to_sarif(run))["runs"][0]["results"]
     assert result["ruleId"] == "split-lost"
     assert result["locations"] == [
         {

@@ -41,9 +41,17 @@ from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Source
 from wbmigrate.report import verify as verify_report
-from wbmigrate.verify import Check, Finding, Verified, split_of_alerts, verify_one
+from wbmigrate.verify import (
+    Check,
+    Finding,
+    Verification,
+    Verified,
+    findings,
+    split_of_alerts,
+    verify_one,
+)
 
-FORMATS = click.Choice(["text", "markdown", "json", "sarif", "github"])
+FORMATS = click.Choice(list(verify_report.RENDERERS))
 
 
 @click.command(
@@ -93,20 +101,18 @@ def verify(
     """
     migration, options = migration_setup(**setup)
     base = _baseline(baseline, migration)
-    if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
+    files = len(targets) == 1 and bool(targets[0]) and Path(targets[0]).exists()
+    if files:
         target = targets[0]
-        sources = read_sources(Path(target), ())
-        verified = [verify_one(s, migration, options) for s in sources]
-        found = verify_report.findings(verified, _configs(Path(target), migration, options))
+        verified = [verify_one(s, migration, options) for s in read_sources(Path(target), ())]
+        found = findings(verified, _configs(Path(target), migration, options))
     else:
         target, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
-    files = len(targets) == 1 and Path(targets[0] or "-").exists()
-    click.echo(
-        _render(format_, target, verified, found, base.source if base else "", files), nl=False
-    )
+    run = Verification(target, verified, found, base.source if base else "", files)
+    click.echo(verify_report.RENDERERS[format_](run), nl=False)
     if format_ in ("sarif", "github", "json"):
-        status(verify_report.summary(verified, found))
-    finish(failed=bool(found) or any(v.error for v in verified))
+        status(verify_report.summary(run))
+    finish(failed=not run.holds)
 
 
 def _configs(target: Path, migration: Migration, options: Options) -> list[Finding]:
@@ -207,24 +213,4 @@ def _project(
     ]
     tell_found(census, project.drafts)
     alerts = split_of_alerts(done, base.alerts, migration) if base else iter(())
-    return done, verify_report.findings(done, alerts)
-
-
-def _render(
-    format_: str,
-    target: str,
-    verified: list[Verified],
-    found: list[Finding],
-    baseline: str,
-    files: bool,
-) -> str:
-    if format_ == "sarif":
-        return verify_report.to_sarif(target, found, files)
-    if format_ == "github":
-        return verify_report.to_github(found, files)
-    render = {
-        "text": verify_report.to_text,
-        "markdown": verify_report.to_markdown,
-        "json": verify_report.to_json,
-    }[format_]
-    return render(target, verified, found, baseline)
+    return done, findings(done, alerts)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable
 from typing import Any
 
 from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
 from wbmigrate.report.words import plural, printable
-from wbmigrate.verify import LEVELS, Check, Finding, Verified
+from wbmigrate.verify import LEVELS, Check, Finding, Verification
 
 FORMAT = "wbmigrate-verify/1"
 HELP = {
@@ -22,64 +22,61 @@ HELP = {
 }
 
 
-def findings(verified: Iterable[Verified], extra: Iterable[Finding] = ()) -> list[Finding]:
-    return [f for v in verified for f in v.findings] + list(extra)
-
-
-def summary(verified: list[Verified], found: list[Finding]) -> str:
-    counts = Counter(f.check for f in found)
-    errors = sum(1 for v in verified if v.error)
-    parts = [f"{plural(len(verified), 'object')} verified"]
+def summary(run: Verification) -> str:
+    counts = Counter(f.check for f in run.found)
+    errors = sum(1 for v in run.verified if v.error)
+    parts = [f"{plural(len(run.verified), 'object')} verified"]
     parts.append(", ".join(f"{counts[c]} {c.value}" for c in Check if counts[c]) or "all hold")
     if errors:
         parts.append(f"{errors} could not be read")
     return "Verify: " + "; ".join(parts) + "."
 
 
-def to_text(target: str, verified: list[Verified], found: list[Finding], baseline: str) -> str:
-    lines = [f"Verify {target} (against {baseline or 'the current form alone'})"]
-    for item in verified:
+def to_text(run: Verification) -> str:
+    lines = [f"Verify {run.target} (against {run.baseline or 'the current form alone'})"]
+    for item in run.verified:
         if item.error:
             lines.append(f"{item.title}  ({item.source.origin})\n  error: {item.error}")
     by_object: dict[str, list[Finding]] = {}
-    for finding in found:
+    for finding in run.found:
         by_object.setdefault(f"{finding.title}  ({finding.origin})", []).append(finding)
     for heading, items in by_object.items():
         lines.append(heading)
         for f in items:
             where = " › ".join(f.where)
             lines.append(f"  {f.level:<7} {f.check.value:<13} {where}: {f.message}")
-    lines.append(summary(verified, found))
+    lines.append(summary(run))
     return "".join(printable(line) + "\n" for line in "\n".join(lines).split("\n"))
 
 
-def to_markdown(target: str, verified: list[Verified], found: list[Finding], baseline: str) -> str:
-    lines = [f"## wbmigrate verify {target}", "", summary(verified, found).removeprefix("Verify: ")]
-    if found:
+def to_markdown(run: Verification) -> str:
+    lines = [f"## wbmigrate verify {run.target}", "", summary(run).removeprefix("Verify: ")]
+    if run.found:
         lines += ["", "| Level | Check | Where | Problem |", "|---|---|---|---|"]
         lines += [
-            f"| {f.level} | `{f.check.value}` | {_md(f.label)} | {_md(f.message)} |" for f in found
+            f"| {f.level} | `{f.check.value}` | {_md(f.label)} | {_md(f.message)} |"
+            for f in run.found
         ]
-    lines += ["", f"_Compared with {baseline or 'the current form alone'}._", ""]
+    lines += ["", f"_Compared with {run.baseline or 'the current form alone'}._", ""]
     return "\n".join(lines)
 
 
-def to_json(target: str, verified: list[Verified], found: list[Finding], baseline: str) -> str:
-    counts = Counter(f.check for f in found)
+def to_json(run: Verification) -> str:
+    counts = Counter(f.check for f in run.found)
     document = {
         "format": FORMAT,
-        "target": target,
-        "baseline": baseline or None,
-        "findings": [_entry(f) for f in found],
+        "target": run.target,
+        "baseline": run.baseline or None,
+        "findings": [_entry(f) for f in run.found],
         "unreadable": [
             {"name": v.title, "origin": v.source.origin, "error": v.error}
-            for v in verified
+            for v in run.verified
             if v.error
         ],
         "summary": {
-            "objects": len(verified),
+            "objects": len(run.verified),
             **{check.value: counts[check] for check in Check},
-            "holds": not found and not any(v.error for v in verified),
+            "holds": run.holds,
         },
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -97,16 +94,17 @@ def _entry(finding: Finding) -> dict[str, Any]:
     }
 
 
-def to_sarif(target: str, found: list[Finding], files: bool) -> str:
+def to_sarif(run: Verification) -> str:
     """A file's findings at the file; a live object's at a logical location
     (`team/project › report "X" › panel "Y"`)."""
     checks = list(Check)
     results = []
-    for f in found:
+    for f in run.found:
+        name = f"{run.target} › {f.label}"
         where: dict[str, Any] = {
-            "logicalLocations": [{"fullyQualifiedName": f"{target} › {f.label}", "kind": "object"}]
+            "logicalLocations": [{"fullyQualifiedName": name, "kind": "object"}]
         }
-        if files:
+        if run.files:
             where["physicalLocation"] = {"artifactLocation": {"uri": f.origin}}
         results.append(
             sarif_result(f.check.value, checks.index(f.check), f.level, f.message, where)
@@ -114,18 +112,27 @@ def to_sarif(target: str, found: list[Finding], files: bool) -> str:
     return sarif([sarif_rule(c.value, HELP[c], LEVELS[c]) for c in checks], results, None)
 
 
-def to_github(found: list[Finding], files: bool) -> str:
+def to_github(run: Verification) -> str:
     annotations = [
         Annotation(
             f.level,
             f"wbmigrate verify {f.check.value}",
             f"{f.label}: {f.message}",
-            f.origin if files else None,
+            f.origin if run.files else None,
         )
-        for f in found
+        for f in run.found
     ]
     return "".join(line + "\n" for line in github(annotations, "verify"))
 
 
 def _md(text: str) -> str:
     return printable(text).replace("|", "\\|").replace("<", "&lt;")
+
+
+RENDERERS: dict[str, Callable[[Verification], str]] = {
+    "text": to_text,
+    "markdown": to_markdown,
+    "json": to_json,
+    "sarif": to_sarif,
+    "github": to_github,
+}
