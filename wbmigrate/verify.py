@@ -150,14 +150,8 @@ def _old_names_left(result: Rewrite, source: Source) -> Iterator[Finding]:
         if place in seen:
             continue
         seen.add(place)
-        yield Finding(
-            Check.OLD_NAME_LEFT,
-            result.title,
-            source.origin,
-            (*change.where, change.field),
-            change.pointer,
-            message,
-        )
+        where, at = (*change.where, change.field), change.pointer
+        yield Finding(Check.OLD_NAME_LEFT, result.title, source.origin, where, at, message)
 
 
 def _left(change: Change) -> str:
@@ -224,10 +218,8 @@ def _split(
         before = (baseline or {}).get(p.identity) or (baseline or {}).get(pointer(p.path))
         message = _merged(targets, p.listed) or _lost(migration, groups, p.keys, before)
         if message:
-            where = (p.label,)
-            yield Finding(
-                Check.SPLIT_LOST, result.title, source.origin, where, pointer(p.path), message
-            )
+            where, at = (p.label,), pointer(p.path)
+            yield Finding(Check.SPLIT_LOST, result.title, source.origin, where, at, message)
 
 
 def _merged(targets: frozenset[str], keys: tuple[str, ...]) -> str | None:
@@ -304,11 +296,6 @@ def _unlogged(
         names = {a.name for k in place.keys if (a := accessor(k)) is not None}
         for name in sorted(names & new):
             if not history.logged(name):
-                yield Finding(
-                    Check.UNLOGGED_KEY,
-                    result.title,
-                    source.origin,
-                    (place.label,),
-                    pointer(place.path),
-                    f"no run has logged {name} ({history.scope}): {effect}",
-                )
+                message = f"no run has logged {name} ({history.scope}): {effect}"
+                where, at = (place.label,), pointer(place.path)
+                yield Finding(Check.UNLOGGED_KEY, result.title, source.origin, where, at, message)

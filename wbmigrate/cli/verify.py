@@ -101,14 +101,15 @@ def verify(
     """
     migration, options = migration_setup(**setup)
     base = _baseline(baseline, migration)
-    files = len(targets) == 1 and bool(targets[0]) and Path(targets[0]).exists()
-    if files:
-        target = targets[0]
-        verified = [verify_one(s, migration, options) for s in read_sources(Path(target), ())]
-        found = findings(verified, _configs(Path(target), migration, options))
+    against = base.source if base else ""
+    if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
+        folder = Path(targets[0])
+        verified = [verify_one(s, migration, options) for s in read_sources(folder, ())]
+        found = findings(verified, _configs(folder, migration, options))
+        run = Verification(targets[0], verified, found, against, files=True)
     else:
-        target, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
-    run = Verification(target, verified, found, base.source if base else "", files)
+        label, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
+        run = Verification(label, verified, found, against, files=False)
     click.echo(verify_report.RENDERERS[format_](run), nl=False)
     if format_ in ("sarif", "github", "json"):
         status(verify_report.summary(run))
