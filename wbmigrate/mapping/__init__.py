@@ -43,6 +43,19 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Broken:
+    """A rule a mapping breaks, at a path of its YAML document: a `Problem` once `at` a line."""
+
+    path: tuple[str | int, ...]
+    code: str
+    message: str
+    severity: Severity = Severity.ERROR
+
+    def at(self, file: str, line: int) -> Problem:
+        return Problem(file, line, self.code, self.message, self.severity)
+
+
+@dataclass(frozen=True)
 class Removal:
     """A metric that is no longer logged."""
 

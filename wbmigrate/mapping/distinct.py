@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Severity, Step
+from wbmigrate.mapping import Broken, Severity, Step
 from wbmigrate.mapping.compose import compose
 
 Groups = tuple[tuple[str, ...], ...]  # as the file lists them
-Finding = tuple[YamlPath, str, str, Severity]
 
 
 def expand(groups: Groups, steps: tuple[Step, ...]) -> tuple[tuple[frozenset[str], ...], ...]:
@@ -23,25 +22,25 @@ def expand(groups: Groups, steps: tuple[Step, ...]) -> tuple[tuple[frozenset[str
     return tuple(tuple(series.names(name) for name in dict.fromkeys(group)) for group in groups)
 
 
-def check(groups: Groups, steps: tuple[Step, ...]) -> list[Finding]:
+def check(groups: Groups, steps: tuple[Step, ...]) -> list[Broken]:
     """Every distinct rule broken: a group too small, a member twice, a member the mapping does
     not know, two members the steps merge into one key."""
     if not groups:
         return []
     series = _Series(steps)
-    found: list[Finding] = []
+    found: list[Broken] = []
     for i, group in enumerate(groups):
         path = ("distinct", i)
         if len(group) < 2:
             listed = ", ".join(map(repr, group)) or "nothing"
             message = f"distinct group lists {listed}; name two or more metrics to keep apart"
-            found.append(_error(path, "distinct-size", message))
+            found.append(Broken(path, "distinct-size", message))
             continue
         members: dict[str, int] = {}
         for j, name in enumerate(group):
             if name in members:
                 message = f"distinct group names {name!r} twice"
-                found.append(_error((*path, j), "distinct-duplicate", message))
+                found.append(Broken((*path, j), "distinct-duplicate", message))
                 continue
             members[name] = j
             if name not in series.known:
@@ -50,15 +49,15 @@ def check(groups: Groups, steps: tuple[Step, ...]) -> list[Finding]:
     return found
 
 
-def _merges(series: _Series, members: dict[str, int], path: YamlPath) -> list[Finding]:
+def _merges(series: _Series, members: dict[str, int], path: YamlPath) -> list[Broken]:
     """Each member that lands on a key of an earlier member, reported once, at the later one."""
-    found: list[Finding] = []
+    found: list[Broken] = []
     earlier: list[str] = []
     for name, j in members.items():
         for other in earlier:
             merged = series.merged_into(other, name)
             if merged is not None:
-                found.append(_error((*path, j), "distinct-merged", _merged(other, name, merged)))
+                found.append(Broken((*path, j), "distinct-merged", _merged(other, name, merged)))
                 break
         earlier.append(name)
     return found
@@ -72,16 +71,12 @@ def _merged(first: str, second: str, key: str) -> str:
     return message if key not in (first, second) else f"{message} (one becomes the other)"
 
 
-def _error(path: YamlPath, code: str, message: str) -> Finding:
-    return (path, code, message, Severity.ERROR)
-
-
-def _unknown(path: YamlPath, name: str) -> Finding:
+def _unknown(path: YamlPath, name: str) -> Broken:
     message = (
         f"distinct metric {name!r} is not a name this mapping renames, removes or renames "
         "into; is it spelled right?"
     )
-    return (path, "distinct-unknown", message, Severity.WARNING)
+    return Broken(path, "distinct-unknown", message, Severity.WARNING)
 
 
 class _Series:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Problem, Resolution, Severity, Step
+from wbmigrate.mapping import Broken, Problem, Resolution, Severity, Step
 from wbmigrate.mapping.compose import Composer, many_to_one
 from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
@@ -30,7 +30,7 @@ class _Entry:
 
 def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
     """Every rule broken by `mapping`, located by `located` in `file`."""
-    found: list[tuple[YamlPath, str, str, Severity]] = []
+    found: Found = []
     for i, step in enumerate(mapping.steps):
         metrics = list(_metric_entries(step, i))
         found += _check_step(metrics, "metric")
@@ -41,10 +41,7 @@ def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
     found += _check_across(mapping)
     found += _check_many_to_one(mapping)
     found += check_distinct(mapping.distinct, mapping.steps)
-    return [
-        Problem(file, located.line(path), code, message, severity)
-        for path, code, message, severity in found
-    ]
+    return [broken.at(file, located.line(broken.path)) for broken in found]
 
 
 def _metric_entries(step: Step, i: int) -> Iterator[_Entry]:
@@ -64,11 +61,7 @@ def _config_tables(step: Step, i: int) -> Iterator[tuple[str, list[_Entry]]]:
     yield "config path", paths
 
 
-Found = list[tuple[YamlPath, str, str, Severity]]
-
-
-def _error(path: YamlPath, code: str, message: str) -> tuple[YamlPath, str, str, Severity]:
-    return (path, code, message, Severity.ERROR)
+Found = list[Broken]
 
 
 def _check_step(entries: list[_Entry], what: str) -> Found:
@@ -77,7 +70,7 @@ def _check_step(entries: list[_Entry], what: str) -> Found:
     for entry in entries:
         if entry.old in olds:
             found.append(
-                _error(
+                Broken(
                     entry.path,
                     "duplicate-old-key",
                     f"{what} {entry.old!r} appears twice in this step",
@@ -89,11 +82,11 @@ def _check_step(entries: list[_Entry], what: str) -> Found:
             continue
         if entry.new == entry.old:
             found.append(
-                _error(entry.path, "cycle", f"cycle: {what} {entry.old!r} is renamed to itself")
+                Broken(entry.path, "cycle", f"cycle: {what} {entry.old!r} is renamed to itself")
             )
         elif entry.new in olds and olds[entry.new].new is None:
             found.append(
-                _error(
+                Broken(
                     entry.path,
                     "rename-into-removed",
                     f"{what} {entry.old!r} is renamed to {entry.new!r}, which this "
@@ -115,9 +108,9 @@ def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Found:
         if entry.old != min(chain):  # report each cycle once
             return []
         loop = " -> ".join([*chain, entry.old])
-        return [_error(entry.path, "cycle", f"cycle: {what}s {loop} in one step")]
+        return [Broken(entry.path, "cycle", f"cycle: {what}s {loop} in one step")]
     return [
-        _error(
+        Broken(
             entry.path,
             "chain-in-step",
             f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step "
@@ -133,11 +126,11 @@ def _check_equivalents(step: Step, i: int) -> Found:
         equivalent = removal.equivalent
         if equivalent == old:
             found.append(
-                _error(path, "bad-equivalent", f"removed metric {old!r} is its own equivalent")
+                Broken(path, "bad-equivalent", f"removed metric {old!r} is its own equivalent")
             )
         elif equivalent is not None and equivalent in step.renamed:
             found.append(
-                _error(
+                Broken(
                     path,
                     "bad-equivalent",
                     f"equivalent {equivalent!r} is renamed by this same step; name "
@@ -146,7 +139,7 @@ def _check_equivalents(step: Step, i: int) -> Found:
             )
         elif equivalent in step.removed:
             found.append(
-                _error(
+                Broken(
                     path,
                     "bad-equivalent",
                     f"equivalent {equivalent!r} is removed by this same step",
@@ -161,7 +154,7 @@ def _check_versions(mapping: Mapping) -> Found:
     for i, (before, step) in enumerate(zip((None, *mapping.steps), mapping.steps, strict=False)):
         if step.version in seen:
             found.append(
-                _error(
+                Broken(
                     ("steps", i, "version"),
                     "duplicate-version",
                     f"version {step.version!r} appears twice",
@@ -170,7 +163,7 @@ def _check_versions(mapping: Mapping) -> Found:
         seen.add(step.version)
         if before is not None and step.date < before.date:
             found.append(
-                _error(
+                Broken(
                     ("steps", i, "date"),
                     "step-order",
                     f"step {step.version} ({step.date}) is dated before the step "
@@ -191,7 +184,7 @@ def _check_across(mapping: Mapping) -> Found:
             what = "config path" if entry.path[2] == "config" else "metric"
             if entry.old in retired:
                 found.append(
-                    _error(
+                    Broken(
                         entry.path,
                         "name-reused",
                         f"{what} {entry.old!r} was already renamed or removed in step "
@@ -203,7 +196,7 @@ def _check_across(mapping: Mapping) -> Found:
         for name, removal in step.removed.items():
             if removal.equivalent in retired:
                 found.append(
-                    _error(
+                    Broken(
                         ("steps", i, "metrics", "removed", name, "equivalent"),
                         "bad-equivalent",
                         f"equivalent {removal.equivalent!r} no longer exists: step "
@@ -222,13 +215,13 @@ def _config_path_entries(step: Step, i: int) -> Iterator[_Entry]:
 
 def _reintroduced(
     entry: _Entry, retired: dict[str, str], earlier: MappingABC[str, Resolution], what: str
-) -> tuple[YamlPath, str, str, Severity]:
+) -> Broken:
     assert entry.new is not None
     resolution = earlier.get(entry.new) if what == "metric" else None
     if resolution is not None and resolution.new == entry.old:
         loop = " -> ".join([*resolution.chain, entry.new])
-        return _error(entry.path, "cycle", f"cycle across steps: {loop}")
-    return _error(
+        return Broken(entry.path, "cycle", f"cycle across steps: {loop}")
+    return Broken(
         entry.path,
         "name-reused",
         f"{what} {entry.old!r} is renamed to {entry.new!r}, a name step "
@@ -241,7 +234,7 @@ def _check_many_to_one(mapping: Mapping) -> Found:
     last = _last_renames_into(mapping)
     for new, olds in many_to_one(mapping.steps).items():
         found.append(
-            (
+            Broken(
                 last[new],
                 "many-to-one",
                 f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; "
