@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from wbmigrate.cli.base import finish, interruptible, status
+from wbmigrate.cli.base import finish, status
 from wbmigrate.live.apply import Batch, failed
 from wbmigrate.report import live as live_report
 
@@ -56,6 +56,3 @@ def end_batch_with_undo(batch: Batch, results: list[Any], folder: Path) -> None:
     if batch.interrupted:
         finish(interrupted=True)
     finish(failed(results))
-
-
-__all__ = ["interruptible"]  # defined in cli.base, where commands that may not write find it

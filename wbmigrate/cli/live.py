@@ -15,11 +15,12 @@ from wbmigrate.cli.base import (
     confirm_or_refuse,
     examples,
     finish,
+    interruptible,
     migration_options,
     migration_setup,
     status,
 )
-from wbmigrate.cli.batch import end_batch, end_batch_with_undo, interruptible, shielded, stopping
+from wbmigrate.cli.batch import end_batch, end_batch_with_undo, shielded, stopping
 from wbmigrate.cli.many import apply_many, rollback_set
 from wbmigrate.cli.project import (
     DRAFTS,
