@@ -1,14 +1,15 @@
-"""The README is part of the product: its commands run, its output is real, it is complete."""
+"""The docs are part of the product: the commands of README.md and docs/*.md run, their output
+is real, and they are complete (every command, validation code and cited test)."""
 
 from __future__ import annotations
 
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 from helpers import FIXTURES, REPO, organisation
 from wandb_server import WandbServer
@@ -17,17 +18,25 @@ from wbmigrate import __version__
 from wbmigrate.cli import cli
 
 README = (REPO / "README.md").read_text()
+DOCS = REPO / "docs"
+# Every page whose console blocks run: the README, then docs/ in name order.
+PAGES = {"README.md": README} | {
+    f"docs/{page.name}": page.read_text() for page in sorted(DOCS.glob("*.md"))
+}
 BLOCK = re.compile(r"^```(\w+)(?: (live|org))?\n(.*?)^```$", re.S | re.M)
-# The README shows live examples against a W&B server at this address; the tests use the
-# local test server, whose port differs.
+# The docs show live examples against a W&B server at this address; the tests use the local
+# test server, whose port differs.
 README_SERVER = "http://127.0.0.1:8080"
 
 
-def _blocks(language: str, server: str = "") -> list[str]:
-    """The README's blocks of `language`; `server`: those run against the demo project
-    (`live`) or the organisation of `helpers.organisation` (`org`)."""
+def _blocks(language: str, server: str = "") -> list[tuple[str, str]]:
+    """(page, body) of every block of `language` in the docs; `server`: those run against the
+    demo project (`live`) or the organisation of `helpers.organisation` (`org`)."""
     return [
-        body for lang, flag, body in BLOCK.findall(README) if lang == language and flag == server
+        (page, body)
+        for page, text in PAGES.items()
+        for lang, flag, body in BLOCK.findall(text)
+        if lang == language and flag == server
     ]
 
 
@@ -47,11 +56,11 @@ def _examples(block: str) -> list[tuple[str, str, int]]:
 
 
 def _console_examples() -> list[tuple[str, str, int]]:
-    return [example for block in _blocks("console") for example in _examples(block)]
+    return [example for _, block in _blocks("console") for example in _examples(block)]
 
 
 def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
-    """Run a README command in a shell; stdout and stderr interleaved as on a terminal."""
+    """Run a documented command in a shell; stdout and stderr interleaved as on a terminal."""
     env = {
         **os.environ,
         **env,
@@ -72,15 +81,8 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
     return result.stdout, result.returncode
 
 
-def _command_paths(group: click.Group, prefix: str = "wbmigrate") -> list[str]:
-    paths = []
-    context = click.Context(group)
-    for name in group.list_commands(context):
-        command = group.get_command(context, name)
-        paths.append(f"{prefix} {name}")
-        if isinstance(command, click.Group):
-            paths += _command_paths(command, f"{prefix} {name}")
-    return paths
+GENERATE = runpy.run_path(str(DOCS / "generate.py"))  # docs/generate.py: the CLI reference
+COMMANDS = [" ".join(("wbmigrate", *path)) for path in GENERATE["command_paths"](cli)]
 
 
 def test_readme_opens_with_the_two_commands():
@@ -102,19 +104,23 @@ def test_console_example(command, output, code):
     assert _run(command, REPO, {}) == (output, code)
 
 
-@pytest.mark.parametrize("block", _blocks("console", "live"), ids=lambda b: b.split("\n")[0])
+def _first_line(block: tuple[str, str]) -> str:
+    return f"{block[0]}: {block[1].splitlines()[0]}"
+
+
+@pytest.mark.parametrize("block", _blocks("console", "live"), ids=_first_line)
 def test_live_console_example(block, wandb_server, tmp_path):
     """Live examples run in order against a fresh test server holding the demo project."""
-    _run_block(block, wandb_server, tmp_path)
+    _run_block(block[1], wandb_server, tmp_path)
 
 
-@pytest.mark.parametrize("block", _blocks("console", "org"), ids=lambda b: b.split("\n")[0])
+@pytest.mark.parametrize("block", _blocks("console", "org"), ids=_first_line)
 def test_organisation_console_example(block, tmp_path):
     """Organisation examples run against three projects: the demo with runs on both sides of
     the boundary, one not upgraded, one that answers 403."""
     demo, qwen, locked = organisation()
     with WandbServer(demo, more=[qwen, locked]) as server:
-        _run_block(block, server, tmp_path)
+        _run_block(block[1], server, tmp_path)
 
 
 def _run_block(block: str, server: WandbServer, home: Path) -> None:
@@ -125,20 +131,41 @@ def _run_block(block: str, server: WandbServer, home: Path) -> None:
 
 
 def test_python_examples_run():
-    for block in _blocks("python"):
-        exec(compile(block, "README.md", "exec"), {})
+    for page, block in _blocks("python"):
+        exec(compile(block, page, "exec"), {})
 
 
-@pytest.mark.parametrize("path", _command_paths(cli))
+@pytest.mark.parametrize("path", COMMANDS)
 def test_every_command_is_documented(path):
+    """In the README's command table, and with a section of its own in the CLI reference."""
     assert f"`{path}" in README
+    assert f"\n## `{path}`\n" in PAGES["docs/cli.md"]
+
+
+def test_the_cli_reference_is_generated_from_help():
+    """docs/cli.md is what `python docs/generate.py` writes from today's `--help`."""
+    assert PAGES["docs/cli.md"] == GENERATE["render"](), "stale: run python docs/generate.py"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_relative_link_resolves(page):
+    base = (REPO / page).parent
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", PAGES[page]):
+        if not re.match(r"[a-z]+:", target):
+            assert (base / target).exists(), f"{page}: {target}"
+
+
+def test_the_readme_links_every_docs_page():
+    for page in PAGES:
+        if page.startswith("docs/"):
+            assert f"]({page})" in README, page
 
 
 def test_every_validation_rule_is_documented():
     headers = [p.read_text() for p in (FIXTURES / "mappings").glob("*/*.yaml")]
     codes = {m[1] for text in headers if (m := re.match(r"# expect-\w+: ([a-z-]+)", text))}
     codes.add("encoding")  # tested in test_mapping_files.test_not_utf8
-    documented = set(re.findall(r"^\| `([a-z-]+)` \|", README, re.M))
+    documented = set(re.findall(r"^\| `([a-z-]+)` \|", PAGES["docs/mappings.md"], re.M))
     assert codes <= documented
 
 
@@ -151,9 +178,9 @@ def test_ci_script_is_executable():
 
 
 def test_every_test_the_guarantees_cite_exists():
-    """Each `file.py::name` (and each `::name` after it, in the same cell) of the Guarantees
-    section names a test that exists, and every file named exists."""
-    section = README.split("## Guarantees", 1)[1].split("\n## ", 1)[0]
+    """Each `file.py::name` (and each `::name` after it, in the same cell) of the guarantees
+    table names a test that exists, and every file named exists."""
+    section = PAGES["docs/guarantees.md"].split("\n## ", 1)[0]
     cited = 0
     for cell in re.findall(r"\|([^|\n]*)\|\n", section):
         current = None
