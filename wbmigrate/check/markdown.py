@@ -21,12 +21,13 @@ from collections.abc import Callable
 from wbmigrate.check.documents import check_json, check_yaml, minimal
 from wbmigrate.check.flags import check_flags
 from wbmigrate.check.markdown_blocks import Block, code_blocks
-from wbmigrate.check.model import Checked, Finding, Place, Replacement, Rule, apply_fixes
+from wbmigrate.check.model import Checked, Finding, Place, Rule, apply_fixes
 from wbmigrate.check.places import PROSE
 from wbmigrate.check.python_code import check_python
 from wbmigrate.check.snippets import Fix, Part, constant, lift, no_fix
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml
+from wbmigrate.edit.replacement import Replacement
 
 Checker = Callable[[str, str, Targets], Checked]
 
