@@ -15,7 +15,8 @@ from wbmigrate import find_mapping
 from wbmigrate.check.model import FileReport, Rule
 from wbmigrate.check.notebook import blanked, magics
 from wbmigrate.check.notebook_sources import read_source
-from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.replacement import apply

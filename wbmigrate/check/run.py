@@ -3,7 +3,6 @@ apply inline suppressions and configured ignores, and work out the fixed text.""
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import importlib
 import os
@@ -15,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wbmigrate.check.config import CheckConfig
-from wbmigrate.check.discover import find_files, is_binary
 from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
 from wbmigrate.check.places import of_file
 from wbmigrate.check.residual import residual
+from wbmigrate.check.suppress import Ignores, suppress
 from wbmigrate.check.targets import Targets
+from wbmigrate.discover import find_files, is_binary
 from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import too_big
 
@@ -54,41 +54,6 @@ KINDS: dict[str, tuple[str, ...]] = {
 PARALLEL_FILES = 500  # a tree of fewer files is checked in this process alone
 SHELLS = re.compile(r"#!.*\b(?:(?:ba|z|k|mk|da|a)?sh|make|just)\b")
 CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
-# `# wbmigrate: ignore[rule, rule] reason` (or an HTML comment in Markdown)
-_STRING_END = re.compile(r'(?:\\n)?"\s*,?\s*$')  # the end of a notebook's source line
-SUPPRESSION = re.compile(r"(?:#|<!--)\s*wbmigrate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
-
-
-@dataclass(frozen=True)
-class Ignores:
-    rules: frozenset[Rule] = frozenset()
-    per_file: tuple[tuple[str, frozenset[Rule]], ...] = ()
-    base: Path | None = None  # per-file globs are relative to this folder
-
-    @classmethod
-    def of(cls, config: CheckConfig, extra: Iterable[Rule] = ()) -> Ignores:
-        return cls(
-            config.ignore | frozenset(extra),
-            tuple(config.per_file_ignores.items()),
-            config.path.parent if config.path else None,
-        )
-
-    def covers(self, path: Path, rule: Rule) -> bool:
-        if rule in self.rules:
-            return True
-        if not self.per_file:
-            return False
-        relative = _relative(path, self.base)
-        return any(
-            rule in rules and fnmatch.fnmatch(relative, glob) for glob, rules in self.per_file
-        )
-
-
-def _relative(path: Path, base: Path | None) -> str:
-    try:
-        return path.resolve().relative_to((base or Path.cwd()).resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def kind_of(path: Path, head: str) -> tuple[str, ...]:
@@ -156,7 +121,7 @@ def _check_file(
     place = next((c.place for c in checks if c.place), None) or (lambda _: of_file(path))
     findings += residual(label, text, targets, accounted, place, scan.names)
     findings.sort(key=lambda f: (f.line, f.column))
-    kept, suppressed = _suppress(text, findings, path, ignores)
+    kept, suppressed = suppress(text, findings, path, ignores)
     fixed = (
         _fixed(label, text, path, list(zip(handlers, checks, strict=True)), targets, ignores)
         if fixes and any(f.fixable for f in kept)
@@ -189,7 +154,7 @@ def _fixed(
     for handler, checked in checks:
         if current != text:
             checked = handler(label, current, targets)
-        kept, _ = _suppress(current, checked.findings, path, ignores)
+        kept, _ = suppress(current, checked.findings, path, ignores)
         fixable = [f for f in kept if f.fixable]
         if not fixable:
             continue
@@ -200,47 +165,6 @@ def _fixed(
 
 def _error(label: str, message: str) -> FileReport:
     return FileReport(label, (Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, message),))
-
-
-def _suppress(
-    text: str, findings: list[Finding], path: Path, ignores: Ignores
-) -> tuple[list[Finding], int]:
-    """Drop ignored findings and those a same-line comment suppresses with a reason."""
-    comments = _suppressions(text)
-    kept, suppressed = [], 0
-    for finding in findings:
-        if ignores.covers(path, finding.rule):
-            suppressed += 1
-            continue
-        rules, reason = comments.get(finding.line, (set(), ""))
-        if finding.rule.value in rules or "*" in rules:
-            if reason:
-                suppressed += 1
-                continue
-            finding = replace(
-                finding, message=finding.message + " (the suppression on this line needs a reason)"
-            )
-        kept.append(finding)
-    return kept, suppressed
-
-
-def _suppressions(text: str) -> dict[int, tuple[set[str], str]]:
-    found: dict[int, tuple[set[str], str]] = {}
-    if "wbmigrate:" not in text:
-        return found
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = SUPPRESSION.search(line)
-        if match:
-            rules = {r.strip() for r in match["rules"].split(",") if r.strip()}
-            found[number] = (rules, _reason(match["reason"]))
-    return found
-
-
-def _reason(text: str) -> str:
-    """The reason a suppression gives, without what closes the comment or, in a notebook, the
-    JSON string it sits in (`\\n",`): those are no reason."""
-    text = _STRING_END.sub("", text.replace("-->", "")).strip()
-    return text if re.search(r"[^\W_]", text) else ""
 
 
 def check_paths(
@@ -291,7 +215,7 @@ def add_findings(
     for report in reports:
         path = Path(report.path)
         text, more = found(path)
-        kept, suppressed = _suppress(text, more, path, ignores)
+        kept, suppressed = suppress(text, more, path, ignores)
         if more:
             findings = sorted([*report.findings, *kept], key=lambda f: (f.line, f.column))
             report = replace(
@@ -320,8 +244,25 @@ def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
     return written, refused
 
 
-def remaining(report: FileReport) -> FileReport:
-    """After --fix: what is left in a file (everything, if its fixes could not be applied)."""
-    if report.fixed is None:
-        return report
-    return replace(report, findings=tuple(f for f in report.findings if not f.fixable))
+@dataclass(frozen=True)
+class Fixed:
+    """What --fix did: what is left in each file, how many findings the files written had
+    fixes for, and a line for each file not written."""
+
+    reports: list[FileReport]
+    count: int
+    refused: list[str]
+
+
+def fix_files(reports: list[FileReport]) -> Fixed:
+    """Write every fixed file (see `write_fixes`); a file written is left with the findings
+    that had no fix, one not written with them all."""
+    written, refused = write_fixes(reports)
+    count = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
+    left = [
+        replace(r, findings=tuple(f for f in r.findings if not f.fixable))
+        if r.path in written
+        else r
+        for r in reports
+    ]
+    return Fixed(left, count, refused)
