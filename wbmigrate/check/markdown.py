@@ -240,20 +240,16 @@ def _block(lines: list[str], offsets: list[int], token: Token, depth: int) -> Bl
     return Block(word, tuple(starts), tuple(origins), "".join(kept), prefix, region)
 
 
-def _split(line: str, most: int = -1) -> tuple[str, str]:
-    """A line's block-quote markers (`most` of them at most, when given: in a code block a
-    `>>>` is code), and the rest."""
-    end, count = 0, 0
-    while count != most:
+def _split(line: str, depth: int) -> tuple[str, str]:
+    """A line's block-quote markers (`depth` of them at most: in a code block a `>>>` is
+    code), and the rest."""
+    end = 0
+    for _ in range(depth):
         mark = _QUOTE_MARK.match(line, end)
         if mark is None:
             break
-        end, count = mark.end(), count + 1
+        end = mark.end()
     return line[:end], line[end:]
-
-
-def _depth(quote: str) -> int:
-    return quote.count(">")
 
 
 def _width(text: str) -> int:
