@@ -514,9 +514,7 @@ def crashing(levels, monkeypatch):
     """Python files make wbmigrate crash; TOML files are checked as usual."""
     import wbmigrate.check.run
 
-    monkeypatch.setattr(wbmigrate.check.run, "SUFFIXES", {
-        **wbmigrate.check.run.SUFFIXES, ".py": [crash],
-    })  # fmt: skip
+    monkeypatch.setitem(wbmigrate.check.run.KINDS, "*.py", (f"{__name__}:crash",))
     return levels
 
 

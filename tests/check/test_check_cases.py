@@ -31,7 +31,8 @@ from helpers import FIXTURES
 
 from wbmigrate import find_mapping
 from wbmigrate.check.model import FileReport, Finding
-from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
 

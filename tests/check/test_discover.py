@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, REPO
 
-from wbmigrate.check.discover import find_files as check_find_files
 from wbmigrate.discover import Refusal, find_files
 from wbmigrate.files import read_sources, spec_paths
 
@@ -46,10 +45,6 @@ def names(paths) -> list[str]:
 def here(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def test_check_discovers_through_the_shared_module():
-    assert check_find_files is find_files
 
 
 # --- special files ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate.check.embedded import json_string, yaml_string
+from wbmigrate.edit.replacement import Replacement
 
 # what strings holding JSON hold: quotes, backslashes, slashes, non-ASCII, emoji, tabs
 CHARS = st.sampled_from([*"ab {}[]:,\"\\/'é—😀\t#-", "\n"])
@@ -42,7 +43,7 @@ def test_a_json_string_is_read_char_by_char_and_edited_in_its_escapes(value, asc
     a = data.draw(st.integers(0, len(value)))
     b = data.draw(st.integers(a, len(value)))
     piece = data.draw(VALUES)
-    found = string.replacements(text, [(a, b, piece)])
+    found = string.replacements(text, [Replacement(a, b, piece)])
     assert found is not None
     made = [(r.start, r.end, r.text) for r in found]
     assert read_back(text, made, json.loads)["k"] == value[:a] + piece + value[b:]
@@ -61,7 +62,7 @@ def test_a_yaml_string_is_edited_in_its_own_style(value, style, data):
     a = data.draw(st.integers(0, len(value)))
     b = data.draw(st.integers(a, len(value)))
     piece = data.draw(VALUES)
-    found = string.replacements(text, [(a, b, piece)])
+    found = string.replacements(text, [Replacement(a, b, piece)])
     if found is None:  # the piece does not fit the style (a line break in a folded block)
         return
     made = [(r.start, r.end, r.text) for r in found]
@@ -91,7 +92,7 @@ def test_edits_keep_the_bytes_around_them(text, old, new, expected):
     string = yaml_string(text, node, value)
     assert string is not None
     start = value.index(old)
-    found = string.replacements(text, [(start, start + len(old), new)])
+    found = string.replacements(text, [Replacement(start, start + len(old), new)])
     assert found is not None
     assert read_back(text, [(r.start, r.end, r.text) for r in found], str) == expected
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from wbmigrate import find_mapping
 from wbmigrate.check.flags import check_flags
 from wbmigrate.check.model import apply_fixes
-from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Options
 

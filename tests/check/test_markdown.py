@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
-from wbmigrate.check.markdown import LANGUAGES, check_markdown
-from wbmigrate.check.markdown_blocks import code_blocks
+from wbmigrate.check.markdown import LANGUAGES, check_markdown, code_blocks
 from wbmigrate.check.model import FileReport, Rule
-from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
 

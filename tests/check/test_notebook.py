@@ -12,12 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
-from wbmigrate.check.model import FileReport, Rule, apply_replacements
+from wbmigrate.check.model import FileReport, Rule
 from wbmigrate.check.notebook import blanked, magics
 from wbmigrate.check.notebook_sources import read_source
-from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.json import JsonText
+from wbmigrate.edit.replacement import apply
 from wbmigrate.engine.model import Mode, Options
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options(mode=Mode.DUAL))
@@ -104,7 +106,7 @@ def test_a_new_source_is_spliced_in_and_nothing_else_changes(text, lines, ensure
     start, end = sorted(min(c, len(text)) for c in cut)
     new = text[:start] + piece + text[end:]
     edits = source.encode(new)
-    written = apply_replacements(document, list(edits)) or document
+    written = apply(document, edits)
     after = json.loads(written)
     value = after["cells"][0]["source"]
     assert ("".join(value) if lines else value) == new

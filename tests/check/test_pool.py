@@ -4,7 +4,6 @@ small tree is checked here alone."""
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import os
 import shutil
@@ -16,7 +15,8 @@ from helpers import FIXTURES
 from wbmigrate import find_mapping, parallel
 from wbmigrate.check import run as run_module
 from wbmigrate.check.config import CheckConfig
-from wbmigrate.check.run import MODULES, SUFFIXES, check_paths
+from wbmigrate.check.model import Rule
+from wbmigrate.check.run import KINDS, check_paths, checker
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
 
@@ -66,10 +66,40 @@ def test_workers_report_what_one_process_reports(tree, mode, monkeypatch, forkin
 
 
 def test_every_checker_can_be_loaded_before_workers_are_forked():
-    handlers = {h for found in SUFFIXES.values() for h in found}
-    assert set(MODULES) == handlers
-    for handler, name in MODULES.items():
-        assert hasattr(importlib.import_module(f"wbmigrate.check.{name}"), handler.__name__)
+    for entry in {e for entries in KINDS.values() for e in entries}:
+        assert callable(checker(entry))
+
+
+KIND = """
+from wbmigrate.check.model import Checked, Lines, Rule
+
+
+def check_ini(label, text, targets):
+    at = text.index("off_policy/mean")
+    return Checked([Lines(text).finding(label, at, at + 15, Rule.NEEDS_REVIEW, "in an INI file")])
+"""
+
+
+@forks
+def test_a_kind_registered_as_the_docs_say_is_checked_by_workers(tmp_path, monkeypatch, forking):
+    """A new file kind: a checker `(label, text, targets) -> Checked` in a module, and its
+    "module:function" entry in `check.run.KINDS` under its "*.suffix" (or file name)."""
+    (tmp_path / "ini_kind.py").write_text(KIND)
+    monkeypatch.syspath_prepend(tmp_path)
+    monkeypatch.setitem(KINDS, "*.ini", ("ini_kind:check_ini",))
+    monkeypatch.setattr(run_module, "cores", lambda: 2)  # the pool, whatever this machine has
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(run_module.PARALLEL_FILES + 20):
+        (tree / f"run{i}.ini").write_text("[panel]\nmetric = off_policy/mean\n")
+    forking[:] = [0, 0]
+    reports = check_paths([tree], Targets(MIGRATION, Options()), CheckConfig())
+    assert list(forking) == [1, 1]  # checked here and in a worker
+    assert len(reports) == run_module.PARALLEL_FILES + 20
+    for report in reports:
+        assert [(f.rule, f.line, f.message) for f in report.findings] == [
+            (Rule.NEEDS_REVIEW, 2, "in an INI file")
+        ]
 
 
 def test_a_small_tree_is_checked_here():

@@ -18,7 +18,8 @@ from strategies import MODES, SPECS
 from wbmigrate import find_mapping
 from wbmigrate.check.model import FileReport, Rule
 from wbmigrate.check.prefilter import Prefilter, Scan
-from wbmigrate.check.run import Ignores, check_file
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import REGEX_SPEC_KEYS, Targets
 from wbmigrate.engine.model import Mode, Options
 

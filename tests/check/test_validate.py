@@ -10,7 +10,7 @@ import sys
 import pytest
 from helpers import FIXTURES
 
-from wbmigrate.check import validate
+from wbmigrate.check import config_models, validate
 
 pytest.importorskip("pydantic")  # prime-rl's models are pydantic's; the fake's too
 
@@ -283,11 +283,11 @@ def test_check_imports_prime_rl_only_under_validate(run, fake, tree):
 def test_candidates_count_a_renamed_key_as_known(fake):
     schema = validate.load_schema()
     assert not isinstance(schema, str)
-    renames = validate.Renames(
+    renames = config_models.Renames(
         {"max_off_policy_steps": ("max_staleness", "2026.10.25")},
         {"max_staleness": ("max_off_policy_steps", "2026.10.25")},
     )
     models = schema.models
-    found = validate.candidates({"max_off_policy_steps": 1}, models, renames)
+    found = config_models.candidates({"max_off_policy_steps": 1}, models, renames)
     assert [model.name for model in found] == ["OrchestratorConfig"]
-    assert validate.candidates({"project": {}, "tool": {}}, models, renames) == []
+    assert config_models.candidates({"project": {}, "tool": {}}, models, renames) == []

@@ -7,7 +7,7 @@ import pytest
 from wbmigrate.check.yaml_fixes import yaml_faithful, yaml_replacements
 from wbmigrate.edit.edits import Insert, Set
 from wbmigrate.edit.located_yaml import load_located_all
-from wbmigrate.edit.yaml import apply
+from wbmigrate.edit.replacement import apply
 
 
 @pytest.mark.parametrize(

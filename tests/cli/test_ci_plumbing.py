@@ -17,7 +17,7 @@ import yaml
 from helpers import REPO
 
 from wbmigrate.check.places import PROSE_SUFFIXES
-from wbmigrate.check.run import NAMES, SUFFIXES
+from wbmigrate.check.run import KINDS
 
 HOOKS = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -38,7 +38,8 @@ def test_both_hooks_apply_excludes_to_the_files_pre_commit_names():
 def _samples(folder: Path) -> list[Path]:
     """One file of every kind `check` reads: each suffix and name it knows, a shebang script
     without an extension (not executable, as a checkout may leave it) and the prose kinds."""
-    names = [f"sample{suffix}" for suffix in [*SUFFIXES, *PROSE_SUFFIXES]] + sorted(NAMES)
+    kinds = [kind.replace("*", "sample") for kind in KINDS]
+    names = kinds + [f"sample{suffix}" for suffix in PROSE_SUFFIXES]
     paths = []
     for name in names:
         path = folder / name

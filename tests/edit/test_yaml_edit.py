@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from wbmigrate.edit.edits import AddKey, Delete, Insert, RenameKey, Set, materialize
 from wbmigrate.edit.located_yaml import load_located, load_located_all
-from wbmigrate.edit.yaml import apply, faithful, replacements, unchecked
+from wbmigrate.edit.replacement import apply
+from wbmigrate.edit.yaml import faithful, replacements, unchecked
 
 SCALARS = st.sampled_from(["a", "off_policy/mean", "x y", "1", "true", "é"])
 YAML_VALUES = st.recursive(

@@ -44,6 +44,13 @@ class CheckConfig:
     ignore: frozenset[Rule] = frozenset()
     per_file_ignores: dict[str, frozenset[Rule]] = field(default_factory=dict)
 
+    def ignored(self, select: tuple[str, ...], ignore: tuple[str, ...]) -> set[Rule]:
+        """The rules not to report: those outside `select` (else the configured select) and
+        those of `ignore` (the configured ignores apply too). Internal errors are never among
+        them."""
+        selected = {Rule(r) for r in select} or self.select or set(CONFIGURABLE.values())
+        return (set(CONFIGURABLE.values()) - selected) | {Rule(r) for r in ignore}
+
 
 def find_config(start: Path) -> CheckConfig:
     """The first pyproject.toml with a [tool.wbmigrate] table, from `start` up to the

@@ -6,9 +6,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from wbmigrate.check.model import Replacement
+from wbmigrate.edit.replacement import Replacement
 
-Piece = tuple[int, int, str]  # text[start:end] becomes the new text
 Span = tuple[int, int]
 
 
@@ -38,20 +37,12 @@ def longest(agrees: Callable[[int], bool], low: int, high: int) -> int:
     return low
 
 
-def made(value: str, pieces: list[Piece]) -> str:
-    """`value` with the pieces (sorted, apart) made: to check pieces against a whole result."""
-    out, at = [], 0
-    for start, end, piece in pieces:
-        out += [value[at:start], piece]
-        at = end
-    return "".join(out) + value[at:]
-
-
-def differences(old: str, new: str) -> list[Piece]:
+def differences(old: str, new: str) -> list[Replacement]:
     """Where `new` differs from `old`, in pieces (for a short string; one piece for a long
     one), so a block scalar keeps its own line breaks between them."""
     if len(old) + len(new) > 20_000:
-        (found,) = minimal(old, new)
-        return [(found.start, found.end, found.text)]
+        return list(minimal(old, new))
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return [(a, b, new[c:d]) for op, a, b, c, d in matcher.get_opcodes() if op != "equal"]
+    return [
+        Replacement(a, b, new[c:d]) for op, a, b, c, d in matcher.get_opcodes() if op != "equal"
+    ]

@@ -40,7 +40,7 @@ from wbmigrate.check.yaml_fixes import loaded_again, yaml_faithful
 from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
-from wbmigrate.edit.yaml import apply
+from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
 
 __all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
@@ -240,14 +240,14 @@ def _name_in(text: str, start: int, end: int, name: str) -> Span:
 
 def _strings_fixed(text: str, chosen: Chosen) -> str | None:
     """`text` with the edits inside strings made (a string's new text moves no path)."""
-    found = []
+    found: list[Replacement] = []
     for host, edits in chosen:
         if isinstance(host, StringSpec) and edits:
             made = host.replacements(edits)
             if made is None:
                 return None
-            found += [(r.start, r.end, r.text) for r in made]
-    return apply(text, found) if found else text
+            found += made
+    return apply(text, found)
 
 
 def _compose_json(document: JsonDocument, text: str, chosen: Chosen) -> str | None:

@@ -18,9 +18,8 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.check.diffs import Piece
-from wbmigrate.check.model import Replacement
 from wbmigrate.edit.located_yaml import value_start
+from wbmigrate.edit.replacement import Replacement
 
 Decode = Callable[[str], Any]  # the whole literal (quotes or block header included) -> value
 
@@ -60,7 +59,7 @@ class StringText:
         return self.offsets[start], self.offsets[max(start, end)]
 
     def replacements(
-        self, text: str, pieces: list[Piece], whole: bool = True
+        self, text: str, pieces: list[Replacement], whole: bool = True
     ) -> list[Replacement] | None:
         """The file replacements that turn each value[start:end] of `pieces` (sorted, apart)
         into its new text; None when this style cannot hold them. Text between the pieces
@@ -68,7 +67,7 @@ class StringText:
         sure, unless `whole` is off (one finding's fix: each piece is then written by an
         encoding whose inverse is exact, but for pieces at a block's edges)."""
         found, expected, at = [], [], 0
-        for start, end, piece in pieces:
+        for start, end, piece in ((p.start, p.end, p.text) for p in pieces):
             raw = self.encode(piece)
             if raw is None or not at <= start <= end <= len(self.value):
                 return None

@@ -17,9 +17,10 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.check.model import Checked, Finding, Lines, Place, Replacement, Rule, apply_fixes
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
 from wbmigrate.check.places import hash_comments
 from wbmigrate.check.targets import Targets
+from wbmigrate.edit.replacement import Replacement
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -12,9 +12,8 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.check.diffs import Piece, made, minimal
+from wbmigrate.check.diffs import minimal
 from wbmigrate.check.embedded import StringText, json_string, yaml_string
-from wbmigrate.check.model import Replacement
 from wbmigrate.check.yaml_fixes import yaml_replacements
 from wbmigrate.edit.edits import (
     AddKey,
@@ -28,7 +27,8 @@ from wbmigrate.edit.edits import (
 )
 from wbmigrate.edit.json import JsonText, container_of
 from wbmigrate.edit.located_yaml import Located, value_start
-from wbmigrate.edit.yaml import apply, faithful
+from wbmigrate.edit.replacement import Replacement, apply
+from wbmigrate.edit.yaml import faithful
 
 Span = tuple[int, int]
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
@@ -70,11 +70,12 @@ class JsonDocument:
 
     def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
         try:
-            start, end, new = self.indexed.splice_within(edits)
+            within = self.indexed.splice_within(edits)
         except (*_MISSING, EditConflict):
             return ()
-        (found,) = minimal(self.text[start:end], new)
-        return (Replacement(start + found.start, start + found.end, found.text),)
+        (found,) = minimal(self.text[within.start : within.end], within.text)
+        at = within.start
+        return (Replacement(at + found.start, at + found.end, found.text),)
 
     def string(self, path: Path, value: str, data: Any) -> StringSpec:
         start, end = self.span(path)
@@ -126,7 +127,7 @@ class YamlDocument:
         new = apply(self.text, found)
         if new is None:
             return ()
-        return minimal(self.text, new, (min(f[0] for f in found), max(f[1] for f in found)))
+        return minimal(self.text, new, (min(f.start for f in found), max(f.end for f in found)))
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
         """`edits`, each also made at every other path that reaches the node it changes: a
@@ -238,23 +239,24 @@ class StringSpec:
             pieces = next(
                 found
                 for found in (self._pieces([[e] for e in edits]), self._pieces(_apart(edits)))
-                if found is not None and made(self.value, found) == whole
+                if found is not None and apply(self.value, found) == whole
             )
         except (*_MISSING, EditConflict, StopIteration):
             return None
         return self.string.replacements(self.text, pieces)
 
-    def _pieces(self, groups: list[list[Edit]]) -> list[Piece] | None:
+    def _pieces(self, groups: list[list[Edit]]) -> list[Replacement] | None:
         """One piece of new text for each group of edits, spliced within its container; None
         when two of them overlap."""
         assert self.inner is not None
         pieces = []
         for group in groups:
-            start, end, new = self.inner.splice_within(group)
-            (found,) = minimal(self.value[start:end], new)
-            pieces.append((start + found.start, start + found.end, found.text))
+            within = self.inner.splice_within(group)
+            (found,) = minimal(self.value[within.start : within.end], within.text)
+            at = within.start
+            pieces.append(Replacement(at + found.start, at + found.end, found.text))
         pieces.sort()
-        apart = all(a[1] <= b[0] for a, b in itertools.pairwise(pieces))
+        apart = all(a.end <= b.start for a, b in itertools.pairwise(pieces))
         return pieces if apart else None
 
 

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wbmigrate.edit.replacement import Replacement, apply
+
 if TYPE_CHECKING:
     from wbmigrate.safe_write import Stamp
 
@@ -57,15 +59,6 @@ RULE_HELP = {
     Rule.PARSE_ERROR: "A file that could not be read or parsed.",
     Rule.INTERNAL_ERROR: "wbmigrate failed on this file: a bug, please report it.",
 }
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """Replace text[start:end] with `text` (offsets into the file's original text)."""
-
-    start: int
-    end: int
-    text: str
 
 
 @dataclass(frozen=True)
@@ -195,15 +188,5 @@ class Lines:
 def apply_fixes(text: str, findings: tuple[Finding, ...] | list[Finding]) -> str | None:
     """`text` with every finding's replacements applied; None when there is none, or when
     two fixes overlap (the file is then left for a person)."""
-    return apply_replacements(text, [r for f in findings for r in f.fix])
-
-
-def apply_replacements(text: str, replacements: list[Replacement]) -> str | None:
-    """`text` with the replacements made; None when there is none, or two overlap."""
-    out, pos = [], 0
-    for r in sorted(set(replacements), key=lambda r: (r.start, r.end)):
-        if r.start < pos:
-            return None
-        out += [text[pos : r.start], r.text]
-        pos = r.end
-    return "".join(out) + text[pos:] if out else None
+    replacements = [r for f in findings for r in f.fix]
+    return apply(text, replacements) if replacements else None

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from wbmigrate.check.documents import minimal
-from wbmigrate.check.model import Replacement
 from wbmigrate.edit.json import JsonText
+from wbmigrate.edit.replacement import Replacement
 
 _ESCAPE = re.compile(
     r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", re.S

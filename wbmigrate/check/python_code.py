@@ -15,7 +15,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from wbmigrate.check.model import Checked, Finding, Lines, Replacement, Rule
+from wbmigrate.check.model import Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import Context, Kind, Module, is_prime_rl_config
 from wbmigrate.check.python_source import (
@@ -27,6 +27,7 @@ from wbmigrate.check.python_source import (
     siblings,
 )
 from wbmigrate.check.targets import Targets
+from wbmigrate.edit.replacement import Replacement
 from wbmigrate.mapping import Fate
 from wbmigrate.names import Accessor, accessor, expression_names
 

@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from wbmigrate.check.model import Finding, Lines, Replacement, Rule
+from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.python_context import Module
 from wbmigrate.check.targets import Targets
+from wbmigrate.edit.replacement import Replacement
 from wbmigrate.names import accessor
 
 

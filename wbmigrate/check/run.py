@@ -3,7 +3,7 @@ apply inline suppressions and configured ignores, and work out the fixed text.""
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import importlib
 import os
 import re
@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wbmigrate.check.config import CheckConfig
-from wbmigrate.check.discover import find_files, is_binary
 from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
 from wbmigrate.check.places import of_file
 from wbmigrate.check.residual import residual
+from wbmigrate.check.suppress import Ignores, suppress
 from wbmigrate.check.targets import Targets
+from wbmigrate.discover import find_files, is_binary
 from wbmigrate.errors import bug
 from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import too_big
@@ -28,136 +29,51 @@ if TYPE_CHECKING:
 
 Handler = Callable[[str, str, Targets], Checked]
 
-
-# Each file kind's checker, imported when a file of that kind first needs a close look: a run
-# loads only the checkers its files need (the imports stay visible to tests/test_architecture).
-def check_json(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import documents
-
-    return documents.check_json(label, text, targets)
-
-
-def check_yaml(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import documents
-
-    return documents.check_yaml(label, text, targets)
-
-
-def check_flags(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import flags
-
-    return flags.check_flags(label, text, targets)
-
-
-def check_python(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import python_code
-
-    return python_code.check_python(label, text, targets)
-
-
-def check_toml(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import toml_config
-
-    return toml_config.check_toml(label, text, targets)
-
-
-def check_markdown(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import markdown
-
-    return markdown.check_markdown(label, text, targets)
-
-
-def check_notebook(label: str, text: str, targets: Targets) -> Checked:
-    from wbmigrate.check import notebook
-
-    return notebook.check_notebook(label, text, targets)
-
-
-# The module of each checker: a run that forks workers loads those its files need first, once
-# for all of them (see `wbmigrate.parallel`).
-MODULES: dict[Handler, str] = {
-    check_json: "documents",
-    check_yaml: "documents",
-    check_flags: "flags",
-    check_python: "python_code",
-    check_toml: "toml_config",
-    check_markdown: "markdown",
-    check_notebook: "notebook",
+FLAGS = "wbmigrate.check.flags:check_flags"  # commands: shell, make, CI steps, container files
+YAML = ("wbmigrate.check.documents:check_yaml", FLAGS)  # CI steps run commands: flags too
+# Each file kind, by "*.suffix" or file name, and its checkers as "module:function", in the
+# order their fixes are made: a checker is imported when a file of its kind first needs a
+# close look, so a run loads only the checkers its files need.
+KINDS: dict[str, tuple[str, ...]] = {
+    "*.json": ("wbmigrate.check.documents:check_json",),
+    "*.yaml": YAML,
+    "*.yml": YAML,
+    "*.py": ("wbmigrate.check.python_code:check_python",),
+    "*.pyi": ("wbmigrate.check.python_code:check_python",),
+    "*.toml": ("wbmigrate.check.toml_config:check_toml",),
+    "*.md": ("wbmigrate.check.markdown:check_markdown",),
+    "*.markdown": ("wbmigrate.check.markdown:check_markdown",),
+    "*.ipynb": ("wbmigrate.check.notebook:check_notebook",),
+    **dict.fromkeys(
+        ["*.sh", "*.bash", "*.zsh", "*.ksh", "*.sbatch", "*.slurm", "*.mk", "*.just"], (FLAGS,)
+    ),
+    **dict.fromkeys(["*.Dockerfile", "*.dockerfile", "*.Containerfile"], (FLAGS,)),
+    **dict.fromkeys(["Makefile", "makefile", "GNUmakefile", "Jenkinsfile", "Procfile"], (FLAGS,)),
+    **dict.fromkeys(["Dockerfile", "dockerfile", "Containerfile"], (FLAGS,)),
+    **dict.fromkeys(["justfile", "Justfile", ".justfile"], (FLAGS,)),
 }
 PARALLEL_FILES = 500  # a tree of fewer files is checked in this process alone
 SHELLS = re.compile(r"#!.*\b(?:(?:ba|z|k|mk|da|a)?sh|make|just)\b")
-SUFFIXES: dict[str, list[Handler]] = {
-    ".json": [check_json],
-    ".yaml": [check_yaml, check_flags],
-    ".yml": [check_yaml, check_flags],
-    ".py": [check_python],
-    ".pyi": [check_python],
-    ".toml": [check_toml],
-    ".md": [check_markdown],
-    ".markdown": [check_markdown],
-    ".ipynb": [check_notebook],
-    ".sh": [check_flags],
-    ".bash": [check_flags],
-    ".zsh": [check_flags],
-    ".ksh": [check_flags],
-    ".sbatch": [check_flags],
-    ".slurm": [check_flags],
-    ".mk": [check_flags],
-    ".just": [check_flags],
-    ".Dockerfile": [check_flags],
-    ".dockerfile": [check_flags],
-    ".Containerfile": [check_flags],
-}
-NAMES = {
-    *("Makefile", "makefile", "GNUmakefile"),
-    *("Dockerfile", "dockerfile", "Containerfile"),
-    *("justfile", "Justfile", ".justfile"),
-    *("Jenkinsfile", "Procfile"),
-}
 CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
-# `# wbmigrate: ignore[rule, rule] reason` (or an HTML comment in Markdown)
-_STRING_END = re.compile(r'(?:\\n)?"\s*,?\s*$')  # the end of a notebook's source line
-SUPPRESSION = re.compile(r"(?:#|<!--)\s*wbmigrate:\s*ignore\[(?P<rules>[^\]]*)\](?P<reason>.*)")
 
 
-@dataclass(frozen=True)
-class Ignores:
-    rules: frozenset[Rule] = frozenset()
-    per_file: tuple[tuple[str, frozenset[Rule]], ...] = ()
-    base: Path | None = None  # per-file globs are relative to this folder
-
-    @classmethod
-    def of(cls, config: CheckConfig, extra: Iterable[Rule] = ()) -> Ignores:
-        return cls(
-            config.ignore | frozenset(extra),
-            tuple(config.per_file_ignores.items()),
-            config.path.parent if config.path else None,
-        )
-
-    def covers(self, path: Path, rule: Rule) -> bool:
-        if rule in self.rules:
-            return True
-        if not self.per_file:
-            return False
-        relative = _relative(path, self.base)
-        return any(
-            rule in rules and fnmatch.fnmatch(relative, glob) for glob, rules in self.per_file
-        )
+def kind_of(path: Path, head: str) -> tuple[str, ...]:
+    """The checkers of a file, by its suffix, its name, or (`head`: its first characters) the
+    interpreter its shebang names."""
+    known = KINDS.get(f"*{path.suffix}") or KINDS.get(path.name)
+    if known:
+        return known
+    if path.name.startswith(CONTAINER_FILES) or SHELLS.match(head):
+        return (FLAGS,)
+    return ()
 
 
-def _relative(path: Path, base: Path | None) -> str:
-    try:
-        return path.resolve().relative_to((base or Path.cwd()).resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def handlers_for(path: Path, head: str) -> list[Handler]:
-    if path.suffix in SUFFIXES:
-        return SUFFIXES[path.suffix]
-    if path.name in NAMES or path.name.startswith(CONTAINER_FILES) or SHELLS.match(head):
-        return [check_flags]
-    return []
+@functools.cache
+def checker(entry: str) -> Handler:
+    """The checker a "module:function" entry of KINDS names, imported on first use."""
+    module, _, name = entry.partition(":")
+    handler: Handler = getattr(importlib.import_module(module), name)
+    return handler
 
 
 def check_file(
@@ -183,7 +99,7 @@ def _check_file(
         with open(path, "rb") as file:
             stat = os.fstat(file.fileno())
             refused = too_big(stat.st_size)
-            if refused and handlers_for(path, ""):
+            if refused and kind_of(path, ""):
                 return _error(label, f"not read: {refused}")
             data = file.read() if not refused else b"\0"
     except OSError as exc:
@@ -196,19 +112,19 @@ def _check_file(
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return _error(label, "not UTF-8 text") if handlers_for(path, "") else None
+        return _error(label, "not UTF-8 text") if kind_of(path, "") else None
     if scan is None:
         return FileReport(label)
-    handlers = handlers_for(path, text[:200])
+    handlers = [checker(entry) for entry in kind_of(path, text[:200])]
     checks = [handler(label, text, targets) for handler in handlers]
     findings = [f for checked in checks for f in checked.findings]
     accounted = [f.span for f in findings] + [s for checked in checks for s in checked.seen]
     place = next((c.place for c in checks if c.place), None) or (lambda _: of_file(path))
     findings += residual(label, text, targets, accounted, place, scan.names)
     findings.sort(key=lambda f: (f.line, f.column))
-    kept, suppressed = _suppress(text, findings, path, ignores)
+    kept, suppressed = suppress(text, findings, path, ignores)
     fixed = (
-        _fixed(label, text, path, handlers, targets, ignores)
+        _fixed(label, text, path, list(zip(handlers, checks, strict=True)), targets, ignores)
         if fixes and any(f.fixable for f in kept)
         else None
     )
@@ -223,14 +139,23 @@ def _stamp(path: Path, data: bytes, mtime_ns: int) -> Stamp:
 
 
 def _fixed(
-    label: str, text: str, path: Path, handlers: list[Handler], targets: Targets, ignores: Ignores
+    label: str,
+    text: str,
+    path: Path,
+    checks: list[tuple[Handler, Checked]],
+    targets: Targets,
+    ignores: Ignores,
 ) -> str | None:
-    """The text with every kept fix made, one handler after the other (each reads what the
-    previous one wrote, so their fixes never collide)."""
+    """The text with every kept fix made, one checker after the other, from the first pass's
+    findings. A checker after one whose fixes changed the text checks that text again, so its
+    fixes land where the text now has them and never collide with those made (a YAML file's
+    flags after its keys). A fix a checker's `fix_text` refuses (it would not parse, or not
+    round-trip) is not made."""
     current = text
-    for handler in handlers:
-        checked = handler(label, current, targets)
-        kept, _ = _suppress(current, checked.findings, path, ignores)
+    for handler, checked in checks:
+        if current != text:
+            checked = handler(label, current, targets)
+        kept, _ = suppress(current, checked.findings, path, ignores)
         fixable = [f for f in kept if f.fixable]
         if not fixable:
             continue
@@ -241,47 +166,6 @@ def _fixed(
 
 def _error(label: str, message: str) -> FileReport:
     return FileReport(label, (Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, message),))
-
-
-def _suppress(
-    text: str, findings: list[Finding], path: Path, ignores: Ignores
-) -> tuple[list[Finding], int]:
-    """Drop ignored findings and those a same-line comment suppresses with a reason."""
-    comments = _suppressions(text)
-    kept, suppressed = [], 0
-    for finding in findings:
-        if ignores.covers(path, finding.rule):
-            suppressed += 1
-            continue
-        rules, reason = comments.get(finding.line, (set(), ""))
-        if finding.rule.value in rules or "*" in rules:
-            if reason:
-                suppressed += 1
-                continue
-            finding = replace(
-                finding, message=finding.message + " (the suppression on this line needs a reason)"
-            )
-        kept.append(finding)
-    return kept, suppressed
-
-
-def _suppressions(text: str) -> dict[int, tuple[set[str], str]]:
-    found: dict[int, tuple[set[str], str]] = {}
-    if "wbmigrate:" not in text:
-        return found
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = SUPPRESSION.search(line)
-        if match:
-            rules = {r.strip() for r in match["rules"].split(",") if r.strip()}
-            found[number] = (rules, _reason(match["reason"]))
-    return found
-
-
-def _reason(text: str) -> str:
-    """The reason a suppression gives, without what closes the comment or, in a notebook, the
-    JSON string it sits in (`\\n",`): those are no reason."""
-    text = _STRING_END.sub("", text.replace("-->", "")).strip()
-    return text if re.search(r"[^\W_]", text) else ""
 
 
 def check_paths(
@@ -313,9 +197,10 @@ def _processes(files: int) -> int:
 
 
 def _load_checkers(paths: list[Path]) -> None:
-    needed = {h for path in paths for h in SUFFIXES.get(path.suffix, [])} | {check_flags}
-    for module in sorted({MODULES[handler] for handler in needed}):
-        importlib.import_module(f"wbmigrate.check.{module}")
+    """The checkers the files need, loaded before workers are forked, once for all of them (a
+    shebang script's too); one missed here is loaded by the worker that needs it."""
+    for entry in {e for path in paths for e in kind_of(path, "")} | {FLAGS}:
+        checker(entry)
 
 
 def add_findings(
@@ -331,7 +216,7 @@ def add_findings(
     for report in reports:
         path = Path(report.path)
         text, more = found(path)
-        kept, suppressed = _suppress(text, more, path, ignores)
+        kept, suppressed = suppress(text, more, path, ignores)
         if more:
             findings = sorted([*report.findings, *kept], key=lambda f: (f.line, f.column))
             report = replace(
@@ -360,8 +245,25 @@ def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
     return written, refused
 
 
-def remaining(report: FileReport) -> FileReport:
-    """After --fix: what is left in a file (everything, if its fixes could not be applied)."""
-    if report.fixed is None:
-        return report
-    return replace(report, findings=tuple(f for f in report.findings if not f.fixable))
+@dataclass(frozen=True)
+class Fixed:
+    """What --fix did: what is left in each file, how many findings the files written had
+    fixes for, and a line for each file not written."""
+
+    reports: list[FileReport]
+    count: int
+    refused: list[str]
+
+
+def fix_files(reports: list[FileReport]) -> Fixed:
+    """Write every fixed file (see `write_fixes`); a file written is left with the findings
+    that had no fix, one not written with them all."""
+    written, refused = write_fixes(reports)
+    count = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
+    left = [
+        replace(r, findings=tuple(f for f in r.findings if not f.fixable))
+        if r.path in written
+        else r
+        for r in reports
+    ]
+    return Fixed(left, count, refused)

@@ -14,10 +14,9 @@ from wbmigrate.check.model import (
     Finding,
     Lines,
     Place,
-    Replacement,
     apply_fixes,
-    apply_replacements,
 )
+from wbmigrate.edit.replacement import Replacement, apply
 
 Fix = Callable[[list[Finding]], str | None]
 
@@ -88,7 +87,7 @@ def _fix_text(
         new = part.fix(picked)
         if new is not None and new != part.text:
             replacements += _edits(part, picked, new)
-    return apply_replacements(text, replacements)
+    return apply(text, replacements) if replacements else None
 
 
 def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:

@@ -20,10 +20,11 @@ from dataclasses import replace
 from typing import Any
 
 from wbmigrate.check.flags import holds_flag, same_but_flags
-from wbmigrate.check.model import Checked, Finding, Lines, Place, Replacement, Rule, apply_fixes
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
 from wbmigrate.check.places import COMMENT, Places, hash_comments, spans
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
+from wbmigrate.edit.replacement import Replacement
 
 TOML_VALUE = Place("a TOML key or value")
 TOML_STRING = Place("a TOML string")

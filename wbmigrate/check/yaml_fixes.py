@@ -10,13 +10,13 @@ from wbmigrate.check.diffs import differences
 from wbmigrate.check.embedded import StringText, yaml_string
 from wbmigrate.edit.edits import Edit, Set
 from wbmigrate.edit.located_yaml import Located, load_located_all
-from wbmigrate.edit.yaml import apply, faithful, unchecked
+from wbmigrate.edit.replacement import Replacement, apply
+from wbmigrate.edit.yaml import faithful, unchecked
 
-Triple = tuple[int, int, str]  # start, end, new text: a replacement of the YAML edits
 _SCALARS = yaml.constructor.SafeConstructor()
 
 
-def yaml_replacements(text: str, located: Located, edits: list[Edit]) -> list[Triple] | None:
+def yaml_replacements(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
     """The replacements that make `edits` in one YAML document, unchecked. A new string for a
     block scalar (`|`, `>`) is written inside the block, in its style, where the YAML edits
     would refuse it."""
@@ -30,7 +30,7 @@ def yaml_replacements(text: str, located: Located, edits: list[Edit]) -> list[Tr
         written = string.replacements(text, differences(string.value, new))
         if written is None:
             return None
-        found += [(r.start, r.end, r.text) for r in written]
+        found += written
     rest = unchecked(text, located, plain)
     return None if rest is None else found + rest
 

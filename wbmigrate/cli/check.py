@@ -10,7 +10,7 @@ import click
 
 from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level, Rule
-from wbmigrate.check.run import add_findings, check_paths, remaining, write_fixes
+from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets
 from wbmigrate.cli.base import (
     CONTEXT,
@@ -147,7 +147,7 @@ def check(
     config = find_config(Path.cwd())
     _apply_config(ctx, setup, config)
     migration, options = migration_setup(**setup)
-    targets, ignores = Targets(migration, options), _ignored_rules(config, selected, ignored)
+    targets, ignores = Targets(migration, options), config.ignored(selected, ignored)
     validation = _validation(targets) if validate else None
     reports = check_paths(
         [Path(p) for p in paths],
@@ -158,21 +158,19 @@ def check(
         fixes=fix or diff,
         force_exclude=force_exclude,
     )
+    fixed = 0
+    if fix and not diff:
+        done = fix_files(reports)
+        for reason in done.refused:
+            click.echo(f"Error: {reason}", err=True)
+        reports, fixed = done.reports, done.count
+    reports = _validated(reports, validation, config, ignores, quiet)
     if diff:
-        reports = _validated(reports, validation, config, ignores, quiet)
         click.echo(check_report.to_diff(reports), nl=False)
         if not quiet:
             click.echo(check_report.summary(reports), err=True)
         _finish(reports, any(r.fixed for r in reports), exit_zero)
         return
-    fixed = 0
-    if fix:
-        written, refused = write_fixes(reports)
-        for reason in refused:
-            click.echo(f"Error: {reason}", err=True)
-        fixed = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
-        reports = [remaining(r) if r.path in written else r for r in reports]
-    reports = _validated(reports, validation, config, ignores, quiet)
     click.echo(_renderer(format_, fixed, statistics, quiet)(reports), nl=False)
     _finish(reports, _fails(reports), exit_zero)
 
@@ -210,15 +208,6 @@ def _refuse_conflicts(format_: str, diff: bool, statistics: bool) -> None:
         raise click.UsageError(
             "--statistics prints a text table: use it without --diff, with --format text"
         )
-
-
-def _ignored_rules(
-    config: CheckConfig, select: tuple[str, ...], ignore: tuple[str, ...]
-) -> set[Rule]:
-    """The rules not to report: those outside --select (else the configured select) and those
-    of --ignore (the configured ignores apply too). Internal errors are never among them."""
-    selected = {Rule(r) for r in select} or config.select or set(CONFIGURABLE.values())
-    return (set(CONFIGURABLE.values()) - selected) | {Rule(r) for r in ignore}
 
 
 def _renderer(

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from wbmigrate.edit.edits import UNSET, Edit, EditTree, Path, Set, edit_tree, pointer
+from wbmigrate.edit.replacement import Replacement
 
 # --- applying edits to the original text ----------------------------------------------------
 
@@ -154,13 +155,13 @@ class JsonText:
         rendered, _ = _render(self, start, tree, self.style)
         return self.text[:start] + rendered + self.text[end:]
 
-    def splice_within(self, edits: list[Edit]) -> tuple[int, int, str]:
+    def splice_within(self, edits: list[Edit]) -> Replacement:
         """The span of the innermost value that holds every edit, and its new text: one fix
         among many, without rebuilding the whole document for each."""
         around = container_of(edits)
         start, end = self.locate(around)
         tree = edit_tree(replace(e, path=e.path[len(around) :]) for e in edits)
-        return start, end, _render(self, start, tree, self.style)[0]
+        return Replacement(start, end, _render(self, start, tree, self.style)[0])
 
     @cached_property
     def style(self) -> _Style:

@@ -24,8 +24,8 @@ from wbmigrate.edit.edits import (
     materialize,
 )
 from wbmigrate.edit.located_yaml import Located, load_located_all, owner, value_start
+from wbmigrate.edit.replacement import Replacement, apply
 
-Replacement = tuple[int, int, str]  # start, end, new text
 _PLAIN = re.compile(r"[A-Za-z_$][\w./:$-]*\Z")
 _SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
 
@@ -80,18 +80,6 @@ def _member(located: Located, edit: Edit) -> tuple[yaml.CollectionNode, int]:
     return parent, int(edit.path[-1])
 
 
-def apply(text: str, found: list[Replacement]) -> str | None:
-    """`text` with the replacements made; None if two of them overlap (the same replacement
-    twice is made once: an edit reached through two aliases of one node)."""
-    out, pos = [], 0
-    for start, end, new in sorted(set(found)):
-        if start < pos:
-            return None
-        out += [text[pos:start], new]
-        pos = end
-    return "".join(out) + text[pos:]
-
-
 def faithful(
     text: str, documents: list[Located], edits: dict[int, list[Edit]], found: list[Replacement]
 ) -> bool:
@@ -128,10 +116,10 @@ def _replacement(text: str, located: Located, edit: Edit, deleted: Deleted) -> R
         node = located.nodes[edit.path]
         if not isinstance(node, yaml.ScalarNode) or node.style in ("|", ">"):
             raise CannotEdit(edit.path)
-        return value_start(text, node), node.end_mark.index, render(edit.value, node)
+        return Replacement(value_start(text, node), node.end_mark.index, render(edit.value, node))
     if isinstance(edit, RenameKey):
         key = located.key_nodes[edit.path]
-        return key.start_mark.index, key.end_mark.index, render(edit.new_key, key)
+        return Replacement(key.start_mark.index, key.end_mark.index, render(edit.new_key, key))
     parent = located.nodes[edit.path[:-1]]
     if isinstance(edit, Insert):
         return _insert(text, parent, int(edit.path[-1]), edit.value)
@@ -147,26 +135,26 @@ def _insert(text: str, sequence: yaml.Node, index: int, value: Any) -> Replaceme
     if sequence.flow_style:
         if not items:
             start, end = value_start(text, sequence), sequence.end_mark.index
-            return start, end, f"[{render(value)}]"
+            return Replacement(start, end, f"[{render(value)}]")
         if index == 0:
             at = items[0].start_mark.index
-            return at, at, f"{render(value)}, "
+            return Replacement(at, at, f"{render(value)}, ")
         at = items[index - 1].end_mark.index
-        return at, at, f", {render(value, items[index - 1])}"
+        return Replacement(at, at, f", {render(value, items[index - 1])}")
     if not items:
         raise CannotEdit("insert into an empty block sequence")
     if index == 0:
         dash = text.rfind("-", 0, items[0].start_mark.index)
         margin = " " * _column(text, dash)
         if text[text.rfind("\n", 0, dash) + 1 : dash].strip():  # `- - a`: after the outer dash
-            return dash, dash, f"- {_item(value, items[0], margin)}\n{margin}"
+            return Replacement(dash, dash, f"- {_item(value, items[0], margin)}\n{margin}")
         line_start = dash - len(margin)
-        return line_start, line_start, f"{margin}- {_item(value, items[0], margin)}\n"
+        return Replacement(line_start, line_start, f"{margin}- {_item(value, items[0], margin)}\n")
     previous = items[index - 1]
     dash = text.rfind("-", 0, previous.start_mark.index)
     margin = " " * _column(text, dash)
     at = _line_end(text, _content_end(text, previous))
-    return at, at, f"\n{margin}- {_item(value, previous, margin)}"
+    return Replacement(at, at, f"\n{margin}- {_item(value, previous, margin)}")
 
 
 def _column(text: str, offset: int) -> int:
@@ -211,10 +199,10 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     new_key = render(str(edit.path[-1]), key)
     if mapping.flow_style:
         at = value.end_mark.index
-        return at, at, f", {new_key}: {render(edit.value, value)}"
+        return Replacement(at, at, f", {new_key}: {render(edit.value, value)}")
     indent = key.start_mark.column
     at = _line_end(text, _content_end(text, value))
-    return at, at, "\n" + " " * indent + f"{new_key}: {render(edit.value, value)}"
+    return Replacement(at, at, "\n" + " " * indent + f"{new_key}: {render(edit.value, value)}")
 
 
 def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
@@ -234,12 +222,9 @@ def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replac
     line_start = text.rfind("\n", 0, start) + 1
     if text[line_start:start].strip() and following:  # `- k: a` (or `- - a`): keep the dash
         after = following[0].start_mark.index
-        return (
-            start,
-            text.rfind("-", 0, after) if isinstance(parent, yaml.SequenceNode) else (after),
-            "",
-        )
-    return line_start, _line_end(text, _content_end(text, node)) + 1, ""
+        end = text.rfind("-", 0, after) if isinstance(parent, yaml.SequenceNode) else after
+        return Replacement(start, end, "")
+    return Replacement(line_start, _line_end(text, _content_end(text, node)) + 1, "")
 
 
 def _flow_delete(text: str, parent: yaml.CollectionNode, index: int, gone: set[int]) -> Replacement:
@@ -255,13 +240,13 @@ def _flow_delete(text: str, parent: yaml.CollectionNode, index: int, gone: set[i
     while last + 1 in gone:
         last += 1
     if first == 0:
-        return spans[0][0], spans[last + 1][0], ""
-    return spans[first - 1][1], spans[last][1], ""
+        return Replacement(spans[0][0], spans[last + 1][0], "")
+    return Replacement(spans[first - 1][1], spans[last][1], "")
 
 
 def _flow_emptied(text: str, parent: yaml.CollectionNode) -> Replacement:
     empty = "[]" if isinstance(parent, yaml.SequenceNode) else "{}"
-    return value_start(text, parent), parent.end_mark.index, empty
+    return Replacement(value_start(text, parent), parent.end_mark.index, empty)
 
 
 def _emptied(text: str, collection: yaml.Node) -> Replacement:
@@ -273,8 +258,8 @@ def _emptied(text: str, collection: yaml.Node) -> Replacement:
     while back > 0 and text[back - 1] in " \t\r\n":
         back -= 1
     if back > 0 and text[back - 1] in ":-":
-        return back, _content_end(text, collection), f" {empty}"
-    return start, _content_end(text, collection), empty
+        return Replacement(back, _content_end(text, collection), f" {empty}")
+    return Replacement(start, _content_end(text, collection), empty)
 
 
 def _content_end(text: str, node: yaml.Node) -> int:
