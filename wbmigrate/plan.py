@@ -2,8 +2,6 @@
 data format, which the JSON report, saved plans and backup manifests all write through.
 
 One object that cannot be read or rewritten never stops the others: it is planned as an error.
-The engine is imported when the first object is planned, not with this module: a live plan
-sends its first requests before loading it.
 """
 
 from __future__ import annotations
@@ -28,10 +26,10 @@ from wbmigrate.engine.model import (
     Rewrite,
 )
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.rewrite import rewrite, spec_at
 
 if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
-    from wbmigrate.rewrite import Provisional
 
 
 class Status(enum.Enum):
@@ -119,15 +117,7 @@ class Plan:
         return tally
 
 
-def load_engine() -> None:
-    """Load the engine now: a live plan loads it once its first requests are out, while it
-    waits for the answers, not as they arrive."""
-    import wbmigrate.rewrite  # noqa: F401
-
-
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
-    from wbmigrate.rewrite import rewrite, spec_at
-
     def planned() -> Planned:
         spec = spec_at(source.text, source.root, source.document)
         return Planned(
@@ -135,28 +125,6 @@ def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
         )
 
     return _guarded(source, planned)
-
-
-def plan_early(
-    source: Source, migration: Migration, options: Options
-) -> Callable[[Options], Planned]:
-    """Plan `source` as far as it goes before the project's history is known (`options` has
-    none yet): the rest, given the options with the history, is quick (see `rewrite.settle`)."""
-    from wbmigrate.rewrite import provisional, settle, spec_at
-
-    found: list[Provisional] = []
-
-    def walked() -> Planned:
-        spec = spec_at(source.text, source.root, source.document)
-        found.append(
-            provisional(spec, migration, kind=source.kind, name=source.name, options=options)
-        )
-        return Planned(source)
-
-    early = _guarded(source, walked)
-    if not found:  # an error, final whatever the history
-        return lambda final: early
-    return lambda final: _guarded(source, lambda: Planned(source, settle(found[0], final)))
 
 
 def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:

@@ -8,7 +8,7 @@ import pytest
 from wbmigrate.live.apply import Outcome, WriteStatus
 from wbmigrate.live.export import Exported
 from wbmigrate.live.objects import ObjectRef
-from wbmigrate.live.project import Census
+from wbmigrate.live.project import Counts
 from wbmigrate.report.live import census, conflicts, export_line, interrupted, to_text
 
 HEALTH = ObjectRef("report", "v1", "Async health")
@@ -108,10 +108,10 @@ def test_object_names():
 @pytest.mark.parametrize(
     ("found", "expected"),
     [
-        (Census(reports=4, drafts=1, workspaces=1, automations=6),
+        (Counts(reports=4, drafts=1, workspaces=1, automations=6),
          "Found 4 reports (1 draft), 1 saved workspace, 6 automations."),
-        (Census(), "Found 0 reports (0 drafts), 0 saved workspaces, 0 automations."),
-        (Census(reports=1, drafts=1, workspaces=2, automations=1),
+        (Counts(), "Found 0 reports (0 drafts), 0 saved workspaces, 0 automations."),
+        (Counts(reports=1, drafts=1, workspaces=2, automations=1),
          "Found 1 report (1 draft), 2 saved workspaces, 1 automation."),
     ],
     ids=["readme", "empty", "singular-and-plural"],

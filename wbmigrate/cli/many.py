@@ -31,7 +31,7 @@ from wbmigrate.live.org import (
     resolve,
 )
 from wbmigrate.live.prepare import Work, prepare_apply, start_backup
-from wbmigrate.live.project import Census, Project, with_history
+from wbmigrate.live.project import Counts, Project, with_history
 from wbmigrate.live.restore import Loaded, load_backup
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import mapping_entry
@@ -49,7 +49,7 @@ class Prepared:
     project: Project
     options: Options
     work: Work
-    found: Census
+    found: Counts
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def apply_many(
         own, problem = with_history(project, migration, options, runs, cache)
         if problem:
             status(f"Warning: {problem}")
-        found = Census()
+        found = Counts()
         return Prepared(project, own, prepare_apply(project, migration, own, None, found), found)
 
     results = each_project(projects, prepare)
