@@ -29,13 +29,24 @@ LAYERS = [
     ["wbmigrate.engine"],
     ["wbmigrate.kinds"],
     ["wbmigrate.rewrite", "wbmigrate.guard"],
-    ["wbmigrate.plan", "wbmigrate.verify"],
+    ["wbmigrate.plan", "wbmigrate.plan_json", "wbmigrate.verify"],
     ["wbmigrate.files", "wbmigrate.discover"],
     ["wbmigrate.live", "wbmigrate.check"],
     ["wbmigrate.report"],
     ["wbmigrate.cli", "wbmigrate.__main__"],
 ]
-CORE = ["edit", "mapping", "engine", "kinds", "rewrite", "guard", "plan", "names", "json_values"]
+CORE = [
+    "edit",
+    "mapping",
+    "engine",
+    "kinds",
+    "rewrite",
+    "guard",
+    "plan",
+    "plan_json",
+    "names",
+    "json_values",
+]
 NETWORK = {"requests", "urllib3", "http", "socket", "ssl"}
 
 

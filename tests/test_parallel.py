@@ -18,7 +18,7 @@ from helpers import FIXTURES, MIGRATION, REPO, running
 
 from wbmigrate import files, parallel
 from wbmigrate.engine.model import Options
-from wbmigrate.plan import object_entry
+from wbmigrate.plan_json import object_entry
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux"),

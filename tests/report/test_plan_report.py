@@ -10,17 +10,8 @@ from helpers import FIXTURES
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options
-from wbmigrate.plan import (
-    Plan,
-    Source,
-    Tally,
-    make_plan,
-    mapping_entry,
-    object_entry,
-    plan_each,
-    plan_one,
-    summary_entry,
-)
+from wbmigrate.plan import Plan, Source, Tally, make_plan, plan_each, plan_one
+from wbmigrate.plan_json import mapping_entry, object_entry, summary_entry
 from wbmigrate.report import plan as report
 
 MAPPING = find_mapping("prime-rl")

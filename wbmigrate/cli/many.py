@@ -34,7 +34,7 @@ from wbmigrate.live.prepare import Work, prepare_apply, start_backup
 from wbmigrate.live.project import Counts, Project, with_history
 from wbmigrate.live.restore import Loaded, load_backup
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import mapping_entry
+from wbmigrate.plan_json import mapping_entry
 from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import printable

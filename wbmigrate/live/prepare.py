@@ -23,7 +23,8 @@ from wbmigrate.live.apply import (
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.project import Counts, Project
-from wbmigrate.plan import Status, Tally, mapping_entry
+from wbmigrate.plan import Status, Tally
+from wbmigrate.plan_json import mapping_entry
 
 if TYPE_CHECKING:
     from wbmigrate.live.planfile import SavedPlan
