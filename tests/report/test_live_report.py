@@ -1,5 +1,5 @@
 """What the live commands print: the per-object outcome table, the lines after it (an
-interrupted batch, conflicts, an export) and the project census."""
+interrupted batch, conflicts, an export) and what a project held."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from wbmigrate.live.apply import Outcome, WriteStatus
 from wbmigrate.live.export import Exported
 from wbmigrate.live.objects import ObjectRef
 from wbmigrate.live.project import Counts
-from wbmigrate.report.live import census, conflicts, export_line, interrupted, to_text
+from wbmigrate.report.live import conflicts, export_line, found_line, interrupted, to_text
 
 HEALTH = ObjectRef("report", "v1", "Async health")
 DRAFT = ObjectRef("report", "v2", "Async health", is_draft=True)
@@ -116,8 +116,8 @@ def test_object_names():
     ],
     ids=["readme", "empty", "singular-and-plural"],
 )  # fmt: skip
-def test_census(found, expected):
-    assert census(found) == expected
+def test_found_line(found, expected):
+    assert found_line(found) == expected
 
 
 def test_a_conflict_is_its_own_status_and_counts_in_the_summary():

@@ -127,7 +127,7 @@ def _plan_many(
             tally.statuses[Status.ERROR] += 1
             continue
         tally.merge(result.value.tally)
-        status(f"{result.target}: {live_report.census(result.value.found)}")
+        status(f"{result.target}: {live_report.found_line(result.value.found)}")
         if result.value.problem:
             status(f"Warning: {result.value.problem}")
     return tally

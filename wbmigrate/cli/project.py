@@ -88,7 +88,7 @@ def open_project(live: tuple[str, str], drafts: bool, connection: Connection) ->
 
 def tell_found(counts: Counts, drafts: bool) -> None:
     """What the project held, once it has all been read."""
-    status(live_report.census(counts))
+    status(live_report.found_line(counts))
     if not drafts:
         status(
             "Warning: drafts are skipped; publishing a stale draft undoes its report's migration."

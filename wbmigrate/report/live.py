@@ -146,7 +146,7 @@ def export_line(result: Exported) -> str:
     return printable(f"Error: {result.obj} ({result.obj.id}): {result.error}")
 
 
-def census(found: Counts) -> str:
+def found_line(found: Counts) -> str:
     """`Found 4 reports (1 draft), 1 saved workspace, 6 automations.`"""
     return (
         f"Found {plural(found.reports, 'report')} ({plural(found.drafts, 'draft')}), "
