@@ -25,8 +25,11 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
+from wbmigrate.live.org import TargetError, plan_projects, resolve
 from wbmigrate.live.project import Counts, plan_project
 from wbmigrate.plan import Planned, Status, Tally
+from wbmigrate.report import live as live_report
+from wbmigrate.report import org as org_report
 from wbmigrate.report.words import printable
 
 if TYPE_CHECKING:
@@ -88,10 +91,6 @@ def _plan_many(
 ) -> Tally:
     """Every project the TARGETs name: the table, then each project's details. A project
     that could not be read counts as an object that could not be (exit 1)."""
-    from wbmigrate.live.org import TargetError, plan_projects, resolve
-    from wbmigrate.report import live as live_report
-    from wbmigrate.report import org as org_report
-
     selectors = live_selectors(targets)
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:
