@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -130,14 +130,3 @@ def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
 def bug(exc: Exception) -> str:
     """What is said of one object wbmigrate failed on (the others go on)."""
     return f"wbmigrate failed on it ({type(exc).__name__}); please report it"
-
-
-def plan_each(
-    sources: Iterable[Source], migration: Migration, options: Options
-) -> Iterator[Planned]:
-    """Plan objects one at a time, as they come: nothing is kept, so memory stays flat."""
-    return (plan_one(source, migration, options) for source in sources)
-
-
-def make_plan(sources: Iterable[Source], migration: Migration, options: Options) -> Plan:
-    return Plan(migration, options, tuple(plan_each(sources, migration, options)))
