@@ -68,8 +68,7 @@ def live_target(target: str | None, files_too: bool = False) -> tuple[str, str]:
     if not files_too and (Path(target).exists() or path_like):
         raise UserError(f"{shown}: this is a folder or file; live commands take ENTITY/PROJECT")
     if target.startswith(("https://", "http://")):
-        parts = [p for p in target.split("://", 1)[1].split("/")[1:] if p]
-        target = "/".join(parts[:2])
+        target = _url_path(target)
     elif "/" not in target and env.get("WANDB_ENTITY"):
         target = f"{env['WANDB_ENTITY']}/{target}"
     live = parse_target(target)

@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
 
 TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
-# What a TARGET of several projects may be (`ENTITY`, `ENTITY/GLOB`): `live.org` reads them;
-# here, as `plan` asks whether its one TARGET is such before its first request.
+# What a TARGET of several projects may be (`ENTITY`, `ENTITY/GLOB`): `live.org` reads them.
 NAME = r"[\w-][\w.-]*"  # no leading dot: never `..`
 PATTERN = re.compile(
     rf"(?:wandb://)?(?P<entity>{NAME})(?:/(?P<project>[\w*?\[-][\w.*?\[\]!-]*))?/?\Z"
