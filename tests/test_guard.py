@@ -13,7 +13,7 @@ from wbmigrate import find_mapping
 from wbmigrate.edit.edits import Delete, Set
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.guard import DataLossError, census, check_write
+from wbmigrate.guard import DataLossError, check_write, parts
 from wbmigrate.rewrite import rewrite_text
 
 MIGRATION = find_mapping("prime-rl").migration()
@@ -21,11 +21,11 @@ REPORT = FIXTURES / "demo-project" / "reports" / "async-health.json"
 ALERT = FIXTURES / "demo-project" / "automations" / "staleness-high.json"
 
 
-def test_census_counts_panels_series_filters_and_conditions():
+def test_parts_counts_panels_series_filters_and_conditions():
     # five panels plotting 2+2+2+1+2 metrics; two run-set filters
-    assert census(json.loads(REPORT.read_text())) == {"panels": 5, "series": 9, "filters": 2}
+    assert parts(json.loads(REPORT.read_text())) == {"panels": 5, "series": 9, "filters": 2}
     # one run filter, one threshold
-    assert census(json.loads(ALERT.read_text())) == {"conditions": 2}
+    assert parts(json.loads(ALERT.read_text())) == {"conditions": 2}
 
 
 @pytest.mark.parametrize("mode", [Mode.DUAL, Mode.REPLACE])

@@ -4,7 +4,6 @@ every core prints the plan of one process; Ctrl-C stops the workers without a tr
 
 from __future__ import annotations
 
-import gc
 import json
 import multiprocessing
 import os
@@ -19,7 +18,7 @@ from helpers import FIXTURES, MIGRATION, REPO, running
 
 from wbmigrate import files, parallel
 from wbmigrate.engine.model import Options
-from wbmigrate.plan import object_entry
+from wbmigrate.plan_json import object_entry
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux"),
@@ -190,17 +189,3 @@ def test_the_workers_of_a_killed_check_end_with_it(tmp_path):
     while any(map(running, workers)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(map(running, workers))
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_the_cycle_collector_is_paused_and_then_as_it_was(enabled):
-    gc.enable() if enabled else gc.disable()
-    try:
-        with parallel.without_cycle_collection():
-            assert not gc.isenabled()
-        assert gc.isenabled() is enabled
-        with pytest.raises(KeyError), parallel.without_cycle_collection():
-            raise KeyError
-        assert gc.isenabled() is enabled
-    finally:
-        gc.enable()

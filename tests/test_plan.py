@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wbmigrate.plan import JsonDocument, indented
+from wbmigrate.plan_json import JsonDocument, indented
 
 # Surrogates (which JSON can escape and UTF-8 cannot hold) and every float, NaN included.
 TEXT = st.text(st.characters(codec=None, categories=None), max_size=8)

@@ -24,7 +24,7 @@ class DataLossError(WbmigrateError):
     """A write that would lose more than the plan removes."""
 
 
-def census(value: Any) -> Counter[str]:
+def parts(value: Any) -> Counter[str]:
     """Panels (objects with a `viewType`), series (entries of a `metrics` list), run-set filters
     (objects with a `key` and an `op`) and, in an alert, its conditions."""
     counts: Counter[str] = Counter()
@@ -65,7 +65,7 @@ def _json(text: Any) -> Any:
 
 
 def removed(original: Any, edits: Iterable[Edit]) -> Counter[str]:
-    """What the rewrite deletes on purpose: the census of every deleted subtree (an entry of
+    """What the rewrite deletes on purpose: the parts of every deleted subtree (an entry of
     a `metrics` list is one series)."""
     counts: Counter[str] = Counter()
     for edit in edits:
@@ -73,7 +73,7 @@ def removed(original: Any, edits: Iterable[Edit]) -> Counter[str]:
             value = original
             for part in edit.path:
                 value = value[part]
-            counts += census(value)
+            counts += parts(value)
             if len(edit.path) > 1 and edit.path[-2] == "metrics" and isinstance(edit.path[-1], int):
                 counts["series"] += 1
     return counts
@@ -82,7 +82,7 @@ def removed(original: Any, edits: Iterable[Edit]) -> Counter[str]:
 def check_loss(before: Any, after: Any, edits: Iterable[Edit]) -> None:
     """Raise DataLossError if `after` has fewer of anything than `before`, less what the edits
     delete on purpose."""
-    was, now, planned = census(before), census(after), removed(before, edits)
+    was, now, planned = parts(before), parts(after), removed(before, edits)
     lost = [
         f"{was[what] - planned[what] - now[what]} {what}"
         for what in WHAT

@@ -12,7 +12,6 @@ another thread runs, everything is done here, one item after the other.
 from __future__ import annotations
 
 import ctypes
-import gc
 import multiprocessing
 import os
 import signal
@@ -28,21 +27,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 CHUNK = 32  # items a worker is sent at a time, by default: few messages, shares still even
-
-
-@contextmanager
-def without_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused (and in the workers forked meanwhile). A plan's data is
-    acyclic: parsed specs, and the changes and notes made from them, are freed by reference
-    counting alone. The collector only walks them again and again while they are held (a
-    twentieth of a live plan); the few cycles of one run are collected once it is over."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def cores() -> int:

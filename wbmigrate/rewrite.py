@@ -45,64 +45,19 @@ def rewrite(
     options: Options | None = None,
 ) -> Rewrite:
     """Rewrite one spec (a report or workspace view's parsed `spec`, or a saved trigger)."""
-    return _finish(_walk(spec, migration, kind, name, options or Options(), pending=False))
-
-
-@dataclass(frozen=True)
-class Provisional:
-    """A spec walked before the project's history is known (the key census still reading),
-    so that planning overlaps the census: `settle` finishes it into the very Rewrite that
-    `rewrite` makes with the history."""
-
-    spec: Any
-    kind: str
-    name: str
-    walk: Walk
-
-
-def provisional(
-    spec: Any, migration: Migration, *, kind: str | None = None, name: str = "", options: Options
-) -> Provisional:
-    """The walk of `spec` with every warning that depends on the history held back."""
-    return _walk(spec, migration, kind, name, options, pending=True)
-
-
-def settle(found: Provisional, options: Options) -> Rewrite:
-    """`found` finished with the history in `options` (walked again only where a regex, whose
-    rewrite depends on the keys logged, was met: rarely)."""
-    w = found.walk
-    if w.needs_history:
-        return rewrite(found.spec, w.migration, kind=found.kind, name=found.name, options=options)
-    w.settle(options)
-    return _finish(found)
-
-
-def _walk(
-    spec: Any, migration: Migration, kind: str | None, name: str, options: Options, pending: bool
-) -> Provisional:
     kind = kind or kinds.detect(spec)
     if not kinds.KINDS[kind].matches(spec):
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
-    w = Walk(migration, options)
-    w.pending = pending
+    w = Walk(migration, options or Options())
     try:
         kinds.KINDS[kind].walk(w, spec)
-    except RecursionError:
-        raise SpecError("spec nested too deeply to rewrite") from None
-    return Provisional(spec, kind, name, w)
-
-
-def _finish(found: Provisional) -> Rewrite:
-    """The boundary note (which names the project's own boundary), then the Rewrite."""
-    w, spec = found.walk, found.spec
-    try:
-        if w.changes and w.options.annotate:
-            kinds.KINDS[found.kind].annotate(w, spec)
+        if w.changes and w.options.annotate:  # the boundary note
+            kinds.KINDS[kind].annotate(w, spec)
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
     return Rewrite(
-        kind=found.kind,
-        title=f'{found.kind} "{found.name}"',
+        kind=kind,
+        title=f'{kind} "{name}"',
         original=spec,
         edits=tuple(w.edits),
         changes=tuple(w.changes),
@@ -119,16 +74,10 @@ def rewrite_text(
     name: str = "",
     options: Options | None = None,
     root: tuple[str, ...] = (),
-    walked: Provisional | None = None,
 ) -> tuple[Rewrite, str]:
     """Rewrite a spec given as JSON text; the new text differs only where the spec changed.
-
-    `root` is where the spec sits in the document (`("spec",)` in an exported file);
-    `walked`: the spec already walked, before the project's history was known (`provisional`
-    of this text): it is settled with `options`, not walked again."""
-    result = rewrite_of(
-        text, migration, kind=kind, name=name, options=options, root=root, walked=walked
-    )
+    `root` is where the spec sits in the document (`("spec",)` in an exported file)."""
+    result = rewrite_of(text, migration, kind=kind, name=name, options=options, root=root)
     return result, spliced(text, result.edits, root)
 
 
@@ -140,12 +89,9 @@ def rewrite_of(
     name: str = "",
     options: Options | None = None,
     root: tuple[str, ...] = (),
-    walked: Provisional | None = None,
 ) -> Rewrite:
     """`rewrite_text` without the new text: the changes and the edits it is spliced from
     (`spliced`), for a caller that needs the text later, or only for some specs."""
-    if walked is not None:
-        return settle(walked, options or Options())
     return rewrite(spec_at(text, root), migration, kind=kind, name=name, options=options)
 
 

@@ -1,17 +1,12 @@
-"""How `wbmigrate` ends (`wbmigrate.cli.leave`): once the work is over it exits at once, with
-its exit code, all its output and the exit handlers run; while a thread that is no daemon
-still runs, or when a stream cannot be flushed, the exit is Python's own."""
+"""How `wbmigrate` ends: with its exit code, all its output and the exit handlers run."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 
 import pytest
 from helpers import REPO
-
-from wbmigrate.cli import leave
 
 DEMO = str(REPO / "fixtures/demo-project")
 
@@ -60,43 +55,3 @@ def test_exit_handlers_run_and_what_they_print_is_kept(tmp_path):
         [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "prime-rl\n", "handler ran\n")
-
-
-def test_a_thread_that_is_no_daemon_gets_the_normal_exit():
-    release = threading.Event()
-    thread = threading.Thread(target=release.wait, args=(5,))
-    thread.start()
-    done = SystemExit(3)
-    try:
-        with pytest.raises(SystemExit) as left:
-            leave(done)
-    finally:
-        release.set()
-        thread.join()
-    assert left.value is done
-
-
-@pytest.fixture
-def alone(monkeypatch):
-    """No thread but this one, as when a command is over (a test runner may have others)."""
-    monkeypatch.setattr(threading, "enumerate", lambda: [threading.current_thread()])
-
-
-@pytest.mark.parametrize("code", ["Error: as text", ("a", "tuple")])
-def test_an_exit_that_is_no_number_gets_the_normal_exit(alone, code):
-    done = SystemExit(code)
-    with pytest.raises(SystemExit) as left:
-        leave(done)
-    assert left.value is done
-
-
-def test_a_stream_that_cannot_be_flushed_gets_the_normal_exit(alone, monkeypatch):
-    class Closed:
-        def flush(self) -> None:
-            raise ValueError("I/O operation on closed file")
-
-    monkeypatch.setattr(sys, "stdout", Closed())
-    done = SystemExit(0)
-    with pytest.raises(SystemExit) as left:
-        leave(done)
-    assert left.value is done

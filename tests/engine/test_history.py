@@ -12,7 +12,7 @@ from wbmigrate import find_mapping
 from wbmigrate.engine.annotate import project_boundary
 from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
 from wbmigrate.engine.model import Mode, NoteKind, Options
-from wbmigrate.plan import history_entry, history_of_entry, options_entry, options_of
+from wbmigrate.plan_json import history_entry, history_of_entry, options_entry, options_of
 from wbmigrate.rewrite import rewrite
 
 MIGRATION = find_mapping("prime-rl").migration()

@@ -12,12 +12,12 @@ import pytest
 import responses
 
 from wbmigrate import find_mapping
+from wbmigrate.engine.history import history_of
 from wbmigrate.live.census import (
     KEYS_BATCH,
     app_url,
     cache_folder,
     logged_keys,
-    read_history,
     read_run_keys,
 )
 from wbmigrate.live.client import Client
@@ -87,7 +87,8 @@ def client():
 def census(client: Client, fake: FakeRuns, cap: int = 500, cache: Path | None = None):
     with responses.RequestsMock() as mocked:
         mocked.add_callback(responses.POST, f"{BASE}/graphql", callback=fake)
-        return read_history(client, "team", "async-rl", MIGRATION, cap, cache)
+        runs, total = read_run_keys(client, "team", "async-rl", cap, cache)
+    return history_of(runs, MIGRATION, total)
 
 
 def test_the_newest_runs_up_to_the_cap_and_their_keys_in_batches(client):
@@ -150,21 +151,6 @@ def test_finished_runs_are_cached_and_running_ones_read_again(client, tmp_path):
     assert history.logged("staleness/rollout/mean")
     cached = next(tmp_path.iterdir())
     assert oct(cached.stat().st_mode & 0o777) == "0o600"
-
-
-def test_the_cache_can_be_written_once_the_census_is_handed_on(client, tmp_path):
-    """A live plan hands the census to its planners first: the cache's write is left to do."""
-    after: list = []
-    with responses.RequestsMock() as mocked:
-        mocked.add_callback(responses.POST, f"{BASE}/graphql", callback=FakeRuns(3))
-        runs, _ = read_run_keys(client, "team", "async-rl", 500, tmp_path, after)
-    assert len(runs) == 3
-    assert not list(tmp_path.iterdir())
-    [write] = after
-    write()
-    again = FakeRuns(3)
-    assert census(client, again, cache=tmp_path).runs == 3
-    assert again.key_requests == []  # every run's keys from the cache
 
 
 def test_a_damaged_cache_is_a_cold_cache(client, tmp_path):

@@ -16,7 +16,8 @@ from wbmigrate.live.backup import safe_name, short_hash
 from wbmigrate.live.client import View
 from wbmigrate.live.export import export_objects, prepare_folder
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.plan import plan_one, signature
+from wbmigrate.plan import plan_one
+from wbmigrate.plan_json import signature
 
 SPEC = (FIXTURES / "cases" / "report" / "line-metrics" / "before.json").read_text()
 WORKSPACE_SPEC = (FIXTURES / "demo-project" / "workspaces" / "overview.json").read_text()

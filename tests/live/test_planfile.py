@@ -23,7 +23,8 @@ from wbmigrate.live.planfile import (
     migration_digest,
     saved_migration,
 )
-from wbmigrate.plan import Status, plan_one, signature
+from wbmigrate.plan import Status, plan_one
+from wbmigrate.plan_json import signature
 
 SPEC = (FIXTURES / "cases" / "report" / "line-metrics" / "before.json").read_text()
 TRIGGER = json.loads((FIXTURES / "demo-project" / "automations" / "token-max.json").read_text())

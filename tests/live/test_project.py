@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -13,22 +12,21 @@ from wandb_server import Fault
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live import project as project_module
-from wbmigrate.live.apply import Expected, Outcome, WriteStatus, plan_write, plan_write_early
+from wbmigrate.live.apply import Expected, Outcome, WriteStatus, plan_write
 from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
 from wbmigrate.live.project import (
-    Census,
+    Counts,
     Project,
     Selector,
     parse_target,
     plan_project,
     selector,
 )
-from wbmigrate.plan import Source, Status, plan_early, plan_one
+from wbmigrate.plan import Status
 from wbmigrate.rewrite import rewrite_text
 
 
@@ -46,26 +44,26 @@ def files_in(folder: Path) -> list[str]:
 
 
 def test_read_counts_every_object_into_the_census(project, live):
-    census = Census()
-    objects = list(project.read(census))
-    assert census == Census(reports=4, drafts=1, workspaces=1, automations=6)
+    counts = Counts()
+    objects = list(project.read(counts))
+    assert counts == Counts(reports=4, drafts=1, workspaces=1, automations=6)
     assert {o.id for o in objects} == set(live.state.views) | set(live.state.triggers)
     assert [o.kind for o in objects] == ["report"] * 4 + ["workspace"] + ["automation"] * 6
 
 
 def test_read_without_drafts_skips_them(project):
-    census = Census()
+    counts = Counts()
     without = Project(project.client, "team", "async-rl", drafts=False)
-    assert not any(o.is_draft for o in without.read(census))
-    assert census == Census(reports=3, drafts=0, workspaces=1, automations=6)
+    assert not any(o.is_draft for o in without.read(counts))
+    assert counts == Counts(reports=3, drafts=0, workspaces=1, automations=6)
 
 
 def test_plan_project_streams_every_object(project):
-    census = Census()
-    planned = list(plan_project(project, MIGRATION, Options(), census))
+    counts = Counts()
+    planned = list(plan_project(project, MIGRATION, Options(), counts))
     assert len(planned) == 11
     assert [p.status for p in planned].count(Status.CHANGES) == 10
-    assert census.reports + census.workspaces + census.automations == 11
+    assert counts.reports + counts.workspaces + counts.automations == 11
 
 
 def test_plan_project_saves_a_plan_load_plan_reads(project, live, tmp_path):
@@ -100,14 +98,14 @@ def test_an_error_while_planning_leaves_no_plan(live, tmp_path):
 
 def test_prepare_apply_lists_exactly_the_objects_to_change(project):
     expected = changing(plan_project(project, MIGRATION, Options()))
-    census = Census()
-    work = prepare_apply(project, MIGRATION, Options(), census=census)
+    counts = Counts()
+    work = prepare_apply(project, MIGRATION, Options(), counts=counts)
     assert [obj.id for obj, _ in work.todo] == expected
     for obj, wanted in work.todo:
         assert wanted == Expected(obj.fingerprint)
     assert work.settled == []
     assert (work.tally.total, work.tally.statuses[Status.CHANGES]) == (11, 10)
-    assert census.automations == 6
+    assert counts.automations == 6
 
 
 def test_prepare_apply_follows_a_saved_plan(project, tmp_path):
@@ -216,78 +214,13 @@ def test_parse_target(target, expected):
     assert parse_target(target) == expected
 
 
-class Stub:
-    """An object as the listing gives it: only its text and Source matter to planning."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.text = path.read_text()
-
-    def source(self) -> Source:
-        return Source(name=self.path.parent.name, origin=str(self.path), text=self.text)
-
-
-CASES = sorted(FIXTURES.glob("cases/report/*/before.json"))[:6]
 HISTORY = History(frozenset({"off_policy/mean"}), 2, None, None, None)
-
-
-def listing(census: Future, after: int, objects=None):
-    """The objects (stubs of the cases by default), the census finishing once `after` of them
-    were listed."""
-    for i, obj in enumerate(objects if objects is not None else map(Stub, CASES)):
-        if i == after:
-            census.set_result(Options(history=HISTORY))
-        yield obj
-
-
-def planned_while(census: Future, after: int) -> tuple[list, list]:
-    """`overlap` as `plan_project` uses it: the plans, and the objects begun early."""
-    early = []
-
-    def begin(obj):
-        early.append(obj)
-        return plan_early(obj.source(), MIGRATION, Options())
-
-    def now(obj, given):
-        return plan_one(obj.source(), MIGRATION, given)
-
-    found = project_module.overlap(listing(census, after), census, begin, now)
-    return [planned for _, planned in found], early
-
-
-def test_objects_listed_while_the_census_reads_are_planned_then_and_settled_after():
-    found, early = planned_while(Future(), 3)
-    assert len(early) == 3  # the first three, before the census was known
-    final = Options(history=HISTORY)
-    expected = [plan_one(Stub(path).source(), MIGRATION, final) for path in CASES]
-    assert [planned.result for planned in found] == [p.result for p in expected]
-
-
-def test_planning_ahead_of_the_census_is_bounded(monkeypatch):
-    monkeypatch.setattr(project_module, "EARLY_BYTES", 1)  # one object at most
-    found, early = planned_while(Future(), 1)
-    assert len(found) == len(CASES)
-    assert len(early) == 1  # the second object waited for the census
 
 
 def live_view(path: Path, text: str | None = None) -> LiveObject:
     node = {"id": path.parent.name, "name": "n", "type": "runs", "displayName": path.parent.name}
     node |= {"spec": path.read_text() if text is None else text, "updatedAt": "t"}
     return LiveObject.of_view(View.from_node(node, "team", "async-rl"))
-
-
-@pytest.mark.parametrize("history", [None, HISTORY], ids=["no-runs", "runs"])
-def test_apply_planning_begun_before_the_census_writes_what_planning_after_it_would(history):
-    """Each object is walked while the census reads and settled after: the same plan, the
-    same bytes to send and the same edits for the guard as planning it whole."""
-    final = Options(history=history)
-    objects = [live_view(path) for path in sorted(FIXTURES.glob("cases/report/*/before.json"))]
-    objects += [live_view(CASES[0], "{not json"), live_view(CASES[0], '{"blocks": 3}')]
-    for obj in objects:
-        begun = plan_write_early(obj, MIGRATION, Options())(final)
-        whole = plan_write(obj, MIGRATION, final)
-        assert (begun[0].result, begun[0].error) == (whole[0].result, whole[0].error), obj.id
-        assert begun[1] == whole[1], obj.id
 
 
 @pytest.mark.parametrize("history", [None, HISTORY], ids=["no-runs", "runs"])
@@ -302,18 +235,6 @@ def test_apply_sends_the_text_the_engine_rewrites_byte_for_byte(history):
         assert plan.text == (text if planned.result.changed else None), path.parent.name
         changed += planned.result.changed
     assert changed > 10
-
-
-def test_prepare_apply_while_the_census_reads_keeps_what_it_keeps_after(project):
-    census: Future = Future()
-    objects = listing(census, 4, list(project.read()))
-    begun = prepare_apply(project, MIGRATION, Options(), objects=objects, later=census)
-    whole = prepare_apply(project, MIGRATION, Options(history=HISTORY))
-    assert [(obj.id, expected) for obj, expected in begun.todo] == [
-        (obj.id, expected) for obj, expected in whole.todo
-    ]
-    assert begun.plans == whole.plans
-    assert begun.tally == whole.tally
 
 
 @pytest.mark.parametrize(

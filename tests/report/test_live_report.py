@@ -1,5 +1,5 @@
 """What the live commands print: the per-object outcome table, the lines after it (an
-interrupted batch, conflicts, an export) and the project census."""
+interrupted batch, conflicts, an export) and what a project held."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from wbmigrate.live.apply import Outcome, WriteStatus
 from wbmigrate.live.export import Exported
 from wbmigrate.live.objects import ObjectRef
-from wbmigrate.live.project import Census
-from wbmigrate.report.live import census, conflicts, export_line, interrupted, to_text
+from wbmigrate.live.project import Counts
+from wbmigrate.report.live import conflicts, export_line, found_line, interrupted, to_text
 
 HEALTH = ObjectRef("report", "v1", "Async health")
 DRAFT = ObjectRef("report", "v2", "Async health", is_draft=True)
@@ -108,16 +108,16 @@ def test_object_names():
 @pytest.mark.parametrize(
     ("found", "expected"),
     [
-        (Census(reports=4, drafts=1, workspaces=1, automations=6),
+        (Counts(reports=4, drafts=1, workspaces=1, automations=6),
          "Found 4 reports (1 draft), 1 saved workspace, 6 automations."),
-        (Census(), "Found 0 reports (0 drafts), 0 saved workspaces, 0 automations."),
-        (Census(reports=1, drafts=1, workspaces=2, automations=1),
+        (Counts(), "Found 0 reports (0 drafts), 0 saved workspaces, 0 automations."),
+        (Counts(reports=1, drafts=1, workspaces=2, automations=1),
          "Found 1 report (1 draft), 2 saved workspaces, 1 automation."),
     ],
     ids=["readme", "empty", "singular-and-plural"],
 )  # fmt: skip
-def test_census(found, expected):
-    assert census(found) == expected
+def test_found_line(found, expected):
+    assert found_line(found) == expected
 
 
 def test_a_conflict_is_its_own_status_and_counts_in_the_summary():

@@ -10,17 +10,8 @@ from helpers import FIXTURES
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options
-from wbmigrate.plan import (
-    Plan,
-    Source,
-    Tally,
-    make_plan,
-    mapping_entry,
-    object_entry,
-    plan_each,
-    plan_one,
-    summary_entry,
-)
+from wbmigrate.plan import Plan, Source, Tally, plan_one
+from wbmigrate.plan_json import mapping_entry, object_entry, summary_entry
 from wbmigrate.report import plan as report
 
 MAPPING = find_mapping("prime-rl")
@@ -38,6 +29,10 @@ def case(name: str, title: str | None = None) -> Source:
 
 def sources() -> list[Source]:
     return [case("line-metrics"), case("noop-decoys"), UNREADABLE]
+
+
+def make_plan(sources, migration, options) -> Plan:
+    return Plan(migration, options, tuple(plan_one(s, migration, options) for s in sources))
 
 
 PLAN = make_plan(sources(), MIGRATION, Options())
@@ -177,7 +172,9 @@ def test_markdown_escapes_pipes_and_angle_brackets():
 def test_streamed_chunks_join_to_the_whole_document(verbose):
     def streamed(chunks, *args):
         return "".join(
-            chunks(MIGRATION, Options(), plan_each(sources(), MIGRATION, Options()), *args)
+            chunks(
+                MIGRATION, Options(), (plan_one(s, MIGRATION, Options()) for s in sources()), *args
+            )
         )
 
     assert streamed(report.text_chunks, verbose) == report.to_text(PLAN, verbose)

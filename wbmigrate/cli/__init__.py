@@ -6,14 +6,6 @@ command lives in the module named below and is imported only when it runs.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import gc
-import os
-import sys
-import threading
-from typing import NoReturn
-
 import click
 
 from wbmigrate import __version__
@@ -57,32 +49,4 @@ def cli() -> None:
 
 
 def main() -> None:
-    # A parsed spec is a million small containers that live until its object is planned; with
-    # the default threshold the cyclic collector walks them again and again (a tenth of a plan).
-    # A larger first generation keeps cycles collected without those repeated walks.
-    gc.set_threshold(100_000, 10, 10)
-    try:
-        cli(prog_name="wbmigrate")
-    except SystemExit as done:
-        leave(done)
-
-
-def leave(done: SystemExit) -> NoReturn:
-    """Exit without tearing the interpreter down object by object, which costs a short run a
-    tenth of its time (as mypy's --fast-exit): the streams are flushed and the exit handlers
-    run first. Only once the work is over: while a thread that is no daemon still runs,
-    or when a stream cannot be flushed (a closed pipe), the exit is the normal one."""
-    code = done.code
-    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
-    if not isinstance(code, int | None) or any(not t.daemon for t in others):
-        raise done
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        raise done from None
-    atexit._run_exitfuncs()
-    with contextlib.suppress(OSError, ValueError):  # what a handler printed
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(code or 0)
+    cli(prog_name="wbmigrate")

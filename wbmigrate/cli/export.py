@@ -23,7 +23,7 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.live.export import export_objects, prepare_folder
 from wbmigrate.live.project import (
-    Census,
+    Counts,
 )
 from wbmigrate.report import live as live_report
 
@@ -51,7 +51,7 @@ def export(target: str, folder: str, drafts: str, connection: Connection) -> Non
     live = live_target(target)
     prepare_folder(Path(folder))
     project = open_project(live, drafts == "migrate", connection)
-    census = Census()
+    census = Counts()
     results = export_objects(project.read(census), Path(folder))
     tell_found(census, project.drafts)
     for result in results:

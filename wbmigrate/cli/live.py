@@ -32,16 +32,15 @@ from wbmigrate.cli.project import (
     names_many,
     open_project,
     progress,
-    read_history_while_listing,
+    read_history,
     tell_found,
 )
 from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one, run_all
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.org import is_backup_set
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
-from wbmigrate.live.planners import planning
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
-from wbmigrate.live.project import AfterCensus, Census
+from wbmigrate.live.project import Counts
 from wbmigrate.live.restore import load_backup
 from wbmigrate.mapping.load import find_mapping
 from wbmigrate.report import live as live_report
@@ -194,19 +193,12 @@ def apply(
         )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
-    census = Census()
-    objects, later, after = None, None, AfterCensus()
-    with planning() as planners:
-        if planners is not None:
-            planners.setup(migration, options)
-        if saved is None:  # a saved plan carries the census it was made with
-            given = migration, options
-            later, objects = read_history_while_listing(project, lambda: given, runs, census, after)
-        work = prepare_apply(project, migration, options, saved, census, objects, later, planners)
-    options = later.result() if later is not None else options
-    if saved is None:
-        after.wait()  # the census cache, written while the objects were planned
-    tell_found(census, project.drafts)
+    counts = Counts()
+    objects = project.read(counts)
+    if saved is None:  # a saved plan carries the census it was made with
+        options = read_history(project, migration, options, runs)
+    work = prepare_apply(project, migration, options, saved, counts, objects)
+    tell_found(counts, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do
             _report(format_, "apply", project.target, work.settled)

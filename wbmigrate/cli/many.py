@@ -30,10 +30,10 @@ from wbmigrate.live.org import (
     resolve,
 )
 from wbmigrate.live.prepare import Work, prepare_apply, start_backup
-from wbmigrate.live.project import Census, Project, with_history
+from wbmigrate.live.project import Counts, Project, with_history
 from wbmigrate.live.restore import Loaded, load_backup
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import mapping_entry
+from wbmigrate.plan_json import mapping_entry
 from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import printable
@@ -48,7 +48,7 @@ class Prepared:
     project: Project
     options: Options
     work: Work
-    found: Census
+    found: Counts
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def apply_many(
         own, problem = with_history(project, migration, options, runs, cache)
         if problem:
             status(f"Warning: {problem}")
-        found = Census()
+        found = Counts()
         return Prepared(project, own, prepare_apply(project, migration, own, None, found), found)
 
     results = each_project(projects, prepare)

@@ -4,13 +4,13 @@ projects at once."""
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
     CONTEXT,
     DetailedCommand,
@@ -22,11 +22,13 @@ from wbmigrate.cli.base import (
     migration_setup,
 )
 from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
+from wbmigrate.engine.model import Options
+from wbmigrate.files import plan_files
+from wbmigrate.plan import Planned, Status, Tally
+from wbmigrate.report import plan as plan_report
 
-if TYPE_CHECKING:  # the plan's data model loads once the mapping is read, as the engine does
-    from wbmigrate.engine.model import Options
+if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
-    from wbmigrate.plan import Planned, Tally
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -116,16 +118,12 @@ def plan(
 
         live = Live(out, drafts == "migrate", runs, connection)
         tally = plan_live(targets, lambda: migration_setup(**setup), format_, verbose, live, show)
-    from wbmigrate.plan import Status
-
     finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
 
 
 def chunks_for(
     format_: str, migration: Migration, options: Options, verbose: bool
 ) -> Callable[[Iterable[Planned]], Iterator[str]]:
-    from wbmigrate.report import plan as plan_report  # loaded once the mapping is read
-
     return {
         "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
         "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
@@ -136,9 +134,6 @@ def chunks_for(
 def _plan_files(
     target: Path, migration: Migration, options: Options, format_: str, verbose: bool
 ) -> Tally:
-    from wbmigrate.files import plan_files  # the engine: loaded once the mapping is read
-    from wbmigrate.plan import Tally
-
     tally = Tally()
     planned = plan_files(target, _exclude(target), migration, options)
     print_streamed(chunks_for(format_, migration, options, verbose)(map(tally.add, planned)))
@@ -149,8 +144,6 @@ def _exclude(target: Path) -> tuple[str, ...]:
     """The `exclude` patterns of `[tool.wbmigrate]`, found from the current folder as `check`
     finds them, so `plan DIR` reads exactly the spec files `check DIR` reads (a file named
     alone is always read)."""
-    from wbmigrate.check.config import find_config  # check's code, only for a folder
-
     return find_config(Path.cwd()).exclude if target.is_dir() else ()
 
 
@@ -158,9 +151,5 @@ def print_streamed(chunks: Iterator[str]) -> None:
     """Stream a report to stdout, from its first object on: an error reading the target (an
     unknown project, a refused key) then comes before any output."""
     pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
-    # Written and flushed as click.echo does, without its checks for each piece (a piece is
-    # plain text: control characters in names are escaped): they were a tenth of the time
-    # from a live plan's last answer to its end.
     for piece in itertools.chain(pieces, chunks):
-        sys.stdout.write(piece)
-        sys.stdout.flush()
+        click.echo(piece, nl=False)

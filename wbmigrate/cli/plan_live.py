@@ -1,14 +1,11 @@
 """`plan` of live projects: one (streamed as it is read) or many (a table, then each one).
 Loaded only when `plan` is given no existing path, so a plan of files never loads the live
-side. Of one project, the listings' first requests go out before the mapping is read: it is
-read, and the engine loaded, while the first pages are on their way."""
+side."""
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,19 +20,21 @@ from wbmigrate.cli.project import (
     live_target,
     names_many,
     open_project,
-    read_history_while_listing,
+    read_history,
     tell_found,
 )
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.planners import planning
-from wbmigrate.live.project import AfterCensus, Census, plan_project
+from wbmigrate.live.org import TargetError, plan_projects, resolve
+from wbmigrate.live.project import Counts, plan_project
+from wbmigrate.plan import Planned, Status, Tally
+from wbmigrate.report import live as live_report
+from wbmigrate.report import org as org_report
 from wbmigrate.report.words import printable
 
-if TYPE_CHECKING:  # the plan's data model loads once the first requests are out
+if TYPE_CHECKING:
     from wbmigrate.engine.model import Options
     from wbmigrate.mapping import Migration
-    from wbmigrate.plan import Planned, Tally
 
     Setup = Callable[[], tuple[Migration, Options]]  # reads the mapping: migration, options
     Show = Callable[[Migration, Options, Iterable[Planned]], None]  # a project's plan, streamed
@@ -69,36 +68,17 @@ def plan_live(
     if out and not Path(out).resolve().parent.is_dir():
         raise UserError(f"--out {printable(out)}: no such folder; nothing read")
     project = open_project(target, live.drafts, live.connection)
-    census, after = Census(), AfterCensus()
-    with planning() as planners:  # forked before the mapping is read: it is sent to them
-        given: Future[tuple[Migration, Options]] = Future()
-        later, objects = read_history_while_listing(project, given.result, live.runs, census, after)
-        from wbmigrate.plan import Tally  # while the first pages are on their way
-
-        tally = Tally()
-        migration, options = _read_into(given, setup)  # while the first pages are read
-        if planners is not None:
-            planners.setup(migration, options)
-        saved = Path(out) if out else None
-        planned = plan_project(project, migration, options, census, saved, objects, later, planners)
-        first = list(itertools.islice(planned, 1))  # planning overlaps the census till here
-        show(migration, later.result(), map(tally.add, itertools.chain(first, planned)))
-    after.wait()  # the census cache, written meanwhile
-    tell_found(census, project.drafts)
+    migration, options = setup()
+    counts, tally = Counts(), Tally()
+    objects = project.read(counts)  # its first pages are read while the census is
+    options = read_history(project, migration, options, live.runs)
+    saved = Path(out) if out else None
+    planned = plan_project(project, migration, options, counts, saved, objects)
+    show(migration, options, map(tally.add, planned))
+    tell_found(counts, project.drafts)
     if out:
         status(f"Plan saved to {out}.")
     return tally
-
-
-def _read_into(given: Future[tuple[Migration, Options]], setup: Setup) -> tuple[Migration, Options]:
-    """`setup()`, its result (or error) also into `given`, which the key census waits for."""
-    try:
-        found = setup()
-    except BaseException as exc:
-        given.set_exception(exc)
-        raise
-    given.set_result(found)
-    return found
 
 
 def _plan_many(
@@ -111,11 +91,6 @@ def _plan_many(
 ) -> Tally:
     """Every project the TARGETs name: the table, then each project's details. A project
     that could not be read counts as an object that could not be (exit 1)."""
-    from wbmigrate.live.org import TargetError, plan_projects, resolve
-    from wbmigrate.plan import Status, Tally
-    from wbmigrate.report import live as live_report
-    from wbmigrate.report import org as org_report
-
     selectors = live_selectors(targets)
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:
@@ -151,7 +126,7 @@ def _plan_many(
             tally.statuses[Status.ERROR] += 1
             continue
         tally.merge(result.value.tally)
-        status(f"{result.target}: {live_report.census(result.value.found)}")
+        status(f"{result.target}: {live_report.found_line(result.value.found)}")
         if result.value.problem:
             status(f"Warning: {result.value.problem}")
     return tally

@@ -7,7 +7,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,22 +18,12 @@ from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
-from wbmigrate.live.objects import LiveObject
-from wbmigrate.live.project import (
-    AfterCensus,
-    Census,
-    Project,
-    Selector,
-    census_of,
-    census_while,
-    parse_target,
-    selector,
-    with_history,
-)
+from wbmigrate.live.project import Counts, Project, Selector, parse_target, selector, with_history
 from wbmigrate.redact import register
+from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
 
-if TYPE_CHECKING:  # what a live plan does not need before its first request
+if TYPE_CHECKING:
     from wbmigrate.engine.model import Options
     from wbmigrate.live.apply import Outcome
     from wbmigrate.mapping import Migration
@@ -79,8 +68,7 @@ def live_target(target: str | None, files_too: bool = False) -> tuple[str, str]:
     if not files_too and (Path(target).exists() or path_like):
         raise UserError(f"{shown}: this is a folder or file; live commands take ENTITY/PROJECT")
     if target.startswith(("https://", "http://")):
-        parts = [p for p in target.split("://", 1)[1].split("/")[1:] if p]
-        target = "/".join(parts[:2])
+        target = _url_path(target)
     elif "/" not in target and env.get("WANDB_ENTITY"):
         target = f"{env['WANDB_ENTITY']}/{target}"
     live = parse_target(target)
@@ -97,11 +85,9 @@ def open_project(live: tuple[str, str], drafts: bool, connection: Connection) ->
     return project
 
 
-def tell_found(census: Census, drafts: bool) -> None:
+def tell_found(counts: Counts, drafts: bool) -> None:
     """What the project held, once it has all been read."""
-    from wbmigrate.report import live as live_report  # it loads apply's outcomes
-
-    status(live_report.census(census))
+    status(live_report.found_line(counts))
     if not drafts:
         status(
             "Warning: drafts are skipped; publishing a stale draft undoes its report's migration."
@@ -161,39 +147,12 @@ def _progress_lines(total: int, label: str) -> Iterator[Callable[[Outcome], None
 
 def read_history(project: Project, migration: Migration, options: Options, runs: int) -> Options:
     """`options` with the project's key census; on stderr, what it found (or why not)."""
-    return _said(project, *with_history(project, migration, options, runs, _cache()))
-
-
-def _cache() -> Path:
-    return cache_folder(os.environ)
-
-
-def _said(project: Project, found: Options, problem: str | None) -> Options:
-    """`found`, once what the census found (or why there is none) is said on stderr."""
+    found, problem = with_history(project, migration, options, runs, cache_folder(os.environ))
     if problem is not None:
         status(f"Warning: {problem}; no boundary and no blank-panel warnings")
     elif found.history is not None and not found.history.runs:
         status(f"{project.target} has no runs yet: no boundary to show.")
     return found
-
-
-def read_history_while_listing(
-    project: Project,
-    setup: Callable[[], tuple[Migration, Options]],
-    runs: int,
-    census: Census,
-    after: AfterCensus,
-) -> tuple[Future[Options], Iterator[LiveObject]]:
-    """`read_history`, while the project's objects are read: the options it will give, and
-    the objects for `plan_project` or `prepare_apply`. The listings' and the census's first
-    requests are on their way when this returns; `setup()` gives the migration and options
-    once the runs are read (waited for, when the mapping is read meanwhile)."""
-    return census_while(
-        project,
-        census,
-        lambda: _said(project, *census_of(project, setup, runs, _cache(), after)),
-        after,
-    )
 
 
 def live_selectors(targets: tuple[str, ...]) -> list[Selector]:

@@ -36,7 +36,7 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.files import read_sources
 from wbmigrate.live.baseline import Baseline, load_baseline
 from wbmigrate.live.org import TargetError, resolve
-from wbmigrate.live.project import Census, Project
+from wbmigrate.live.project import Counts, Project
 from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Source
@@ -207,7 +207,7 @@ def _project(
     project: Project, migration: Migration, options: Options, base: Baseline | None, runs: int
 ) -> tuple[list[Verified], list[Finding]]:
     own = read_history(project, migration, options, runs)
-    census = Census()
+    census = Counts()
     done = [
         verify_one(obj.source(), migration, own, base.views.get(obj.id) if base else None)
         for obj in project.read(census)

@@ -15,7 +15,7 @@ import json
 import marshal
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
@@ -58,23 +58,6 @@ class _At:
         self.walk.where = self.outer
 
 
-class Unsure(NamedTuple):
-    """A warning that depends on whether any run logged `key`, to be settled. Most are dropped
-    (a run did log it): a plain tuple, and the pointer worked out only for those given."""
-
-    pointer: str | None  # None: `pointer(path)`
-    path: Path
-    key: str
-    field: str
-    message: Callable[[str], str]
-    unless_waiting: bool
-    where: tuple[str, ...]
-
-    @property
-    def json_pointer(self) -> str:
-        return self.pointer if self.pointer is not None else pointer(self.path)
-
-
 class Walk:
     def __init__(self, migration: Migration, options: Options) -> None:
         self.migration = migration
@@ -92,11 +75,6 @@ class Walk:
         anchors = migration.anchors
         self._anchor_text = anchors if len(anchors) <= FEW_ANCHORS else None
         self._serialise = _serialiser(self._anchors)
-        # Walked before the project's history was read (`settle` gives it): the warnings that
-        # depend on it wait in `_unsure`, each with its place among the notes.
-        self.pending = False
-        self.needs_history = False  # a regex was met: its rewrite depends on the keys logged
-        self._unsure: list[tuple[int, Unsure]] = []
 
     def may_mention(self, text: str) -> bool:
         """Whether free text may name an old name: each holds an anchor, and a test for a few
@@ -194,29 +172,10 @@ class Walk:
         message: Callable[[str], str],
         unless_waiting: bool = False,
     ) -> None:
-        """Warn, with `message(scope)`, when no run logged `key`: now, or once the history is
-        known (`settle`), in the same place among the notes."""
-        unsure = Unsure(None, path, key, field, message, unless_waiting, self.where)
-        if self.pending:
-            self._unsure.append((len(self.notes), unsure))
-        elif (note := self._warning(unsure)) is not None:
-            self.notes.append(note)
-
-    def settle(self, options: Options) -> None:
-        """The history is known (in `options`): the warnings that waited for it are given or
-        dropped, in their places (inserted from the last, so each place still holds)."""
-        self.options, self.pending = options, False
-        self.dual = options.mode is Mode.DUAL
-        for place, unsure in reversed(self._unsure):
-            if (note := self._warning(unsure)) is not None:
-                self.notes.insert(place, note)
-        self._unsure = []
-
-    def _warning(self, u: Unsure) -> Note | None:
-        scope = self.unlogged(u.key, u.unless_waiting)
-        if scope is None:
-            return None
-        return Note(u.json_pointer, NoteKind.WARNING, u.message(scope), u.where, u.field, u.path)
+        """Warn, with `message(scope)`, when no run logged `key`."""
+        scope = self.unlogged(key, unless_waiting)
+        if scope is not None:
+            self.note(path, NoteKind.WARNING, message(scope), field)
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
@@ -464,7 +423,6 @@ class Walk:
         if not isinstance(pattern, str) or not pattern:
             return
         known = self.migration.known_names | self.options.project_keys
-        self.needs_history |= self.pending
         if self.options.history is not None:  # live: the keys the project's runs logged
             known |= self.options.history.keys
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
@@ -562,14 +520,9 @@ class Walk:
             self.note(path, NoteKind.REVIEW, f"{field} is not valid JSON; left as it is", field)
             return
         inner = Walk(self.migration, self.options)
-        inner.where, inner.pending = self.where, self.pending
+        inner.where = self.where
         walk(inner, document)
         prefix = pointer(path)
-        self._unsure += [
-            (len(self.notes) + i, u._replace(pointer=prefix + u.json_pointer, path=path))
-            for i, u in inner._unsure
-        ]
-        self.needs_history |= inner.needs_history
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
         if inner.edits:

@@ -1,7 +1,7 @@
 """Write a migration to W&B, a batch of objects at a time, and undo it.
 
-Each object was planned once, when it was read (`plan_write`, begun while the key census reads:
-`plan_write_early`): the write reuses that rewrite, and goes ahead only if W&B still holds exactly
+Each object was planned once, when it was read (`plan_write`): the write reuses that rewrite,
+and goes ahead only if W&B still holds exactly
 the bytes it was made from. For each batch (as many objects as are written at once, `--jobs`): back
 up the originals (their files are written while the batch before waits; the journal names them just
 before the read), read the batch again in one request (views by id under GraphQL aliases, the
@@ -51,10 +51,10 @@ from wbmigrate.live.outcomes import (
 )
 from wbmigrate.live.restore import Restorable
 from wbmigrate.plan import Planned
+from wbmigrate.rewrite import NewText, rewrite_of
 
-if TYPE_CHECKING:  # the engine and the mapping load when the first object is planned
+if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
-    from wbmigrate.rewrite import NewText, Provisional
 
 __all__ = [
     "GONE",
@@ -69,9 +69,7 @@ __all__ = [
     "apply_all",
     "failed",
     "plan_write",
-    "plan_write_early",
     "restore_one",
-    "rewritten",
     "run_all",
     "verdict",
 ]
@@ -122,70 +120,31 @@ def _drain(pool: ThreadPoolExecutor) -> None:
 
 
 def plan_write(
-    obj: LiveObject, migration: Migration, options: Options, walked: Provisional | None = None
+    obj: LiveObject, migration: Migration, options: Options
 ) -> tuple[Planned, Rewritten | None]:
     """Plan one object as `apply` writes it: the plan (for the summary) and, when one could be
     made, its rewrite: the changes, and the edits the text to send is spliced from when the
     object's turn to be written comes (`Rewritten.text`). The data-loss guard checks those
     exact bytes against the edits then (`live.outcomes.to_send`): the bytes are only sent if
-    W&B still holds what they were made from. `walked`: the object as `plan_write_early`
-    walked it."""
+    W&B still holds what they were made from."""
     source = obj.source()
     if source.error is not None:
         return Planned(source, error=source.error), None
     try:
-        result, text = rewrite_text(
-            obj.text, migration, kind=obj.kind, name=obj.title, options=options, walked=walked
-        )
+        result = rewrite_of(obj.text, migration, kind=obj.kind, name=obj.title, options=options)
     except WbmigrateError as exc:
         return Planned(source, error=str(exc)), None
     except Exception as exc:  # a bug: said for this object alone, as `plan_one` does
         return Planned(source, error=bug(exc)), None
-    return Planned(source, result), _kept(result, text)
+    return Planned(source, result), _kept(result, NewText(obj.text, result.edits))
 
 
-def rewritten(obj: LiveObject, planned: Planned) -> Rewritten | None:
-    """What `plan_write` keeps of a plan made elsewhere (a planning worker, which answers
-    without the parsed spec): the text to send is spliced from the object's own text."""
-    from wbmigrate.rewrite import NewText
-
-    result = planned.result
-    return None if result is None else _kept(result, NewText(obj.text, result.edits))
-
-
-def _kept(result: Rewrite, text: str | NewText) -> Rewritten:
+def _kept(result: Rewrite, text: NewText) -> Rewritten:
     """A plan's rewrite as the write will use it: nothing to send, or the text, with the
     changes and the edits the guard checks it against."""
     if not result.changed:
         return Rewritten(None)
     return Rewritten(text, result.changes, result.edits)
-
-
-def rewrite_text(text: str, migration: Migration, **given: Any) -> tuple[Rewrite, str | NewText]:
-    """The engine's `rewrite_text`, its new text spliced only when the write asks for it;
-    loaded when the first object is planned."""
-    from wbmigrate import rewrite
-
-    result = rewrite.rewrite_of(text, migration, **given)
-    return result, rewrite.NewText(text, result.edits)
-
-
-def plan_write_early(
-    obj: LiveObject, migration: Migration, before: Options
-) -> Callable[[Options], tuple[Planned, Rewritten | None]]:
-    """`plan_write`, begun before the project's history is known (`before` has none yet): the
-    object is walked now, and settled once the history is given. An object the
-    walk fails on is planned whole then, and fails in the same words."""
-    from wbmigrate.rewrite import provisional, spec_at
-
-    walked = None
-    if obj.problem is None:
-        try:
-            spec = spec_at(obj.text)
-            walked = provisional(spec, migration, kind=obj.kind, name=obj.title, options=before)
-        except Exception:  # said when planned whole, once the history is known
-            walked = None
-    return lambda final: plan_write(obj, migration, final, walked)
 
 
 # --- rollback ----------------------------------------------------------------------------------

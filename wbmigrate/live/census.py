@@ -15,18 +15,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlsplit
 
-from wbmigrate.engine.history import DEFAULT_RUNS, History, RunKeys, RunRef, history_of
+from wbmigrate.engine.history import DEFAULT_RUNS, RunKeys, RunRef
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
 from wbmigrate.live.shapes import NotFoundError, a_dict, listing_pages
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
-
-if TYPE_CHECKING:
-    from wbmigrate.mapping import Migration
 
 RUNS_PAGE = 100
 KEYS_BATCH = 50  # runs whose keys one request reads: their key lists can be long
@@ -44,31 +41,16 @@ class Listed:
     stamp: str | None  # None: still running, never cached
 
 
-def read_history(
-    client: Client,
-    entity: str,
-    project: str,
-    migration: Migration,
-    cap: int = DEFAULT_RUNS,
-    cache_dir: Path | None = None,
-) -> History:
-    """The census of the project's `cap` newest runs, reduced to what a plan needs."""
-    runs, total = read_run_keys(client, entity, project, cap, cache_dir)
-    return history_of(runs, migration, total)
-
-
 def read_run_keys(
     client: Client,
     entity: str,
     project: str,
     cap: int = DEFAULT_RUNS,
     cache_dir: Path | None = None,
-    after: list[Callable[[], None]] | None = None,
 ) -> tuple[list[RunKeys], int | None]:
     """The keys each of the project's `cap` newest runs logged, and how many runs it has (None:
     W&B did not say): no mapping needed yet. The keys of each page of runs are asked for as
-    soon as the page arrives, while the next is read. The cache is written before this returns,
-    or, given `after`, put there to be written once the census is handed on."""
+    soon as the page arrives, while the next is read; the cache is written before this returns."""
     cache = _Cache(cache_dir, client.base_url, entity, project)
     keys: dict[str, frozenset[str]] = {}
     asked: list[Future[dict[str, frozenset[str]]]] = []
@@ -91,10 +73,7 @@ def read_run_keys(
         total, listed = _list_runs(client, entity, project, cap, arrived)
         for batch in asked:
             keys.update(batch.result())
-    if after is None:
-        cache.save(listed, keys)
-    else:
-        after.append(lambda: cache.save(listed, keys))
+    cache.save(listed, keys)
     return [RunKeys(item.run, keys.get(item.run.id, frozenset())) for item in listed], total
 
 
@@ -226,7 +205,7 @@ class _Cache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             text = json.dumps({"format": CACHE_FORMAT, "runs": self.runs}, separators=(",", ":"))
-            write_text(self.path, text + "\n", PRIVATE_MODE, sync=False)  # the plan waits
+            write_text(self.path, text + "\n", PRIVATE_MODE, sync=False)  # only a cache
         except (OSError, WbmigrateError):
             pass
 

@@ -36,7 +36,7 @@ from wbmigrate.live.backup import (
 from wbmigrate.live.client import PAGE_SIZE, Client
 from wbmigrate.live.project import (
     NAME,
-    Census,
+    Counts,
     Project,
     Selector,
     plan_project,
@@ -253,7 +253,7 @@ class ProjectPlan:
 
     target: str
     options: Options
-    found: Census
+    found: Counts
     tally: Tally
     rendered: Any
     problem: str | None = None
@@ -276,7 +276,7 @@ def plan_projects(
     def one(entity: str, name: str) -> ProjectPlan:
         project = Project(client, entity, name, drafts)
         own, problem = with_history(project, migration, options, runs, cache)
-        found, tally = Census(), Tally()
+        found, tally = Counts(), Tally()
         planned = plan_project(project, migration, own, found)
         rendered = render(own, map(tally.add, planned))
         return ProjectPlan(project.target, own, found, tally, rendered, problem)

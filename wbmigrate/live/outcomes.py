@@ -17,7 +17,7 @@ from wbmigrate.engine.model import Change
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import Backup, digest
 from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
-from wbmigrate.plan import signature
+from wbmigrate.plan_json import signature
 
 if TYPE_CHECKING:  # the engine loads when the first object is planned
     from wbmigrate.rewrite import NewText

@@ -19,13 +19,9 @@ from wbmigrate import __version__
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.objects import Fingerprint, LiveObject
-from wbmigrate.plan import (
+from wbmigrate.plan import Plan, Planned, Source, Status, Tally
+from wbmigrate.plan_json import (
     JsonDocument,
-    Plan,
-    Planned,
-    Source,
-    Status,
-    Tally,
     entry_signature,
     mapping_entry,
     object_entry,

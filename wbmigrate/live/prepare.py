@@ -7,7 +7,6 @@ and the backup folder the run writes first (`backup_folder`, `start_backup`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,17 +19,15 @@ from wbmigrate.live.apply import (
     Rewritten,
     WriteStatus,
     plan_write,
-    plan_write_early,
-    rewritten,
 )
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.project import EARLY_BYTES, Census, Project, done, overlap
-from wbmigrate.plan import Planned, Status, Tally, mapping_entry
+from wbmigrate.live.project import Counts, Project
+from wbmigrate.plan import Status, Tally
+from wbmigrate.plan_json import mapping_entry
 
 if TYPE_CHECKING:
     from wbmigrate.live.planfile import SavedPlan
-    from wbmigrate.live.planners import Planners
     from wbmigrate.mapping import Migration
 
 
@@ -61,30 +58,16 @@ def prepare_apply(
     migration: Migration,
     options: Options,
     saved: SavedPlan | None = None,
-    census: Census | None = None,
+    counts: Counts | None = None,
     objects: Iterator[LiveObject] | None = None,
-    later: Future[Options] | None = None,
-    planners: Planners | None = None,
 ) -> Work:
     """Plan every object once (or follow `saved`) and keep only what must be written, with
-    the rewrite its write will send. `later`: the options with the project's key census,
-    still reading (as for `plan_project`): objects that arrive meanwhile are walked then.
-    `planners`: worker processes to plan them in (the same plans, see `plan_project`)."""
+    the rewrite its write will send. `objects`: the project's objects, already being read
+    (else they are read now, counted into `counts`)."""
     work = Work()
     unreadable, seen = [], set()
-    found = objects if objects is not None else project.read(census)
-    final = later or done(options)
-    planning: Iterator[tuple[LiveObject, tuple[Planned, Rewritten | None]]] = (
-        ((obj, (p, rewritten(obj, p))) for obj, p in planners.plan(found, final, EARLY_BYTES))
-        if planners is not None
-        else overlap(
-            found,
-            final,
-            lambda obj: plan_write_early(obj, migration, options),
-            lambda obj, given: plan_write(obj, migration, given),
-        )
-    )
-    for obj, (planned, plan) in planning:
+    for obj in objects if objects is not None else project.read(counts):
+        planned, plan = plan_write(obj, migration, options)
         work.tally.add(planned)
         seen.add(obj.id)
         if planned.status is Status.ERROR:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wbmigrate.live.outcomes import Batch, Outcome, WriteStatus
-from wbmigrate.live.project import Census
+from wbmigrate.live.project import Counts
 from wbmigrate.report.words import plural, printable
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def export_line(result: Exported) -> str:
     return printable(f"Error: {result.obj} ({result.obj.id}): {result.error}")
 
 
-def census(found: Census) -> str:
+def found_line(found: Counts) -> str:
     """`Found 4 reports (1 draft), 1 saved workspace, 6 automations.`"""
     return (
         f"Found {plural(found.reports, 'report')} ({plural(found.drafts, 'draft')}), "

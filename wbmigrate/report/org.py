@@ -14,11 +14,9 @@ from wbmigrate.engine.history import History
 from wbmigrate.engine.model import NoteKind, Options
 from wbmigrate.live.org import ProjectPlan, Result
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import (
+from wbmigrate.plan import Planned, Status, Tally
+from wbmigrate.plan_json import (
     JsonDocument,
-    Planned,
-    Status,
-    Tally,
     history_entry,
     mapping_entry,
     object_entry,

@@ -12,12 +12,9 @@ from typing import Any
 from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
-from wbmigrate.plan import (
+from wbmigrate.plan import Plan, Planned, Status, Tally
+from wbmigrate.plan_json import (
     JsonDocument,
-    Plan,
-    Planned,
-    Status,
-    Tally,
     history_entry,
     mapping_entry,
     object_entry,

@@ -1,0 +1,203 @@
+"""The plan's one data format: what `plan --format json` prints, `plan --out` saves and a
+backup manifest records; changing a field here changes all three, and what `apply --plan`
+reads back. `JsonDocument` writes such a document an item at a time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from wbmigrate.engine.history import History, RunRef, Span
+from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options
+from wbmigrate.plan import Planned, Status, Tally
+
+if TYPE_CHECKING:
+    from wbmigrate.mapping import Migration
+
+
+SIGNATURE = ("pointer", "action", "old", "new")  # what must match between a plan and a rerun
+
+
+def mapping_entry(migration: Migration, options: Options) -> dict[str, Any]:
+    return {
+        "mapping": {
+            "id": migration.mapping_id,
+            "from": migration.start.version,
+            "to": migration.end.version,
+        },
+        "mode": options.mode.value,
+    }
+
+
+def options_entry(options: Options) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "mode": options.mode.value,
+        "rewrite_text": options.rewrite_text,
+        "annotate": options.annotate,
+        "project_keys": sorted(options.project_keys),
+    }
+    if options.history is not None:  # a saved plan is applied with the census it was made with
+        entry["history"] = history_entry(options.history)
+    return entry
+
+
+def options_of(entry: dict[str, Any]) -> Options:
+    """The inverse of `options_entry` (KeyError, TypeError or ValueError if damaged)."""
+    history = entry.get("history")
+    return Options(
+        mode=Mode(entry["mode"]),
+        rewrite_text=entry["rewrite_text"],
+        annotate=entry["annotate"],
+        project_keys=frozenset(entry["project_keys"]),
+        history=history_of_entry(history) if history is not None else None,
+    )
+
+
+def history_entry(history: History, keys: bool = True) -> dict[str, Any]:
+    """The census as data: how many runs were read, the boundary, the first and last run of
+    each key the mapping knows, and (with `keys`) every key logged."""
+    entry = {
+        "runs": history.runs,
+        "total": history.total,
+        "last_old": _run_entry(history.last_old),
+        "first_new": _run_entry(history.first_new),
+        "upgraded": history.upgraded,
+        "spans": {
+            key: {"first": _run_entry(span.first), "last": _run_entry(span.last)}
+            for key, span in sorted(history.spans.items())
+        },
+    }
+    return {**entry, "keys": sorted(history.keys)} if keys else entry
+
+
+def history_of_entry(entry: dict[str, Any]) -> History:
+    """The inverse of `history_entry` (KeyError, TypeError or ValueError if damaged)."""
+    spans = {
+        str(key): Span(_run(span["first"]), _run(span["last"]))
+        for key, span in dict(entry["spans"]).items()
+    }
+    total = entry["total"]
+    if not isinstance(entry["runs"], int) or not isinstance(total, (int, type(None))):
+        raise TypeError("run counts are not numbers")
+    return History(
+        frozenset(map(str, entry["keys"])),
+        entry["runs"],
+        total,
+        _run_of(entry["last_old"]),
+        _run_of(entry["first_new"]),
+        spans,
+    )
+
+
+def _run_entry(run: RunRef | None) -> dict[str, str] | None:
+    if run is None:
+        return None
+    return {"name": run.name, "id": run.id, "created": run.created, "url": run.url}
+
+
+def _run_of(entry: Any) -> RunRef | None:
+    return None if entry is None else _run(entry)
+
+
+def _run(entry: Any) -> RunRef:
+    fields = [entry["name"], entry["id"], entry["created"], entry["url"]]
+    if not all(isinstance(f, str) for f in fields):
+        raise TypeError("a run is not named by strings")
+    return RunRef(*fields)
+
+
+def summary_entry(tally: Tally) -> dict[str, Any]:
+    return {
+        "objects": tally.total,
+        **{status.value: tally.statuses[status] for status in Status},
+        "actions": {a.value: tally.actions[a] for a in ChangeAction},
+        "notes": {k.value: tally.notes[k] for k in NoteKind},
+    }
+
+
+def signature(changes: Iterable[Change]) -> list[list[Any]]:
+    """The changes as plain data, to compare a fresh rewrite with a saved plan."""
+    return [[c.pointer, c.action.value, c.old, c.new] for c in changes]
+
+
+def entry_signature(entry: dict[str, Any]) -> list[list[Any]]:
+    """The signature of an object entry read back from JSON (see `object_entry`)."""
+    return [[c[field] for field in SIGNATURE] for c in entry.get("changes", [])]
+
+
+def object_entry(planned: Planned) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": planned.source.name,
+        "origin": planned.source.origin,
+        "kind": planned.result.kind if planned.result else planned.source.kind,
+        "status": planned.status.value,
+    }
+    if planned.error is not None:
+        entry["error"] = planned.error
+    if planned.result is not None:
+        entry["changes"] = [
+            {
+                "pointer": c.pointer,
+                "action": c.action.value,
+                "old": c.old,
+                "new": c.new,
+                "where": list(c.where),
+                "field": c.field,
+                "label": c.label(planned.result.title),
+            }
+            for c in planned.result.changes
+        ]
+        entry["notes"] = [
+            {
+                "pointer": n.pointer,
+                "kind": n.kind.value,
+                "message": n.message,
+                "where": list(n.where),
+                "field": n.field,
+                "label": n.label(planned.result.title),
+            }
+            for n in planned.result.notes
+        ]
+    return entry
+
+
+class JsonDocument:
+    """`{**head, key: [*items], **tail}` written exactly as `json.dumps(..., indent=2)` would
+    write it, one item at a time, so a long list is never held in memory."""
+
+    def __init__(self, write: Callable[[str], object], head: dict[str, Any], key: str) -> None:
+        self._write = write
+        self._count = 0
+        members = [f"\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in head.items()]
+        write("{" + "".join(m + "," for m in members) + f"\n  {_dumps(key, 0)}: [")
+
+    def add(self, item: Any) -> None:
+        self._write(("," if self._count else "") + "\n    " + _dumps(item, 2))
+        self._count += 1
+
+    def close(self, tail: dict[str, Any]) -> None:
+        members = "".join(f",\n  {_dumps(k, 0)}: {_dumps(v, 1)}" for k, v in tail.items())
+        self._write(("\n  ]" if self._count else "]") + members + "\n}\n")
+
+
+def _dumps(value: Any, depth: int) -> str:
+    text = indented(value)
+    return text.replace("\n", "\n" + "  " * depth)  # a newline inside a string is escaped
+
+
+def indented(value: Any) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, byte for byte, fast. The standard
+    library indents in pure Python (a fifth of a large plan); orjson indents the same way in C
+    but writes some values differently (`1e-05`, NaN, integers over 64 bits, lone
+    surrogates). Both write the value compactly first, in C: where they agree on every byte,
+    orjson's indented text is the standard library's."""
+    try:
+        fast = orjson.dumps(value)
+        if fast == json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode():
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError; a surrogate
+        pass
+    return json.dumps(value, indent=2, ensure_ascii=False)
