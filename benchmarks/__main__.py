@@ -5,6 +5,10 @@ whether each was met.
 Each side is a process of its own, run as a user runs it, interpreter start included. Every
 timing is a ratio of two sides measured in alternating rounds (so a busy machine slows both
 alike): the median ratio, its spread, and each side's min/median seconds.
+
+To measure what a piece of wbmigrate buys, run one benchmark and size (`--only plan --size
+small`) with BENCHMARKS_WBMIGRATE naming a script that switches it off and calls
+`wbmigrate.cli.main()`, and without.
 """
 
 from __future__ import annotations
@@ -41,17 +45,18 @@ def main() -> int:
     args = parser.parse_args()
     compileall.compile_dir(Path(wbmigrate.__file__).parent, quiet=1)  # as `pip install` leaves it
     started = time.perf_counter()
-    rows = measure(args.only or BENCHMARKS, args.size or list(SIZES), args.quick, args.rounds)
+    rounds = 1 if args.quick else args.rounds
+    rows = measure(args.only or BENCHMARKS, args.size or list(SIZES), args.quick, rounds)
     print(machine())
     print()
     print(table(rows))
-    done = "quick sizes, 1 round" if args.quick else f"{args.rounds} rounds"
-    print(f"\n({time.perf_counter() - started:.0f} s; {done})")
+    sizes = "quick sizes" if args.quick else "full sizes"
+    plan = live.PLAN_ROUNDS * rounds
+    print(f"\n({time.perf_counter() - started:.0f} s; {sizes}; {rounds} rounds, plan {plan})")
     return 0 if all(row.met for row in rows) or args.quick else 1
 
 
 def measure(chosen: list[str], sizes: list[str], quick: bool, rounds: int) -> list[Row]:
-    rounds = 1 if quick else rounds
     given = QUICK if quick else SIZES
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as folder:
