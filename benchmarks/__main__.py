@@ -1,9 +1,14 @@
-"""`python -m benchmarks [--smoke] [--scale]`: wbmigrate against the floor of the unavoidable
-work, and against the loop users write today.
+"""`python -m benchmarks [--quick] [--only NAME] [--size SIZE] [--rounds N]`: wbmigrate against
+the floor of the same work, and against W&B's own SDK loop; one table of goals, figures and
+whether each was met.
 
 Each side is a process of its own, run as a user runs it, interpreter start included. Every
-figure is a ratio of two timings (or memory peaks, or request counts) taken side by side in
-one run, the median of several alternating rounds, so a busy machine slows both sides alike.
+timing is a ratio of two sides measured in alternating rounds (so a busy machine slows both
+alike): the median ratio, its spread, and each side's min/median seconds.
+
+To measure what a piece of wbmigrate buys, run one benchmark and size (`--only plan --size
+small`) with BENCHMARKS_WBMIGRATE naming a script that switches it off and calls
+`wbmigrate.cli.main()`, and without.
 """
 
 from __future__ import annotations
@@ -14,69 +19,74 @@ import datetime as dt
 import os
 import platform
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import wbmigrate
-from benchmarks import core, live, memory, scale, tree
-from benchmarks.measure import Findings, Result
+from benchmarks import live, scaling, tree
+from benchmarks.measure import Row
 
-SUITES = {
-    "core": core.run_suite,
-    "check": tree.run_suite,
-    "live": live.run_suite,
-    "memory": memory.run_suite,
-    "scale": scale.run_suite,
-}
-DEFAULT = ["core", "check", "live", "memory"]
+SIZES = {"small": (500, 100), "large": (5_000, 1_000)}
+QUICK = {"small": (8, 2), "large": (40, 8)}
+BENCHMARKS = ["plan", "apply", "check", "scaling"]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one round (a smoke run)")
+    parser.add_argument("--only", choices=BENCHMARKS, action="append", help="only these benchmarks")
     parser.add_argument(
-        "--smoke", action="store_true", help="tiny sizes, to check the benchmarks still run (CI)"
+        "--size", choices=list(SIZES), action="append", help="only these live sizes"
     )
-    parser.add_argument(
-        "--scale",
-        action="store_true",
-        help="also the scale suite: 5,000 views + 1,000 automations, a 100,000-entry mapping "
-        "(about 5 more minutes)",
-    )
-    parser.add_argument(
-        "--only", choices=list(SUITES), action="append", help="run only these benchmarks"
-    )
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     args = parser.parse_args()
-    chosen = args.only or DEFAULT + (["scale"] if args.scale or args.smoke else [])
-    compiled()
-    findings = Findings()
+    compileall.compile_dir(Path(wbmigrate.__file__).parent, quiet=1)  # as `pip install` leaves it
     started = time.perf_counter()
-    for name in chosen:
-        print(f"running {name} ...", end=" ", file=sys.stderr, flush=True)
-        began = time.perf_counter()
-        findings += SUITES[name](smoke=args.smoke)
-        print(f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+    rounds = 1 if args.quick else args.rounds
+    rows = measure(args.only or BENCHMARKS, args.size or list(SIZES), args.quick, rounds)
     print(machine())
     print()
-    print(table(findings.results))
-    if findings.notes:
-        print()
-        print("\n".join(f"- {note}" for note in findings.notes))
-    print(
-        f"\n({time.perf_counter() - started:.0f} s; "
-        f"{'smoke sizes' if args.smoke else 'full sizes'})"
-    )
-    return 0 if all(r.ok for r in findings.results) or args.smoke else 1
+    print(table(rows))
+    sizes = "quick sizes" if args.quick else "full sizes"
+    plan = live.PLAN_ROUNDS * rounds
+    print(f"\n({time.perf_counter() - started:.0f} s; {sizes}; {rounds} rounds, plan {plan})")
+    return 0 if all(row.met for row in rows) or args.quick else 1
 
 
-def compiled() -> None:
-    """wbmigrate's modules byte-compiled, as `pip install .` leaves them: run from a source
-    tree with PYTHONDONTWRITEBYTECODE set (some images set it), every run would compile them
-    again, a cost no installed copy has."""
-    compileall.compile_dir(Path(wbmigrate.__file__).parent, quiet=1)
+def measure(chosen: list[str], sizes: list[str], quick: bool, rounds: int) -> list[Row]:
+    given = QUICK if quick else SIZES
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for size in sizes:
+            if {"plan", "apply"} & set(chosen):
+                project = live.make_project(Path(folder), *given[size])
+            if "plan" in chosen:
+                rows += timed(f"plan {size}", partial(live.plan_rows, project, rounds))
+            if "apply" in chosen:  # the SDK loop beside the small size's apply
+                work = partial(live.apply_rows, project, rounds, size == "small")
+                rows += timed(f"apply {size}", work)
+        if "check" in chosen:
+            rows += timed("check", partial(tree.check_rows, 200 if quick else 5_000, rounds))
+        if "scaling" in chosen:
+            small, large = given["small"], given["large"]
+            rows += timed("scaling", partial(scaling.rows, Path(folder), small, large, rounds))
+    return rows
+
+
+def timed(name: str, work: Callable[[], list[Row]]) -> list[Row]:
+    """`work`'s rows, its time told on stderr."""
+    print(f"running {name} ...", end=" ", file=sys.stderr, flush=True)
+    began = time.perf_counter()
+    rows = work()
+    print(f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+    return rows
 
 
 def machine() -> str:
-    """Where and when the figures were taken, for the README to quote."""
+    """Where and when the figures were taken."""
     return (
         f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPUs ({_cpu()}); "
         f"Python {platform.python_version()}; {platform.platform()}"
@@ -94,18 +104,15 @@ def _cpu() -> str:
     return names[0] if names else platform.processor() or platform.machine()
 
 
-def table(results: list[Result]) -> str:
-    rows = [("benchmark", "wbmigrate", "floor/other", "ratio", "goal", "")]
-    rows += [
-        (r.name, r.measured, r.floor, f"{r.ratio:.2f}x", r.goal, "ok" if r.ok else "MISSED")
-        for r in results
+def table(rows: list[Row]) -> str:
+    cells = [("goal", "figure", "")] + [
+        (row.goal, row.figure, "met" if row.met else "MISSED") for row in rows
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    widths = [max(len(cell[i]) for cell in cells) for i in range(3)]
     lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
+        "  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)).rstrip() for cell in cells
     ]
-    return "\n".join(line.rstrip() for line in [lines[0], "-" * len(lines[0]), *lines[1:]])
+    return "\n".join([lines[0], "-" * max(map(len, lines)), *lines[1:]])
 
 
 if __name__ == "__main__":

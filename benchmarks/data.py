@@ -10,8 +10,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from wbmigrate import find_mapping
 
 OLD = sorted(find_mapping("prime-rl").migration().old_names)
@@ -313,35 +311,3 @@ def server_state(
         "runs": runs(views // 2, seed),
     }
     path.write_text(json.dumps(state))
-
-
-def mapping_text(entries: int, per_step: int = 1_000) -> str:
-    """A mapping of about `entries` renames in steps of `per_step`, each step renaming again
-    half the names the step before introduced (chains across steps), then prime-rl's steps (so
-    the specs have something to change). YAML, as a user would keep it."""
-    bundled = find_mapping("prime-rl").path
-    assert bundled is not None
-    prime = yaml.safe_load(bundled.read_text())
-    steps: list[dict[str, Any]] = []
-    fresh: list[str] = []
-    k = 0
-    for s in range(max(1, entries // per_step)):
-        renamed = {old: f"v{s}/{old}" for old in fresh[: per_step // 2]}
-        fresh = []
-        while len(renamed) < per_step:
-            old = f"{KEYS[k % len(KEYS)]}_{k}/m{k // 7}"
-            renamed[old] = f"new/{old}"
-            fresh.append(renamed[old])
-            k += 1
-        steps.append(
-            {
-                "version": f"gen.{s}",
-                "date": dt.date(2000, 1, 1) + dt.timedelta(days=s),
-                "source": "https://example.com/generated",
-                "summary": f"Generated step {s}.",
-                "metrics": {"renamed": renamed},
-                "annotation": f"Generated step {s}.",
-            }
-        )
-    document = {**prime, "id": f"generated-{entries}", "steps": steps + prime["steps"]}
-    return yaml.safe_dump(document, sort_keys=False, width=1_000)

@@ -1,4 +1,5 @@
-"""Timing side by side: each side a process of its own, rounds alternating, medians taken."""
+"""Timing side by side: each side a process of its own, interpreter start included, rounds
+alternating so a busy machine slows both sides alike; a row of the table per goal."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,35 +17,50 @@ FLOORS = ROOT / "benchmarks" / "floors"
 
 
 @dataclass(frozen=True)
-class Result:
-    name: str
-    measured: str  # wbmigrate's figure, for the table
-    floor: str  # the floor's figure, or the other tool's
-    ratio: float
-    goal: str  # e.g. "<= 1.5x"
-    ok: bool
+class Row:
+    """One goal of the table: what is asked, what was measured, and whether it was met."""
+
+    goal: str
+    figure: str
+    met: bool
 
 
-@dataclass
-class Findings:
-    """A suite's rows of the table, and the lines to print under it."""
+@dataclass(frozen=True)
+class Timed:
+    """Both sides' seconds per round (alternating), and their ratios."""
 
-    results: list[Result] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    ours: list[float]
+    theirs: list[float]
 
-    def __iadd__(self, other: Findings) -> Findings:
-        self.results += other.results
-        self.notes += other.notes
-        return self
+    @property
+    def ratios(self) -> list[float]:
+        return [a / b for a, b in zip(self.ours, self.theirs, strict=True)]
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+    def figure(self) -> str:
+        """The median ratio, the min-max of the ratios, and each side's min / median."""
+        spread = f"{min(self.ratios):.2f}-{max(self.ratios):.2f}"
+        return (
+            f"{self.ratio:.2f}x ({spread}; {_min_median(self.ours)} vs {_min_median(self.theirs)})"
+        )
 
 
-def seconds(value: float) -> str:
-    return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+def _min_median(values: list[float]) -> str:
+    return f"{min(values):.2f}/{statistics.median(values):.2f} s"
+
+
+def at_most(goal: str, timed: Timed, limit: float) -> Row:
+    return Row(f"{goal} <= {limit}x", timed.figure(), timed.ratio <= limit)
 
 
 def wbmigrate(*args: str) -> list[str]:
-    """wbmigrate as a user runs it."""
-    return [sys.executable, "-m", "wbmigrate", *args]
+    """wbmigrate as a user runs it; or, with BENCHMARKS_WBMIGRATE set, that script run in its
+    place (a wrapper that switches a piece of wbmigrate off, to measure what it buys)."""
+    script = os.environ.get("BENCHMARKS_WBMIGRATE")
+    return [sys.executable, *([script] if script else ["-m", "wbmigrate"]), *args]
 
 
 def floor(script: str, *args: str) -> list[str]:
@@ -55,8 +71,8 @@ def floor(script: str, *args: str) -> list[str]:
 def run(
     command: list[str], env: Mapping[str, str] | None = None, codes: Sequence[int] = (0,)
 ) -> float:
-    """Seconds from starting `command` to its exit (its output thrown away, as when it is
-    piped); an unexpected exit code is an error that shows the end of its stderr."""
+    """Seconds from starting `command` to its exit (its output thrown away, as when piped); an
+    unexpected exit code is an error that shows the end of its stderr."""
     started = time.perf_counter()
     done = subprocess.run(
         command,
@@ -69,8 +85,9 @@ def run(
     )
     elapsed = time.perf_counter() - started
     if done.returncode not in codes:
-        shown = " ".join(command[1:4])
-        raise RuntimeError(f"{shown} ... exited {done.returncode}:\n{done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"{' '.join(command[1:4])} ... exited {done.returncode}:\n{done.stderr[-2000:]}"
+        )
     return elapsed
 
 
@@ -95,40 +112,12 @@ def peak(command: list[str], env: Mapping[str, str] | None = None) -> int:
     return int(answer.stdout.split()[-1])
 
 
-def mib(kib: float) -> str:
-    return f"{kib / 1024:.0f} MiB"
-
-
-def alternate(
-    ours: Callable[[], float], floor: Callable[[], float], rounds: int
-) -> tuple[float, float, float]:
-    """Median time of each side and median ratio over `rounds` alternating rounds; each side
-    returns the seconds it measured (so it may prepare untimed, e.g. a fresh server)."""
-    mine, theirs, ratios = [], [], []
+def alternate(ours: Callable[[], float], theirs: Callable[[], float], rounds: int) -> Timed:
+    """`rounds` alternating rounds, the floor first; each side returns the seconds it measured
+    (so it may prepare untimed, e.g. start a fresh server)."""
+    mine: list[float] = []
+    floors: list[float] = []
     for _ in range(rounds):
-        b = floor()
-        a = ours()
-        mine.append(a)
-        theirs.append(b)
-        ratios.append(a / b)
-    return statistics.median(mine), statistics.median(theirs), statistics.median(ratios)
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values)
-
-
-def at_most(
-    name: str,
-    ours: float,
-    floor: float,
-    ratio: float,
-    goal: float,
-    unit: Callable[[float], str] = seconds,
-) -> Result:
-    return Result(name, unit(ours), unit(floor), ratio, f"<= {goal}x", ratio <= goal)
-
-
-def at_least(name: str, ours: float, other: float, ratio: float, goal: float) -> Result:
-    """`ratio` is how many times faster wbmigrate is than `other`."""
-    return Result(name, seconds(ours), seconds(other), ratio, f">= {goal}x", ratio >= goal)
+        floors.append(theirs())
+        mine.append(ours())
+    return Timed(mine, floors)

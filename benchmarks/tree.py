@@ -1,4 +1,4 @@
-"""check: `wbmigrate check TREE` (json, then text output) over a 5,000-file tree, one file in ten
+"""check: `wbmigrate check TREE --format json` over a 5,000-file tree, one file in ten
 with old names, against a process that walks the tree, reads every file and parses the JSON
 ones. Interpreter start is in both."""
 
@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.data import report
-from benchmarks.measure import Findings, alternate, at_most, floor, run, wbmigrate
+from benchmarks.measure import Row, alternate, at_most, floor, run, wbmigrate
 
 PYTHON = (
     '"""Training helpers."""\nimport wandb\n\n'
@@ -45,19 +45,13 @@ def make_tree(root: Path, files: int, seed: int = 3) -> None:
             (folder / f"notes{i}.md").write_text("# Notes\n\nNothing to see.\n" * 20)
 
 
-def run_suite(smoke: bool = False) -> Findings:
-    files = 200 if smoke else 5_000
-    findings = Findings()
+def check_rows(files: int, rounds: int) -> list[Row]:
+    """`check --format json` (exit 1: old names found, as they are) against the floor."""
     with tempfile.TemporaryDirectory() as folder:
         make_tree(Path(folder), files)
-        for format_ in ("json", "text"):
-            # exit 1: old names found, as they are
-            check = wbmigrate("check", folder, "--format", format_)
-            mine, theirs, ratio = alternate(
-                lambda command=check: run(command, codes=(1,)),  # type: ignore[misc]
-                lambda: run(floor("check.py", folder)),
-                3 if smoke else 5,
-            )
-            name = f"check: {files:,} files (10% with old names), {format_}"
-            findings.results.append(at_most(name, mine, theirs, ratio, 1.5))
-    return findings
+        timed = alternate(
+            lambda: run(wbmigrate("check", folder, "--format", "json"), codes=(1,)),
+            lambda: run(floor("check.py", folder)),
+            rounds,
+        )
+    return [at_most(f"check {files:,} files (10% with old names), json, vs floor:", timed, 1.5)]

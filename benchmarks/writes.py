@@ -1,7 +1,8 @@
-"""The writes of the apply floor, found before timing: `wbmigrate apply` is run once on a server
-without added latency, and every object it changed is read back; each becomes one request body
-that sends what wbmigrate wrote (the new spec, or the trigger's new fields), asking for nothing
-back but the id."""
+"""The requests of the apply floor, found before timing: `wbmigrate apply` is run once on a
+server without added latency and every object it changed is read back. The changed objects, in
+the order they are listed, make batches of `jobs`; each batch is one batched read (views by id,
+automations by name: a request each) and one write per object, sending what wbmigrate wrote
+and asking for nothing back but the id."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from benchmarks.measure import run, wbmigrate
 from benchmarks.server import ENTITY, PROJECT, Server, running
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE, trigger_input
+from wbmigrate.live.queries import get_triggers, get_views
 
-quiet = {"WANDB_SILENT": "true", "WANDB_ERROR_REPORTING": "false"}
 UPSERT = (
     "mutation FloorUpsertView($input: UpsertViewInput!) "
     "{ upsertView(input: $input) { view { id } } }"
@@ -24,10 +25,13 @@ UPDATE = (
     "mutation FloorUpdateTrigger($input: UpdateFilterTriggerInput!) "
     "{ updateFilterTrigger(input: $input) { trigger { id } } }"
 )
+Body = dict[str, Any]
 
 
-def written_by_apply(state: Path, folder: Path, env: Callable[[Server], dict[str, str]]) -> Path:
-    """A file of request bodies, one a line: one write per object `apply` changed."""
+def written_by_apply(
+    state: Path, folder: Path, env: Callable[[Server], dict[str, str]], jobs: int
+) -> Path:
+    """A JSON file of the batches: `[{"reads": [body, ...], "writes": [body, ...]}, ...]`."""
     with running(state, latency=0.0) as server:
         client = Client(server.url, server.api_key)
         before = _objects(client)
@@ -36,9 +40,10 @@ def written_by_apply(state: Path, folder: Path, env: Callable[[Server], dict[str
             wbmigrate("apply", f"{ENTITY}/{PROJECT}", "--yes", "--backup-dir", backups), env(server)
         )
         after = _objects(client)
-    bodies = [_body(node) for key, node in after.items() if node != before[key]]
-    path = folder / "writes.jsonl"
-    path.write_text("".join(json.dumps(body) + "\n" for body in bodies))
+    changed = [node for key, node in after.items() if node != before[key]]
+    batches = [_batch(changed[i : i + jobs]) for i in range(0, len(changed), jobs)]
+    path = folder / "batches.json"
+    path.write_text(json.dumps(batches))
     return path
 
 
@@ -54,7 +59,22 @@ def _objects(client: Client) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _body(node: dict[str, Any]) -> dict[str, Any]:
+def _batch(nodes: list[dict[str, Any]]) -> dict[str, list[Body]]:
+    views = [n["id"] for n in nodes if n["kind"] == "view"]
+    names = [n["name"] for n in nodes if n["kind"] == "trigger"]
+    reads = []
+    if views:
+        ids = {f"id{i}": view_id for i, view_id in enumerate(views)}
+        reads.append({"query": get_views(len(views)), "variables": ids})
+    if names:
+        filters = {f"name{i}": json.dumps({"name": name}) for i, name in enumerate(names)}
+        reads.append(
+            {"query": get_triggers(len(names)), "variables": {"entity": ENTITY, **filters}}
+        )
+    return {"reads": reads, "writes": [_write(node) for node in nodes]}
+
+
+def _write(node: dict[str, Any]) -> Body:
     if node["kind"] == "trigger":
         return {"query": UPDATE, "variables": {"input": trigger_input(node)}}
     fields = {

@@ -1,16 +1,18 @@
-"""The floor of `wbmigrate plan` and `apply` on a live project: the listings the job needs, on
-as many connections as wbmigrate uses, each answer parsed; for `apply`, then exactly one write
-per changed object, `jobs` at a time. Nothing else.
+"""The floor of `wbmigrate plan` and `apply` on a live project: every page of the listings the
+job needs, on as many connections as wbmigrate uses, each answer and each spec parsed; for
+`apply`, then batches of `jobs` changed objects: one batched read per batch and one write per
+object, the next batch's read in flight beside this batch's writes. Nothing else.
 
 `python live.py JOB.json`; the job (written by benchmarks/live.py) holds the host, the key,
-wbmigrate's own query texts and page sizes, and, for `apply`, a file of the write requests
-(one JSON body a line, what wbmigrate writes, found before timing).
+wbmigrate's own query texts and page sizes, and, for `apply`, a file of the batches' requests
+(what wbmigrate reads and writes, found before timing).
 """
 
 import json
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Queue
 from typing import Any
 
@@ -25,9 +27,9 @@ def main(path: str) -> None:
     with open(path, encoding="utf-8") as file:
         job = json.load(file)
     read(job)
-    if job["writes"]:
-        with open(job["writes"], "rb") as lines:
-            write(job, lines.read().splitlines())
+    if job["batches"]:
+        with open(job["batches"], encoding="utf-8") as batches:
+            write(job, json.load(batches))
 
 
 def read(job: Job) -> None:
@@ -44,6 +46,8 @@ def read(job: Job) -> None:
 def views(job: Job, post: Post, view_type: str, after: str | None) -> list[Task]:
     variables = {"viewType": view_type, "first": job["page"], "after": after}
     page = post(job["queries"]["views"], variables)["project"]["allViews"]
+    for edge in page["edges"]:
+        json.loads(edge["node"]["spec"])
     if page["pageInfo"]["hasNextPage"]:
         return [(views, view_type, page["pageInfo"]["endCursor"])]
     return []
@@ -72,16 +76,28 @@ def keys(job: Job, post: Post, names: list[str]) -> list[Task]:
     return []
 
 
-def write(job: Job, bodies: list[bytes]) -> None:
-    tasks: Queue[Task | None] = Queue()
-    for body in bodies:
-        tasks.put((send, body))
-    work(job, tasks, job["jobs"])
+def write(job: Job, batches: list[dict[str, list[Any]]]) -> None:
+    """Each batch's writes sent once its read is answered, beside the next batch's read."""
+    local = threading.local()
 
+    def send(body: Any) -> None:
+        if not hasattr(local, "post"):
+            session = requests.Session()
+            session.auth = ("api", job["api_key"])
+            local.post = poster(job, session)
+        local.post(None, None, json.dumps(body))
 
-def send(job: Job, post: Post, body: bytes) -> list[Task]:
-    post(None, None, body)
-    return []
+    with ThreadPoolExecutor(max_workers=job["jobs"] + 2) as pool:
+
+        def sent(bodies: list[Any]) -> list[Future[None]]:
+            return [pool.submit(send, body) for body in bodies]
+
+        reading = sent(batches[0]["reads"]) if batches else []
+        for n, batch in enumerate(batches):
+            _ = [future.result() for future in reading]
+            writing = sent(batch["writes"])
+            reading = sent(batches[n + 1]["reads"]) if n + 1 < len(batches) else []
+            _ = [future.result() for future in writing]
 
 
 def work(job: Job, tasks: "Queue[Task | None]", threads: int) -> None:
