@@ -1,4 +1,4 @@
-"""The repository's W&B-compatible test server (tests/wandb_server.py) in a process of its own,
+"""The repository's W&B-compatible test server (`testserver`) in a process of its own,
 holding generated views, automations and runs, with latency added to every request; and its
 log of requests, to count what each side asked for."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import requests
 
-SERVER = Path(__file__).resolve().parent.parent / "tests" / "wandb_server.py"
+REPO = Path(__file__).resolve().parent.parent  # where `python -m testserver` finds it
 ENTITY, PROJECT = "team", "async-rl"
 FIRST_VIEW = 101  # the server numbers views from here, in the order of the state file
 WRITE = re.compile(r"upsert|update", re.IGNORECASE)  # mutations' operation names
@@ -64,7 +64,8 @@ class Server:
 @contextmanager
 def running(state: Path, latency: float) -> Iterator[Server]:
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), str(state), str(latency)],
+        [sys.executable, "-m", "testserver", str(state), str(latency)],
+        cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -22,7 +22,8 @@ def run():
 def wandb_server():
     """A local W&B-compatible server holding the demo project, plus a draft of one report."""
     from helpers import FIXTURES
-    from wandb_server import WandbServer, WandbState
+
+    from testserver import WandbServer, WandbState
 
     state = WandbState()
     state.load_demo(FIXTURES / "demo-project")

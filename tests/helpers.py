@@ -72,7 +72,7 @@ def organisation():
     """`team/async-rl` (the demo project; its runs: old keys, a gap that logs neither, one
     that logs both, a late run of an old build, then new keys without `staleness/token/masked`),
     `team/qwen3-8b` (one report; only old-key runs: not upgraded) and `team/locked` (403)."""
-    from wandb_server import WandbState
+    from testserver import WandbState
 
     demo = WandbState()
     demo.load_demo(FIXTURES / "demo-project")

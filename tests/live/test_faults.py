@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from helpers import MIGRATION, TARGET, snapshot
-from wandb_server import Fault, WandbServer
 
+from testserver import Fault, WandbServer
 from wbmigrate.rewrite import rewrite_text
 
 PER_OBJECT = ("WbmigrateView", "WbmigrateUpsertView", "WbmigrateUpdateTrigger")

@@ -302,7 +302,7 @@ def test_api_key_never_appears_anywhere(run, wandb_server, tmp_path, monkeypatch
     monkeypatch.setenv("WANDB_BASE_URL", wandb_server.url)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    from wandb_server import Fault
+    from testserver import Fault
 
     wandb_server.faults.append(Fault(status=500, operation="WbmigrateUpsertView"))
     outputs = [
@@ -376,7 +376,7 @@ def test_demo_files_and_live_project_plan_the_same(run, live):
 
 
 def test_429_waits_as_long_as_retry_after_says(run, live):
-    from wandb_server import Fault
+    from testserver import Fault
 
     live.faults.append(Fault(status=429, headers={"Retry-After": "1"}))
     started = time.monotonic()
@@ -394,7 +394,7 @@ def test_429_waits_as_long_as_retry_after_says(run, live):
 
 
 def test_transient_errors_and_dropped_connections_are_retried(run, live):
-    from wandb_server import Fault
+    from testserver import Fault
 
     live.faults += [Fault(status=500), Fault(status=502), Fault(drop=True), Fault(status=503)]
     assert run("plan", TARGET, "--retries", "4").exit_code == 0
@@ -402,7 +402,7 @@ def test_transient_errors_and_dropped_connections_are_retried(run, live):
 
 
 def test_a_failing_object_never_stops_the_batch_and_rerun_converges(run, live):
-    from wandb_server import Fault
+    from testserver import Fault
 
     live.faults += [Fault(status=500, operation="WbmigrateUpsertView")] * 2
     result = run("apply", TARGET, "--yes", "--jobs", "1", "--retries", "1")

@@ -18,7 +18,10 @@ from contextlib import contextmanager
 import pytest
 import requests
 from helpers import TARGET
-from wandb_server import (
+
+import wbmigrate.cli.project as cli_project
+import wbmigrate.live.shapes as shapes
+from testserver import (
     Fault,
     endless_pages,
     missing_cursor,
@@ -27,9 +30,6 @@ from wandb_server import (
     replace_at,
     retry_after,
 )
-
-import wbmigrate.cli.project as cli_project
-import wbmigrate.live.shapes as shapes
 from wbmigrate.live.client import ApiError, Client, DeadlineExceeded, ShapeError, WaitTooLong
 from wbmigrate.live.transport import retry_after as parse_retry_after
 
