@@ -34,9 +34,20 @@ def wandb_server():
 
 
 @pytest.fixture
-def live(wandb_server, tmp_path, monkeypatch):
+def clock(monkeypatch):
+    """The clock of every client made from now on: retries' waits pass at once (`FastClock`)."""
+    from helpers import FastClock
+
+    fast = FastClock()
+    monkeypatch.setattr("wbmigrate.live.transport.CLOCK", fast)
+    return fast
+
+
+@pytest.fixture
+def live(wandb_server, clock, tmp_path, monkeypatch):
     """The environment a user has after `export WANDB_API_KEY=...`: pointed at the test server,
-    with a home folder of its own (no ~/.netrc) and backups written under tmp_path."""
+    with a home folder of its own (no ~/.netrc) and backups written under tmp_path; retries
+    wait on `clock`, which lets no time pass."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("WANDB_API_KEY", wandb_server.api_key)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 from wbmigrate import find_mapping
+from wbmigrate.live.transport import Clock
 from wbmigrate.rewrite import rewrite_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,3 +106,28 @@ def running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+class FastClock(Clock):
+    """The system's clock, except that every wait for a retry passes at once (or, with `real`,
+    that fraction of it is waited) and moves the clock on by its whole length: a 5 s
+    Retry-After costs no time. `waits` lists each wait asked for; `advance` lets time pass."""
+
+    def __init__(self, real: float = 0.0) -> None:
+        self.real = real
+        self.waits: list[float] = []
+        self._skipped = 0.0
+        self._lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self._skipped
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._skipped += seconds
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        with self._lock:
+            self.waits.append(seconds)
+        self.advance(seconds)
+        return event.wait(seconds * self.real) if self.real else event.is_set()

@@ -40,7 +40,10 @@ class WandbServer(Api):
         self._http = _QuietServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        # `stop` waits for the serving loop to look again: every 0.5 s by default, 0.01 s here.
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     def __enter__(self) -> WandbServer:
         self._thread.start()
@@ -105,12 +108,14 @@ class WandbServer(Api):
                     return
                 started = time.perf_counter()
                 self.recorded: Request | None = None
-                server._serve(self, body.decode())
-                served = time.perf_counter() - started - server.latency  # beyond the latency
-                if self.recorded is not None:
-                    operation, variables = self.recorded.operation, self.recorded.variables
-                    with server._lock:
-                        server.timings.append((operation, variables.get("viewType"), served))
+                try:
+                    server._serve(self, body.decode())
+                finally:  # logged too when the client hung up first: its request was served
+                    served = time.perf_counter() - started - server.latency  # beyond latency
+                    if self.recorded is not None:
+                        operation, variables = self.recorded.operation, self.recorded.variables
+                        with server._lock:
+                            server.timings.append((operation, variables.get("viewType"), served))
 
             def _send(
                 self,
