@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from wbmigrate.cli import cli
+
+# Property tests draw the same examples on every run (a failure reproduces as it was seen) and
+# keep no example database between runs.
+settings.register_profile("suite", derandomize=True, database=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture

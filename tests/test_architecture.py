@@ -172,11 +172,16 @@ LATER += ["wbmigrate.live.prepare", "wbmigrate.live.apply", "wbmigrate.live.plan
 LATER += ["wbmigrate.live.outcomes", "wbmigrate.live.backup", "wbmigrate.report.live"]  # apply's
 LATER += ["wbmigrate.plan", "wbmigrate.engine.model", "wbmigrate.edit", "wbmigrate.live.org"]
 FIRST_CONNECT = """
-import json, os, socket, sys
+import json, os, socket, sys, time
 def connect(self, address):
     print(json.dumps(sorted(sys.modules)), flush=True)
     os._exit(0)
+class Later:  # the imports that are to wait hold back until the first connect (10 s at most)
+    def find_spec(self, name, path=None, target=None):
+        if any(name == p or name.startswith(p + ".") for p in %r):
+            time.sleep(10)  # (a first connect ends the process meanwhile)
 socket.socket.connect = connect
+sys.meta_path.insert(0, Later())
 sys.argv = ["wbmigrate", "plan", "team/async-rl"]
 from wbmigrate.cli import main
 main()
@@ -192,7 +197,7 @@ def test_a_live_plan_sends_its_first_request_before_reading_the_mapping(tmp_path
         "WANDB_API_KEY": "k" * 40,
     }
     done = subprocess.run(
-        [sys.executable, "-c", FIRST_CONNECT],
+        [sys.executable, "-c", FIRST_CONNECT % LATER],
         env=env,
         cwd=tmp_path,
         capture_output=True,
