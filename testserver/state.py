@@ -16,7 +16,7 @@ from typing import Any
 from graphql import GraphQLError
 
 
-@dataclass
+@dataclass(frozen=True)
 class Request:
     operation: str
     variables: dict[str, Any]
