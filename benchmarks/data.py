@@ -298,7 +298,7 @@ def server_state(
     low: int = 5_000,
     high: int = 50_000,
 ) -> None:
-    """A state file for `tests/wandb_server.py`: reports, project automations and runs (by
+    """A state file for `testserver`: reports, project automations and runs (by
     default one for every two views)."""
     rng = random.Random(seed)
     texts = report_texts(views, seed, low=low, high=high)

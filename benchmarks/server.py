@@ -1,7 +1,6 @@
-"""The repository's W&B-compatible test server in a process of its own (`python -m
-benchmarks.server STATE LATENCY`), holding generated views, automations and runs, with latency
-added to every request; and its log of requests, to count what each side asked for. The one
-place the benchmarks reach the test server."""
+"""The repository's W&B-compatible test server (`testserver`) in a process of its own,
+holding generated views, automations and runs, with latency added to every request; and its
+log of requests, to count what each side asked for."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import requests
 
+REPO = Path(__file__).resolve().parent.parent  # where `python -m testserver` finds it
 ENTITY, PROJECT = "team", "async-rl"
 FIRST_VIEW = 101  # the server numbers views from here, in the order of the state file
 WRITE = re.compile(r"upsert|update", re.IGNORECASE)  # mutations' operation names
@@ -64,8 +64,8 @@ class Server:
 @contextmanager
 def running(state: Path, latency: float) -> Iterator[Server]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.server", str(state), str(latency)],
-        cwd=Path(__file__).resolve().parent.parent,
+        [sys.executable, "-m", "testserver", str(state), str(latency)],
+        cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -76,9 +76,3 @@ def running(state: Path, latency: float) -> Iterator[Server]:
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-if __name__ == "__main__":
-    from tests.wandb_server import serve
-
-    serve(Path(sys.argv[1]), float(sys.argv[2]))

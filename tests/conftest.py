@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from wbmigrate.cli import cli
+
+# Property tests draw the same examples on every run (a failure reproduces as it was seen) and
+# keep no example database between runs.
+settings.register_profile("suite", derandomize=True, database=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture
@@ -22,7 +28,8 @@ def run():
 def wandb_server():
     """A local W&B-compatible server holding the demo project, plus a draft of one report."""
     from helpers import FIXTURES
-    from wandb_server import WandbServer, WandbState
+
+    from testserver import WandbServer, WandbState
 
     state = WandbState()
     state.load_demo(FIXTURES / "demo-project")
@@ -33,9 +40,20 @@ def wandb_server():
 
 
 @pytest.fixture
-def live(wandb_server, tmp_path, monkeypatch):
+def clock(monkeypatch):
+    """The clock of every client made from now on: retries' waits pass at once (`FastClock`)."""
+    from helpers import FastClock
+
+    fast = FastClock()
+    monkeypatch.setattr("wbmigrate.live.transport.CLOCK", fast)
+    return fast
+
+
+@pytest.fixture
+def live(wandb_server, clock, tmp_path, monkeypatch):
     """The environment a user has after `export WANDB_API_KEY=...`: pointed at the test server,
-    with a home folder of its own (no ~/.netrc) and backups written under tmp_path."""
+    with a home folder of its own (no ~/.netrc) and backups written under tmp_path; retries
+    wait on `clock`, which lets no time pass."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("WANDB_API_KEY", wandb_server.api_key)

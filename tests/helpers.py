@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 from wbmigrate import find_mapping
+from wbmigrate.live.transport import Clock
 from wbmigrate.rewrite import rewrite_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,7 +75,7 @@ def organisation():
     """`team/async-rl` (the demo project; its runs: old keys, a gap that logs neither, one
     that logs both, a late run of an old build, then new keys without `staleness/token/masked`),
     `team/qwen3-8b` (one report; only old-key runs: not upgraded) and `team/locked` (403)."""
-    from wandb_server import WandbState
+    from testserver import WandbState
 
     demo = WandbState()
     demo.load_demo(FIXTURES / "demo-project")
@@ -103,3 +106,28 @@ def running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+class FastClock(Clock):
+    """The system's clock, except that every wait for a retry passes at once (or, with `real`,
+    that fraction of it is waited) and moves the clock on by its whole length: a 5 s
+    Retry-After costs no time. `waits` lists each wait asked for; `advance` lets time pass."""
+
+    def __init__(self, real: float = 0.0) -> None:
+        self.real = real
+        self.waits: list[float] = []
+        self._skipped = 0.0
+        self._lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self._skipped
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._skipped += seconds
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        with self._lock:
+            self.waits.append(seconds)
+        self.advance(seconds)
+        return event.wait(seconds * self.real) if self.real else event.is_set()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, REPO, organisation
-from wandb_server import WandbServer
 
+from testserver import WandbServer
 from wbmigrate import __version__
 from wbmigrate.cli import cli
 

@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from helpers import FIXTURES, TARGET
-from wandb_server import Fault, WandbServer, WandbState, replace_at
 
 import wbmigrate.live.apply
 import wbmigrate.live.objects
+from testserver import Fault, WandbServer, WandbState, replace_at
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, Reader
 

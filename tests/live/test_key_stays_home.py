@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from helpers import TARGET
-from wandb_server import Fault
 
+from testserver import Fault
 from wbmigrate.redact import REDACTED, forget, redact, register
 
 

@@ -10,7 +10,8 @@ import jsonschema
 import pytest
 import referencing
 from helpers import REPO, UNLOGGED, organisation, snapshot
-from wandb_server import WandbServer
+
+from testserver import WandbServer
 
 SCHEMAS = REPO / "schemas"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, MIGRATION, TARGET
-from wandb_server import Fault
 
+from testserver import Fault
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError

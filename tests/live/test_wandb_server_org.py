@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 import requests
-from helpers import FIXTURES
-from wandb_server import WandbServer, WandbState
+from helpers import FIXTURES, REPO
 
-SERVER = Path(__file__).resolve().parents[1] / "wandb_server.py"
+from testserver import WandbServer, WandbState
+
 TRIGGER = json.loads((FIXTURES / "demo-project/automations/staleness-high.json").read_text())
 INTERNAL = {"_runtime", "_step", "_timestamp", "_wandb"}
 
@@ -245,8 +245,8 @@ def test_a_state_file_describes_several_projects(tmp_path: Path) -> None:
         "projects": [{"project": "qwen3-8b", "runs": [{**run, "name": "b1"}]}],
     }
     (tmp_path / "state.json").write_text(json.dumps(state))
-    command = [sys.executable, str(SERVER), str(tmp_path / "state.json")]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+    command = [sys.executable, "-m", "testserver", str(tmp_path / "state.json")]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO) as process:
         try:
             assert process.stdout is not None
             url, api_key = process.stdout.readline().split()

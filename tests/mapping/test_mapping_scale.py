@@ -2,16 +2,14 @@
 
 Composing steps, the anchors (a greedy set cover) and the name sets the walk asks for used to
 be quadratic or worse: 10,000 entries took about a minute to plan the demo project. These tests
-count work, or compare a mapping ten times larger with a ratio far below the hundredfold a
-quadratic step would give; none asserts an absolute time.
+count work, and plan with a mapping ten times larger (a quadratic step would make the suite
+crawl); none asserts a time: timings are the benchmarks' job.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import time
-from collections.abc import Callable
 
 import pytest
 import yaml
@@ -71,15 +69,6 @@ def plan_all(steps: tuple[Step, ...]) -> int:
     return changes
 
 
-def fastest(run: Callable[[], object], rounds: int = 3) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def test_composing_advances_only_the_names_a_step_moves(monkeypatch):
     """Each step advances the names it renames or removes, not every name so far."""
     calls = []
@@ -112,12 +101,9 @@ def test_the_anchor_cover_covers_every_name_with_few_parts():
 
 
 @pytest.mark.parametrize("per_step", [10, 10_000])  # many small steps; one big step
-def test_planning_grows_linearly_with_the_mapping(per_step):
+def test_a_mapping_ten_times_larger_plans_the_same(per_step):
     small, large = steps_of(1_000, min(per_step, 1_000)), steps_of(10_000, per_step)
     assert plan_all(small) == plan_all(large) > 0  # the same demo changes either way
-    ratio = fastest(lambda: plan_all(large)) / fastest(lambda: plan_all(small))
-    print(f"10x the mapping: {ratio:.1f}x the time")
-    assert ratio < 35, f"10x the mapping took {ratio:.1f}x as long (quadratic: 100x)"
 
 
 def test_anchor_candidates_grow_linearly_with_a_name():

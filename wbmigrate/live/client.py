@@ -19,6 +19,7 @@ from typing import Any
 import requests
 
 from wbmigrate import __version__
+from wbmigrate.live import transport
 from wbmigrate.live.queries import (
     GET_VIEW,
     LIST_TRIGGERS,
@@ -149,8 +150,9 @@ class Client:
         self.base_url = base_url.rstrip("/")
         self.key_source = key_source  # named when W&B refuses the key
         self._auth = ("api", api_key)
-        run_end = Deadline(deadline) if deadline is not None else None
-        self.bounds = Bounds(timeout, max_wait, run_end, on_retry)
+        clock = transport.CLOCK
+        run_end = Deadline(deadline, clock) if deadline is not None else None
+        self.bounds = Bounds(timeout, max_wait, run_end, on_retry, clock=clock)
         self._retry = BoundedRetry(
             total=retries,
             connect=retries,

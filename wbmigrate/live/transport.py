@@ -8,6 +8,9 @@
 - **The run** may have a deadline (`Deadline`): no try or wait goes past it.
 - **Called off** (`stop_with`, or the client closed as its command ends): no retry starts, and a
   retry's wait ends at once.
+
+Retries' waits and the run's deadline go by `CLOCK` (tests swap in one whose waits pass at once);
+each try's own deadline is the watchdog's, on the system's clock: it cuts a real socket.
 """
 
 from __future__ import annotations
@@ -67,15 +70,30 @@ def seconds(value: float) -> str:
     return f"{value:.0f} s" if value >= 10 else f"{round(value, 1):g} s"
 
 
-class Deadline:
-    """The end of a run (monotonic clock), `seconds` after it was made."""
+class Clock:
+    """The time retries and deadlines go by: the system's monotonic clock."""
 
-    def __init__(self, seconds_: float) -> None:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Wait `seconds`, or until `event` is set: whether it was."""
+        return event.wait(seconds)
+
+
+CLOCK = Clock()  # read as each client is made
+
+
+class Deadline:
+    """The end of a run, `seconds` after it was made."""
+
+    def __init__(self, seconds_: float, clock: Clock) -> None:
         self.seconds = seconds_
-        self.end = time.monotonic() + seconds_
+        self.clock = clock
+        self.end = clock.monotonic() + seconds_
 
     def remaining(self) -> float:
-        return self.end - time.monotonic()
+        return self.end - self.clock.monotonic()
 
     def error(self, wait: float = 0.0) -> DeadlineExceeded:
         limit = f"(--deadline {seconds(self.seconds)})"
@@ -94,13 +112,14 @@ class Deadline:
 @dataclass(frozen=True)
 class Bounds:
     """How long one client may wait, and for what; `on_retry` hears one line per retry;
-    `closed` is set once the client's command has ended."""
+    `closed` is set once the client's command has ended; retries wait on `clock`."""
 
     timeout: float = 60.0  # each try of a request, from connecting to the answer's last byte
     max_wait: float = 60.0  # the longest Retry-After obeyed
     deadline: Deadline | None = None
     on_retry: Callable[[str], None] | None = None
     closed: threading.Event = field(default_factory=threading.Event)
+    clock: Clock = CLOCK
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
@@ -184,7 +203,7 @@ class BoundedRetry(Retry):
         watch = watchdog.current()
         if watch is not None:
             watch.pause()  # the wait is bounded here; the next try is armed as it starts
-        if wait > 0 and self.bounds.closed.wait(wait):  # closed meanwhile: no next try
+        if wait > 0 and self.bounds.clock.wait(self.bounds.closed, wait):  # closed: no next try
             raise Stopped(NOT_WANTED)
 
     def _cause(self, response: BaseHTTPResponse | None) -> str:

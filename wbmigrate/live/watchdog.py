@@ -50,24 +50,24 @@ class Watch:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _CLOCK.cancel(self)
+        _KEEPER.cancel(self)
         _current.watch = None
 
     def arm(self, connection: HTTPConnection) -> None:
-        _CLOCK.arm(self, connection, self.budget())
+        _KEEPER.arm(self, connection, self.budget())
 
     def pause(self) -> None:
         """Between tries: the last one has ended, and its connection may be reused."""
-        _CLOCK.cancel(self)
+        _KEEPER.cancel(self)
 
     def expire(self) -> None:
-        """Called by the clock, under its lock: the armed try ran out of time."""
+        """Called by the keeper, under its lock: the armed try ran out of time."""
         self.expired = True
         if self.connection is not None:
             cut(self.connection)
 
 
-class _Clock:
+class _Keeper:
     """The one thread that ends tries whose time ran out: it sleeps until the earliest armed
     deadline. Arming, cancelling and expiring share one lock, so a try that has ended (and
     whose connection may be reused) is never cut."""
@@ -114,7 +114,7 @@ class _Clock:
                 watch.expire()
 
 
-_CLOCK = _Clock()
+_KEEPER = _Keeper()
 
 
 def cut(connection: HTTPConnection) -> None:

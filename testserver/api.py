@@ -1,0 +1,334 @@
+"""The GraphQL side of the test server, without HTTP: the projects it serves (`Api.states`),
+the schema's resolvers, and the execution of one query.
+
+Longer than 300 lines: one resolver per field of the schema, each a few lines, read together."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    GraphQLError,
+    GraphQLScalarType,
+    build_schema,
+    execute_sync,
+    parse,
+    validate,
+)
+
+from testserver.schema import ACTION_TYPES, PERMISSION, SDL
+from testserver.state import USER, WandbState, b64
+
+
+def _pass_through(value: Any) -> Any:
+    return value
+
+
+def _allowed(state: WandbState) -> WandbState:
+    if state.forbidden:
+        raise GraphQLError("permission denied", extensions={"code": PERMISSION})
+    return state
+
+
+def _open(project: dict[str, Any]) -> WandbState:
+    """The state behind a project answer, unless that project is forbidden."""
+    state: WandbState = project["_state"]
+    return _allowed(state)
+
+
+def _page(
+    items: list[dict[str, Any]], after: str | None, first: int, cursor: Callable[[Any], str]
+) -> dict[str, Any]:
+    """One page of a connection: the items after the one whose cursor is `after`."""
+    cursors = [cursor(item) for item in items]
+    start = cursors.index(after) + 1 if after in cursors else 0
+    page = items[start : start + first]
+    return {
+        "edges": [{"node": item, "cursor": cursor(item)} for item in page],
+        "pageInfo": {
+            "endCursor": cursor(page[-1]) if page else None,
+            "hasNextPage": start + len(page) < len(items),
+        },
+    }
+
+
+class Api:
+    """The projects served: `state` (the first), `states` (every one: `more`, and those given to
+    `add_project`), and the GraphQL schema answering about them."""
+
+    def __init__(self, state: WandbState, more: Iterable[WandbState] = ()) -> None:
+        self.state = state
+        self.states = [state]
+        for other in more:
+            self.add_project(other)
+        self.schema = self._schema()
+        self._documents: dict[str, tuple[DocumentNode | None, list[GraphQLError]]] = {}
+
+    def add_project(self, state: WandbState) -> WandbState:
+        """Serve one more project (of the same entity or another); returns it."""
+        for other in self.states:
+            if (other.entity, other.project) == (state.entity, state.project):
+                raise ValueError(f"{state.entity}/{state.project} is served already")
+            if other.first_id // 1000 == state.first_id // 1000:
+                raise ValueError(
+                    f"{state.entity}/{state.project} numbers its objects in the thousand of "
+                    f"{other.entity}/{other.project}: give it first_id=1001, 2001, ..."
+                )
+        self.states.append(state)
+        return state
+
+    def _schema(self) -> Any:
+        schema = build_schema(SDL)
+        assert schema.query_type
+        assert schema.mutation_type
+        for name in ("JSONString", "JSON", "DateTime"):
+            scalar = schema.type_map[name]
+            assert isinstance(scalar, GraphQLScalarType)
+            scalar.serialize = scalar.parse_value = _pass_through  # type: ignore[method-assign]
+        resolvers = {
+            "viewer": lambda *_: {
+                **USER,
+                "entity": self.state.entity,
+                "flags": "{}",
+                "teams": {"edges": []},
+            },
+            "serverInfo": lambda *_: {
+                "features": [{"name": "QUERY_AUTOMATIONS_ON_ENTITY", "isEnabled": True}]
+            },
+            "project": self._project,
+            "view": self._view,
+            "entity": self._entity,
+            "models": self._models,
+        }
+        for name, resolve in resolvers.items():
+            schema.query_type.fields[name].resolve = resolve
+        mutations = {"upsertView": self._upsert_view, "updateFilterTrigger": self._update_trigger}
+        for name, resolve in mutations.items():
+            schema.mutation_type.fields[name].resolve = resolve
+        fields = {
+            ("Project", "allViews"): self._all_views,
+            ("Project", "triggers"): lambda p, _i: [
+                self._trigger_out(t) for t in _open(p).triggers.values()
+            ],
+            ("Project", "runCount"): lambda p, _i, filters=None: len(
+                _open(p).select_runs(filters, None)
+            ),
+            ("Project", "runs"): self._runs,
+            ("Project", "run"): self._run,
+            ("Entity", "triggers"): self._entity_triggers,
+            ("Entity", "projects"): lambda e, _i, **page: self._models(None, _i, e["name"], **page),
+        }
+        for (type_name, name), resolve in fields.items():
+            schema.type_map[type_name].fields[name].resolve = resolve  # type: ignore[attr-defined]
+        return schema
+
+    def _project_out(self, state: WandbState | None = None) -> dict[str, Any]:
+        state = state or self.state
+        return {
+            "__typename": "Project",
+            "id": state.project_id,
+            "internalId": "internal-1" if state.first_id == 101 else f"internal-{state.first_id}",
+            "name": state.project,
+            "entityName": state.entity,
+            "createdAt": "2026-09-01T00:00:00",
+            "isBenchmark": False,
+            "readOnly": False,
+            "user": None,
+            "_state": state,  # never sent: the resolvers of the project's fields read it
+        }
+
+    def _owner(self, object_id: str) -> WandbState:
+        """The project holding a view, trigger or run (the first project when none does)."""
+        return next((s for s in self.states if s.owns(object_id)), self.state)
+
+    def _project(
+        self, _root: Any, _info: Any, name: str | None = None, entityName: str | None = None
+    ) -> Any:
+        for state in self.states:
+            if (entityName, name) == (state.entity, state.project):
+                return self._project_out(_allowed(state))
+        return None
+
+    def _models(
+        self,
+        _root: Any,
+        _info: Any,
+        entityName: str | None = None,
+        after: str | None = None,
+        first: int | None = None,
+        **_: Any,
+    ) -> Any:
+        """An entity's projects, forbidden ones too (W&B lists what it then refuses)."""
+        entity = entityName or self.state.entity
+        projects = [self._project_out(s) for s in self.states if s.entity == entity]
+        return _page(projects, after, first or 50, lambda p: p["id"])
+
+    def _view_out(self, view: dict[str, Any], state: WandbState | None = None) -> dict[str, Any]:
+        return {**view, "project": self._project_out(state)}
+
+    def _view(self, _root: Any, _info: Any, id: str) -> Any:
+        state = _allowed(self._owner(id))
+        with state.lock:
+            view = state.views.get(id)
+            return self._view_out(copy.deepcopy(view), state) if view else None
+
+    def _all_views(
+        self,
+        project: Any,
+        _info: Any,
+        viewType: str = "runs",
+        viewName: str | None = None,
+        first: int = 50,
+        after: str | None = None,
+        **_: Any,
+    ) -> Any:
+        state = _open(project)
+        with state.lock:
+            views = [
+                v
+                for v in state.views.values()
+                if v["type"] == viewType and (viewName is None or v["name"] == viewName)
+            ]
+            page = _page(views, after, first or 50, lambda v: v["id"])
+            for edge in page["edges"]:
+                edge["node"] = self._view_out(copy.deepcopy(edge["node"]), state)
+            return page
+
+    def _runs(
+        self,
+        project: Any,
+        _info: Any,
+        filters: Any = None,
+        after: str | None = None,
+        first: int | None = None,
+        order: str | None = None,
+    ) -> Any:
+        page = _page(
+            _open(project).select_runs(filters, order), after, first or 50, lambda r: r["id"]
+        )
+        with _open(project).lock:  # a copy of the page alone: listing all runs stays cheap
+            for edge in page["edges"]:
+                edge["node"] = copy.deepcopy(edge["node"])
+        return page
+
+    def _run(self, project: Any, _info: Any, name: str) -> Any:
+        state = _open(project)
+        with state.lock:
+            run = next((r for r in state.runs.values() if r["name"] == name), None)
+            return copy.deepcopy(run)
+
+    def _upsert_view(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
+        view_id = input.get("id")
+        if view_id is None:
+            named = (input.get("entityName"), input.get("projectName"))
+            state = next((s for s in self.states if (s.entity, s.project) == named), self.state)
+        else:
+            state = self._owner(view_id)
+        with _allowed(state).lock:
+            if view_id is None:
+                view_id = state.add_view(
+                    input.get("spec") or "{}",
+                    input.get("type", "runs"),
+                    input.get("displayName", ""),
+                )
+                inserted = True
+            elif view_id in state.views:
+                inserted = False
+            else:
+                raise ValueError(f"view {view_id} not found")
+            view = state.views[view_id]
+            for key in ("name", "type", "displayName", "description", "spec", "parentId"):
+                if key in input and input[key] is not None:
+                    view[key] = input[key]
+            view["updatedAt"] = state.now()
+            return {"view": self._view_out(copy.deepcopy(view), state), "inserted": inserted}
+
+    def _trigger_out(self, trigger: dict[str, Any]) -> dict[str, Any]:
+        return copy.deepcopy(trigger)
+
+    def _entity(self, _root: Any, _info: Any, name: str) -> Any:
+        if all(state.entity != name for state in self.states):
+            return None
+        return {
+            "__typename": "Entity",
+            "id": b64(f"Entity:{name}"),
+            "name": name,
+            "entityType": "team",
+        }
+
+    def _entity_triggers(
+        self,
+        entity: Any,
+        _info: Any,
+        filters: str | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        **_: Any,
+    ) -> Any:
+        """The triggers of the entity's projects (a forbidden project's are not shown), those
+        of one name when `filters` is `{"name": ...}` (as W&B's SDK filters them); another
+        filter is an error."""
+        wanted = json.loads(filters) if filters else {}
+        if not isinstance(wanted, dict) or set(wanted) - {"name"}:
+            raise ValueError(f"unsupported trigger filter: {filters}")
+        triggers = [
+            self._trigger_out(t)
+            for state in self.states
+            if state.entity == entity["name"] and not state.forbidden
+            for t in state.triggers.values()
+            if "name" not in wanted or t["name"] == wanted["name"]
+        ]
+        return _page(triggers, after, first or len(triggers) or 1, lambda t: t["id"])
+
+    def _update_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
+        state = _allowed(self._owner(input["id"]))
+        with state.lock:
+            trigger = state.triggers.get(input["id"])
+            if trigger is None:
+                raise ValueError(f"trigger {input['id']} not found")
+            for key in ("name", "description", "enabled"):
+                if key in input:
+                    trigger[key] = input[key]
+            if "eventFilter" in input:
+                trigger["triggeringCondition"]["filter"] = input["eventFilter"]
+            if "triggeringEventType" in input:
+                trigger["triggeringCondition"]["eventType"] = input["triggeringEventType"]
+            config = input.get("triggeredActionConfig") or {}
+            action = trigger["triggeredAction"]
+            if "notificationActionInput" in config:
+                given = config["notificationActionInput"]
+                action.update({k: given[k] for k in ("title", "message", "severity") if k in given})
+            if "genericWebhookActionInput" in config:
+                action["requestPayload"] = config["genericWebhookActionInput"].get("requestPayload")
+            action["__typename"] = ACTION_TYPES.get(
+                input.get("triggeredActionType", ""), action["__typename"]
+            )
+            trigger["updatedAt"] = state.now()
+            return {"trigger": self._trigger_out(trigger)}
+
+    def execute(self, query: str, variables: dict[str, Any]) -> ExecutionResult:
+        """What `graphql_sync` answers, each query text parsed and validated once, as
+        production GraphQL servers cache it (clients send the same few texts): graphql-core
+        validating an 8-alias read anew cost this server more than the read itself."""
+        document, errors = self._documents.get(query) or self._prepared(query)
+        if errors:
+            return ExecutionResult(None, errors)
+        assert document is not None
+        result = execute_sync(self.schema, document, variable_values=variables)
+        assert isinstance(result, ExecutionResult)
+        return result
+
+    def _prepared(self, query: str) -> tuple[DocumentNode | None, list[GraphQLError]]:
+        try:
+            document = parse(query)
+        except GraphQLError as error:
+            return None, [error]
+        prepared = document, validate(self.schema, document)
+        if len(self._documents) < 256:  # a test sending endless new texts: parsed each time
+            self._documents[query] = prepared
+        return prepared
