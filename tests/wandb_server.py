@@ -566,6 +566,7 @@ class WandbServer:
         self.chaos: Callable[[str], Fault | None] | None = None  # a fault, or not, per request
         self.latency = 0.0
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self.dead = False  # died of a fault: no connection kept alive is answered either
         self.schema = self._schema()
         self._documents: dict[str, tuple[DocumentNode | None, list[GraphQLError]]] = {}
         self._lock = threading.Lock()
@@ -934,6 +935,9 @@ class WandbServer:
         return Handler
 
     def _serve(self, handler: Any, body: str) -> None:
+        if self.dead:
+            handler.close_connection = True
+            return
         try:
             request = json.loads(body)
         except ValueError:
@@ -955,6 +959,7 @@ class WandbServer:
                 fault = self.chaos(operation)
         time.sleep(self.latency + (fault.delay if fault else 0))
         if fault and fault.die:
+            self.dead = True
             threading.Thread(target=self.stop, daemon=True).start()
             handler.close_connection = True
             return

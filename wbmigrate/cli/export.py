@@ -10,9 +10,9 @@ from wbmigrate.cli.base import (
     CONTEXT,
     examples,
     finish,
+    interruptible,
     status,
 )
-from wbmigrate.cli.batch import interruptible
 from wbmigrate.cli.project import (
     DRAFTS,
     Connection,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +13,13 @@ from wbmigrate.cli.base import (
     confirm_or_refuse,
     examples,
     finish,
+    interruptible,
     migration_options,
     migration_setup,
     status,
 )
-from wbmigrate.cli.batch import end_batch, end_batch_with_undo, interruptible, shielded, stopping
-from wbmigrate.cli.many import apply_many, rollback_set
+from wbmigrate.cli.batch import apply_projects, report, restore_projects
+from wbmigrate.cli.many import apply_many
 from wbmigrate.cli.project import (
     DRAFTS,
     RUNS,
@@ -30,20 +29,18 @@ from wbmigrate.cli.project import (
     live_target,
     names_many,
     open_project,
-    progress,
     read_history_while_listing,
     tell_found,
 )
-from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one, run_all
 from wbmigrate.live.backup import BackupError
-from wbmigrate.live.org import is_backup_set
+from wbmigrate.live.org import Prepared, is_backup_set, load_backup_set
+from wbmigrate.live.outcomes import failed
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.planners import planning
-from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
+from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import AfterCensus, Census
-from wbmigrate.live.restore import load_backup
+from wbmigrate.live.restore import Loaded, load_backup
 from wbmigrate.mapping import find_mapping
-from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
 
 
@@ -63,30 +60,6 @@ FORMAT = click.option(
     help="json: the result as one document on stdout (schemas/live-result.schema.json); "
     "progress and status stay on stderr.",
 )
-
-
-HEADINGS = {"apply": "Applied to", "rollback": "Rolled back"}
-
-
-def _report(
-    format_: str,
-    command: str,
-    target: str,
-    outcomes: list[Outcome],
-    backup: Path | None = None,
-    batch: Batch | None = None,
-) -> None:
-    """The outcome table on stdout; in json mode the result document instead."""
-    if format_ == "json":
-        click.echo(live_report.to_json(command, target, outcomes, backup, batch), nl=False)
-    else:
-        click.echo(live_report.to_text(outcomes, f"{HEADINGS[command]} {target}"))
-
-
-def _after_report(format_: str) -> AbstractContextManager[object]:
-    """In json mode stdout holds the document alone: the lines after the table (how many
-    objects were not started, the backup and undo command, conflicts) go to stderr."""
-    return redirect_stdout(sys.stderr) if format_ == "json" else nullcontext()
 
 
 # --- apply ---------------------------------------------------------------------------------------
@@ -208,24 +181,14 @@ def apply(
     tell_found(census, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do
-            _report(format_, "apply", project.target, work.settled)
+            report(format_, "apply", {project.target: work.settled})
             finish(failed(work.settled))
-        with _after_report(format_):
-            click.echo(f"Nothing to migrate in {project.target}.")
+        click.echo(f"Nothing to migrate in {project.target}.", err=format_ == "json")
         return
     status(plan_report.summary(work.tally))
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
-    backup = start_backup(project, migration, options, folder)
-    with progress(len(work.todo), "Applying") as tick:
-        batch = apply_all(project.client, work.jobs(backup), jobs, tick, stopping, status)
-    with shielded():
-        unrecorded = backup.close()
-        if unrecorded:
-            status(f"Warning: {unrecorded}")
-        results = work.settled + batch.outcomes
-        _report(format_, "apply", project.target, results, backup.folder, batch)
-        with _after_report(format_):
-            end_batch_with_undo(batch, results, backup.folder)
+    ready = [Prepared(project, options, work)]
+    apply_projects(project.client, ready, migration, jobs, format_, folder, {})
 
 
 # --- rollback ------------------------------------------------------------------------------------
@@ -272,21 +235,19 @@ def rollback(
     `--format json` prints the result as a document, as for apply. The backup of a run over
     several projects restores them all, or those named by --project.
     """
-    if is_backup_set(Path(backup_dir)):
-        rollback_set(Path(backup_dir), projects, yes, force, jobs, format_, connection)
-        return
-
+    folder = Path(backup_dir)
+    one = not is_backup_set(folder)
     try:
-        loaded = load_backup(Path(backup_dir))
+        manifest, loaded = _load(folder, projects, one)
     except BackupError as exc:
         raise UserError(f"{exc}; nothing restored") from None
-    for note in loaded.notes:
-        status(f"Warning: {note}")
-    manifest, items = loaded.manifest, loaded.items
-    strangers = [p for p in projects if p != manifest.get("target")]
+    for target, backup in loaded.items():
+        for note in backup.notes:
+            status(f"Warning: {note}" if one else f"Warning: {target}: {note}")
+    strangers = [p for p in projects if p not in loaded]
     if strangers:
         raise UserError(
-            f"{backup_dir} holds the backup of {manifest.get('target')}, not of "
+            f"{backup_dir} holds the backup of {', '.join(loaded)}, not of "
             f"{', '.join(strangers)}; nothing restored"
         )
     client = connect(connection)
@@ -294,14 +255,20 @@ def rollback(
         raise UserError(
             f"the backup is from {manifest.get('base_url')}, but the W&B host is {client.base_url}"
         )
-    status(f"Restoring {manifest.get('target')} on {client.base_url} ...")
-    sent = sum(item.sent_sha256 is not None for item in items)
-    confirm_or_refuse(f"Restore {sent} objects in {manifest.get('target')}?", yes)
-    with progress(len(items), "Restoring") as tick:
-        batch = run_all(items, lambda item: restore_one(client, item, force), jobs, tick, stopping)
-    target = str(manifest.get("target"))
-    with shielded():
-        _report(format_, "rollback", target, batch.outcomes, Path(backup_dir), batch)
-        with _after_report(format_):
-            end_batch(batch)
-    finish(failed(batch.outcomes))
+    status(f"Restoring {', '.join(loaded) or 'nothing'} on {client.base_url} ...")
+    sent = sum(item.sent_sha256 is not None for b in loaded.values() for item in b.items)
+    where = next(iter(loaded)) if one else f"{len(loaded)} projects"
+    confirm_or_refuse(f"Restore {sent} objects in {where}?", yes)
+    restore_projects(client, loaded, folder, force, jobs, format_, one)
+
+
+def _load(
+    folder: Path, only: tuple[str, ...], one: bool
+) -> tuple[dict[str, Any], dict[str, Loaded]]:
+    """The manifest and the backups (by project) of one backup, or of a set (those in `only`,
+    when given): each checked whole before anything is written."""
+    if not one:
+        chosen = load_backup_set(folder, only)
+        return chosen.manifest, {t: load_backup(f) for t, f in chosen.folders.items()}
+    loaded = load_backup(folder)
+    return loaded.manifest, {str(loaded.manifest.get("target")): loaded}

@@ -14,11 +14,11 @@ from wbmigrate.cli.base import (
     UserError,
     examples,
     finish,
+    interruptible,
     migration_options,
     migration_setup,
     status,
 )
-from wbmigrate.cli.batch import interruptible
 from wbmigrate.cli.project import (
     DRAFTS,
     RUNS,

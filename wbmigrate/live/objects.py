@@ -312,18 +312,19 @@ class Reader:
         self.by_name = True
         self._lock = threading.Lock()
 
-    def read(self, objs: Sequence[LiveObject]) -> Fresh:
-        fresh = self._round(objs)
+    def read(self, objs: Sequence[LiveObject], apart: Sequence[LiveObject] = ()) -> Fresh:
+        """`objs` and `apart` as they are now; the views of `apart` in requests of their own."""
+        fresh = self._round(objs, apart)
         if fresh.refused:  # the refused batches again, a view per request
             fresh.add(self._round(fresh.refused))
             fresh.refused = []
         return fresh
 
-    def _round(self, objs: Sequence[LiveObject]) -> Fresh:
-        views = [o for o in objs if o.view is not None]
-        tasks = [partial(self._views, part) for part in _parts(views, self.batched)]
+    def _round(self, objs: Sequence[LiveObject], apart: Sequence[LiveObject] = ()) -> Fresh:
+        parts = [_parts([o for o in group if o.view], self.batched) for group in (objs, apart)]
+        tasks = [partial(self._views, part) for part in parts[0] + parts[1]]
         projects: dict[tuple[str, str], list[LiveObject]] = {}
-        for obj in objs:
+        for obj in [*objs, *apart]:
             if obj.view is None:
                 projects.setdefault((obj.entity, obj.project), []).append(obj)
         tasks += [partial(self._triggers, wanted) for wanted in projects.values()]

@@ -48,6 +48,7 @@ from wbmigrate.plan import Planned, Tally
 from wbmigrate.redact import redact
 
 if TYPE_CHECKING:
+    from wbmigrate.live.prepare import Work
     from wbmigrate.mapping import Migration
 
 R = TypeVar("R")
@@ -282,3 +283,40 @@ def plan_projects(
         return ProjectPlan(project.target, own, found, tally, rendered, problem)
 
     return each_project(targets, one, jobs)
+
+
+# --- applying to many projects ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One project read and planned for apply: its options (with its key census) and what
+    its run must write."""
+
+    project: Project
+    options: Options
+    work: Work
+
+
+def prepare_projects(
+    client: Client,
+    targets: list[tuple[str, str]],
+    migration: Migration,
+    options: Options,
+    drafts: bool,
+    runs: int,
+    cache: Path | None,
+    warn: Callable[[str], None],
+) -> list[Result]:
+    """Read and plan every project for apply, `PROJECT_JOBS` at a time; `warn` hears why a
+    project has no key census."""
+    from wbmigrate.live.prepare import prepare_apply
+
+    def one(entity: str, name: str) -> Prepared:
+        project = Project(client, entity, name, drafts)
+        own, problem = with_history(project, migration, options, runs, cache)
+        if problem:
+            warn(f"Warning: {problem}")
+        return Prepared(project, own, prepare_apply(project, migration, own, None, Census()))
+
+    return each_project(targets, one)

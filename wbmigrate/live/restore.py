@@ -1,5 +1,6 @@
 """Reading a backup folder back for `rollback`: every file, journal line and object checked
-against the manifest before anything is restored (a tampered or foreign backup is refused)."""
+against the manifest before anything is restored (a tampered or foreign backup is refused);
+then each object put back (`restore_one`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import (
     FORMAT,
     FORMATS,
@@ -17,10 +19,12 @@ from wbmigrate.live.backup import (
     MEMBER,
     BackupError,
     chained,
+    digest,
     genesis,
 )
-from wbmigrate.live.client import View
-from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.client import Client, View
+from wbmigrate.live.objects import LiveObject, reread, write
+from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
 
 
 @dataclass(frozen=True)
@@ -178,3 +182,36 @@ def _live(stored: dict[str, Any]) -> LiveObject:
     if (obj.id, obj.kind) != (stored["id"], stored["kind"]):
         raise KeyError("id")
     return obj
+
+
+def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
+    """Put one object back to its backed-up original."""
+    original = item.original
+    if item.sent_sha256 is None:
+        return Outcome(original.ref, WriteStatus.UNCHANGED, "was not written by that run")
+    try:
+        now = reread(client, original)
+        if now is None:
+            return Outcome(original.ref, WriteStatus.FAILED, "no longer exists")
+        if digest(now) == digest(original):
+            return Outcome(original.ref, WriteStatus.UNCHANGED, "already as it was")
+        if digest(now) != item.sent_sha256 and not force:
+            return Outcome(original.ref, WriteStatus.SKIPPED, _edited_since(item, now))
+        saved_at = write(client, original, original.text)
+        back = reread(client, original)
+        status = verdict(now, original.text, saved_at, back)
+        if status is WriteStatus.APPLIED:
+            return Outcome(original.ref, WriteStatus.RESTORED)
+        message = "deleted right after the write" if back is None else MESSAGES["rollback", status]
+        return Outcome(original.ref, status, message)
+    except (WbmigrateError, OSError) as exc:
+        return Outcome(original.ref, WriteStatus.FAILED, one_line(exc))
+
+
+def _edited_since(item: Restorable, now: LiveObject) -> str:
+    if item.theirs_sha256 == digest(now):
+        return (
+            "saved by someone else during the migration (their version is in the backup); "
+            "--force restores the original over it"
+        )
+    return "changed after the migration; --force overwrites that change"
