@@ -13,7 +13,8 @@ from typing import Any
 from benchmarks.measure import run, wbmigrate
 from benchmarks.server import ENTITY, PROJECT, Server, running
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE, trigger_input
+from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE
+from wbmigrate.live.triggers import trigger_input
 
 quiet = {"WANDB_SILENT": "true", "WANDB_ERROR_REPORTING": "false"}
 UPSERT = (

@@ -1,4 +1,4 @@
-"""`wbmigrate apply | rollback`: write a migration to a live project, and undo it."""
+"""`wbmigrate apply`: write a migration to a live project (several: `cli.many`)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,12 @@ from wbmigrate.cli.base import (
     migration_setup,
     status,
 )
-from wbmigrate.cli.batch import apply_projects, report, restore_projects
+from wbmigrate.cli.batch import FORMAT, apply_projects, report
 from wbmigrate.cli.many import apply_many
 from wbmigrate.cli.project import (
     DRAFTS,
     RUNS,
     Connection,
-    connect,
     connection_options,
     live_target,
     names_many,
@@ -32,14 +31,12 @@ from wbmigrate.cli.project import (
     read_history_while_listing,
     tell_found,
 )
-from wbmigrate.live.backup import BackupError
-from wbmigrate.live.org import Prepared, is_backup_set, load_backup_set
+from wbmigrate.live.org import Prepared
 from wbmigrate.live.outcomes import failed
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.planners import planning
 from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import AfterCensus, Census
-from wbmigrate.live.restore import Loaded, load_backup
 from wbmigrate.mapping import find_mapping
 from wbmigrate.report import plan as plan_report
 
@@ -49,17 +46,6 @@ def _given(*names: str) -> set[str]:
     context = click.get_current_context()
     source = click.core.ParameterSource.COMMANDLINE
     return {name for name in names if context.get_parameter_source(name) is source}
-
-
-FORMAT = click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: the result as one document on stdout (schemas/live-result.schema.json); "
-    "progress and status stay on stderr.",
-)
 
 
 # --- apply ---------------------------------------------------------------------------------------
@@ -189,86 +175,3 @@ def apply(
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder, {})
-
-
-# --- rollback ------------------------------------------------------------------------------------
-
-
-@click.command(
-    context_settings=CONTEXT,
-    epilog=examples(
-        "wbmigrate rollback wbmigrate-backups/my-team-my-project-20261129T101500Z --yes",
-    ),
-)
-@click.argument("backup_dir", type=click.Path(), metavar="BACKUP_DIR")
-@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Also restore objects edited after the migration (their edits are lost).",
-)
-@click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4, show_default=True)
-@click.option(
-    "--project",
-    "projects",
-    multiple=True,
-    metavar="ENTITY/PROJECT",
-    help="Of a run over several projects, restore only this one (repeatable).",
-)
-@FORMAT
-@connection_options
-@interruptible("nothing restored")
-def rollback(
-    backup_dir: str,
-    yes: bool,
-    force: bool,
-    jobs: int,
-    projects: tuple[str, ...],
-    format_: str,
-    connection: Connection,
-) -> None:
-    """Restore every object an apply run wrote to its exact original.
-
-    An object edited after the migration is refused (exit 1) unless --force. The backup is
-    checked whole before anything is written: a file or journal line that was changed, deleted
-    or belongs to another project refuses the rollback (exit 2). Ctrl-C: 130, as for apply.
-    `--format json` prints the result as a document, as for apply. The backup of a run over
-    several projects restores them all, or those named by --project.
-    """
-    folder = Path(backup_dir)
-    one = not is_backup_set(folder)
-    try:
-        manifest, loaded = _load(folder, projects, one)
-    except BackupError as exc:
-        raise UserError(f"{exc}; nothing restored") from None
-    for target, backup in loaded.items():
-        for note in backup.notes:
-            status(f"Warning: {note}" if one else f"Warning: {target}: {note}")
-    strangers = [p for p in projects if p not in loaded]
-    if strangers:
-        raise UserError(
-            f"{backup_dir} holds the backup of {', '.join(loaded)}, not of "
-            f"{', '.join(strangers)}; nothing restored"
-        )
-    client = connect(connection)
-    if manifest.get("base_url") != client.base_url:
-        raise UserError(
-            f"the backup is from {manifest.get('base_url')}, but the W&B host is {client.base_url}"
-        )
-    status(f"Restoring {', '.join(loaded) or 'nothing'} on {client.base_url} ...")
-    sent = sum(item.sent_sha256 is not None for b in loaded.values() for item in b.items)
-    where = next(iter(loaded)) if one else f"{len(loaded)} projects"
-    confirm_or_refuse(f"Restore {sent} objects in {where}?", yes)
-    restore_projects(client, loaded, folder, force, jobs, format_, one)
-
-
-def _load(
-    folder: Path, only: tuple[str, ...], one: bool
-) -> tuple[dict[str, Any], dict[str, Loaded]]:
-    """The manifest and the backups (by project) of one backup, or of a set (those in `only`,
-    when given): each checked whole before anything is written."""
-    if not one:
-        chosen = load_backup_set(folder, only)
-        return chosen.manifest, {t: load_backup(f) for t, f in chosen.folders.items()}
-    loaded = load_backup(folder)
-    return loaded.manifest, {str(loaded.manifest.get("target")): loaded}

@@ -1,7 +1,7 @@
 """`apply` over several projects: every project read (four at a time), one question, one batch
 of writes across them (`--jobs` at a time, `cli.batch`), one backup set with a sub-folder per
 project, and a report per project. A project that cannot be read is reported and the others go
-on. (`rollback` of a backup set is `cli.live`'s, as of one backup.)"""
+on."""
 
 from __future__ import annotations
 

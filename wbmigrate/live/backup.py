@@ -30,7 +30,8 @@ from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.objects import LiveObject, trigger_input
+from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.triggers import trigger_input
 from wbmigrate.redact import redact
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
@@ -38,6 +39,7 @@ FORMAT = "wbmigrate-backup/3"  # /3: checksums; /2 kept no checksums; /1 no jour
 FORMATS = ("wbmigrate-backup/1", "wbmigrate-backup/2", FORMAT)
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
+SET_FORMAT = "wbmigrate-backup-set/1"  # a run over several projects: a backup per project
 MEMBER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}\.json")  # a file the journal may name
 
 

@@ -15,9 +15,8 @@ from pathlib import Path
 from wbmigrate.engine.panels import series_of
 from wbmigrate.kinds.automation import alert_metrics
 from wbmigrate.live.backup import BackupError
-from wbmigrate.live.org import is_backup_set, load_backup_set
 from wbmigrate.live.planfile import load_plan
-from wbmigrate.live.restore import load_backup
+from wbmigrate.live.restore import is_backup_set, load_backup, load_backup_set
 from wbmigrate.mapping import Migration
 from wbmigrate.names import accessor
 from wbmigrate.verify import Panels, baseline_panels, newest

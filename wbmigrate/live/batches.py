@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import BATCH, Fresh, LiveObject, Reader, write
+from wbmigrate.live.objects import LiveObject, write
 from wbmigrate.live.outcomes import (
     GONE,
     MESSAGES,
@@ -41,6 +41,7 @@ from wbmigrate.live.outcomes import (
     to_send,
     verdict,
 )
+from wbmigrate.live.reader import BATCH, Fresh, Reader
 from wbmigrate.plan import bug
 
 T = TypeVar("T")

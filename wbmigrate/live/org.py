@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from wbmigrate import __version__
 from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import (
+    JOURNAL,
+    MANIFEST,
+    SET_FORMAT,
     BackupError,
     chained,
     default_folder,
@@ -53,9 +56,6 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 
-SET_FORMAT = "wbmigrate-backup-set/1"
-SET_MANIFEST = "manifest.json"
-SET_JOURNAL = "journal.jsonl"
 PROJECT_JOBS = 4  # projects read at once
 
 LIST_PROJECTS = """
@@ -162,9 +162,9 @@ class BackupSet:
             **info,
             "projects": {target: sub_folder(target) for target in targets},
         }
-        write_private(folder / SET_MANIFEST, self._manifest)
+        write_private(folder / MANIFEST, self._manifest)
         self._last, self._lines = genesis(self._manifest), 0
-        os.close(os.open(folder / SET_JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.close(os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
 
     def folder_of(self, target: str) -> Path:
         return self.folder / sub_folder(target)
@@ -172,7 +172,7 @@ class BackupSet:
     def log(self, target: str, event: str, **detail: Any) -> None:
         entry = {"event": event, "target": target, **detail}
         entry = {k: redact(v) if isinstance(v, str) else v for k, v in entry.items()}  # no key
-        with self._lock, (self.folder / SET_JOURNAL).open("a", encoding="utf-8") as out:
+        with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
             self._last = chained(self._last, entry)
             self._lines += 1
             out.write(json.dumps({**entry, "checksum": self._last}, ensure_ascii=True) + "\n")
@@ -182,66 +182,10 @@ class BackupSet:
     def close(self) -> str | None:
         journal = {"lines": self._lines, "checksum": self._last}
         try:
-            write_private(self.folder / SET_MANIFEST, {**self._manifest, "journal": journal})
+            write_private(self.folder / MANIFEST, {**self._manifest, "journal": journal})
         except (OSError, BackupError) as exc:
-            return f"{self.folder / SET_MANIFEST}: the end of the run is not recorded ({exc})"
+            return f"{self.folder / MANIFEST}: the end of the run is not recorded ({exc})"
         return None
-
-
-@dataclass(frozen=True)
-class LoadedSet:
-    manifest: dict[str, Any]
-    folders: dict[str, Path]  # target -> its backup
-
-
-def is_backup_set(folder: Path) -> bool:
-    try:
-        data = json.loads((folder / SET_MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("format") == SET_FORMAT
-
-
-def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
-    """The projects of a backup set (those in `only`, when given), each sub-folder checked to
-    be inside the set. The sub-backups are checked whole when each is loaded."""
-    try:
-        manifest = json.loads((folder / SET_MANIFEST).read_text(encoding="utf-8"))
-        listed = manifest["projects"]
-        folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
-        _check_journal(folder, manifest)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
-    wanted = list(only)
-    unknown = [t for t in wanted if t not in folders]
-    if unknown:
-        raise BackupError(
-            f"{folder}: holds no backup of {', '.join(unknown)} "
-            f"(it holds {', '.join(folders) or 'none'})"
-        )
-    chosen = {t: f for t, f in folders.items() if not wanted or t in wanted}
-    return LoadedSet(manifest, {t: f for t, f in chosen.items() if f.is_dir()})
-
-
-def _member(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", name):
-        raise ValueError(f"{name!r} is not a sub-folder name wbmigrate writes")
-    return name
-
-
-def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
-    """The set's journal, line by line against its chained checksums."""
-    last = genesis(manifest)
-    lines = (folder / SET_JOURNAL).read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        entry = json.loads(line)
-        checksum = entry.pop("checksum")
-        last = chained(last, entry)
-        if checksum != last:
-            raise ValueError(f"journal line {number} was changed")
-    ended = manifest.get("journal")
-    if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
-        raise ValueError("journal lines were removed from its end")
 
 
 # --- planning many projects -------------------------------------------------------------------

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, TypeVar
 from wbmigrate.engine.history import history_of
 from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import LiveObject, fetch_project
+from wbmigrate.live.listing import fetch_project
+from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planners import Planners
 from wbmigrate.live.shapes import GraphQLError, ShapeError
 
