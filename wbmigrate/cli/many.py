@@ -14,13 +14,11 @@ from wbmigrate.cli.base import UserError, confirm_or_refuse, finish, status
 from wbmigrate.cli.batch import apply_projects, report
 from wbmigrate.cli.project import Connection, connect, live_selectors
 from wbmigrate.engine.model import Options
-from wbmigrate.live.backup import BackupError, check_folder
+from wbmigrate.live.backup import BackupError, BackupSet, check_folder, default_folder, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import (
-    BackupSet,
     Prepared,
     TargetError,
-    default_set_folder,
     prepare_projects,
     resolve,
 )
@@ -43,7 +41,8 @@ def apply_many(
     connection: Connection,
 ) -> None:
     selectors = live_selectors(targets)
-    folder = Path(backup_dir) if backup_dir else default_set_folder("-".join(map(str, selectors)))
+    label = safe_name("-".join(map(str, selectors)))
+    folder = Path(backup_dir) if backup_dir else default_folder(label)
     try:
         check_folder(folder)
     except BackupError as exc:

@@ -9,32 +9,17 @@ with its reason, and the rest go on.
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
-import json
-import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from wbmigrate import __version__
 from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import (
-    JOURNAL,
-    MANIFEST,
-    SET_FORMAT,
     BackupError,
-    chained,
-    default_folder,
-    genesis,
-    private_folder,
-    safe_name,
-    short_hash,
-    write_private,
 )
 from wbmigrate.live.client import PAGE_SIZE, Client
 from wbmigrate.live.project import (
@@ -48,7 +33,6 @@ from wbmigrate.live.project import (
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally
-from wbmigrate.redact import redact
 
 if TYPE_CHECKING:
     from wbmigrate.live.prepare import Work
@@ -132,60 +116,6 @@ def each_project(
 
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
         return list(pool.map(one, targets))
-
-
-# --- one backup folder for many projects ------------------------------------------------------
-
-
-def default_set_folder(label: str) -> Path:
-    return default_folder(safe_name(label))
-
-
-def sub_folder(target: str) -> str:
-    """The sub-folder of one project: readable, and unique per project whatever its name."""
-    return f"{safe_name(target.replace('/', '-'))[:60]}-{short_hash(target)}"
-
-
-class BackupSet:
-    """The backup of a run over several projects: `manifest.json` names the projects and
-    their sub-folders (each a whole backup `rollback` can also take alone), and `journal.jsonl`
-    records, line by line with chained checksums, each project's start and end."""
-
-    def __init__(self, folder: Path, info: dict[str, Any], targets: list[str]) -> None:
-        private_folder(folder)
-        self.folder = folder
-        self._lock = threading.Lock()
-        self._manifest = {
-            "format": SET_FORMAT,
-            "wbmigrate": __version__,
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            **info,
-            "projects": {target: sub_folder(target) for target in targets},
-        }
-        write_private(folder / MANIFEST, self._manifest)
-        self._last, self._lines = genesis(self._manifest), 0
-        os.close(os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-
-    def folder_of(self, target: str) -> Path:
-        return self.folder / sub_folder(target)
-
-    def log(self, target: str, event: str, **detail: Any) -> None:
-        entry = {"event": event, "target": target, **detail}
-        entry = {k: redact(v) if isinstance(v, str) else v for k, v in entry.items()}  # no key
-        with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
-            self._last = chained(self._last, entry)
-            self._lines += 1
-            out.write(json.dumps({**entry, "checksum": self._last}, ensure_ascii=True) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-
-    def close(self) -> str | None:
-        journal = {"lines": self._lines, "checksum": self._last}
-        try:
-            write_private(self.folder / MANIFEST, {**self._manifest, "journal": journal})
-        except (OSError, BackupError) as exc:
-            return f"{self.folder / MANIFEST}: the end of the run is not recorded ({exc})"
-        return None
 
 
 # --- planning many projects -------------------------------------------------------------------
