@@ -18,7 +18,7 @@ from wbmigrate.cli.base import (
 from wbmigrate.cli.batch import FORMAT, restore_projects
 from wbmigrate.cli.project import Connection, connect, connection_options
 from wbmigrate.live.backup import BackupError
-from wbmigrate.live.restore import load_for_rollback
+from wbmigrate.live.restore import load_backups
 
 
 @click.command(
@@ -63,7 +63,7 @@ def rollback(
     several projects restores them all, or those named by --project.
     """
     try:
-        chosen = load_for_rollback(Path(backup_dir), projects)
+        chosen = load_backups(Path(backup_dir), projects)
     except BackupError as exc:
         raise UserError(f"{exc}; nothing restored") from None
     manifest, loaded = chosen.manifest, chosen.backups

@@ -281,15 +281,16 @@ def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class Restoring:
-    """What a rollback restores: the manifest of the folder given, its backups by project
-    (every check passed), and whether it is a backup set (reported project by project)."""
+    """The backups of a folder (of `rollback`, or verify's baseline): its manifest, its
+    backups by project (every check passed), and whether it is a backup set (reported
+    project by project)."""
 
     manifest: dict[str, Any]
     backups: dict[str, Loaded]
     is_set: bool
 
 
-def load_for_rollback(folder: Path, only: Iterable[str] = ()) -> Restoring:
+def load_backups(folder: Path, only: Iterable[str] = ()) -> Restoring:
     """One backup, or the backups of a set (those of the projects in `only`, when given)."""
     if not is_backup_set(folder):
         loaded = load_backup(folder)
