@@ -67,19 +67,20 @@ def apply_projects(
     migration: Migration,
     jobs: int,
     format_: str,
-    backups: Path | BackupSet,
-    unreadable: dict[str, str],
+    folder: Path,
+    backups: BackupSet | None = None,
+    unreadable: dict[str, str] | None = None,
 ) -> None:
     """Back up and write the objects of every project in one batch, then report each. One
-    project is backed up in a folder; several in the sub-folders of a `BackupSet`."""
+    project is backed up in `folder`; several in the sub-folders of `backups`, the set there."""
     started: dict[str, Backup] = {}
     work: list[Job] = []
     target_of: dict[str, str] = {}  # an object's id -> its project
     for prepared in (p for p in ready if p.work.todo):
         target = prepared.project.target
-        place = backups.folder_of(target) if isinstance(backups, BackupSet) else backups
+        place = folder if backups is None else backups.folder_of(target)
         started[target] = start_backup(prepared.project, migration, prepared.options, place)
-        if isinstance(backups, BackupSet):
+        if backups is not None:
             backups.log(target, "started", objects=len(prepared.work.todo))
         work += prepared.work.jobs(started[target])
         target_of.update((obj.id, target) for obj, _ in prepared.work.todo)
@@ -89,20 +90,11 @@ def apply_projects(
         outcomes = _by_project({p.project.target: p.work.settled for p in ready}, target_of, batch)
         for target, backup in started.items():
             _warn(backup.close())
-            if isinstance(backups, BackupSet):
+            if backups is not None:
                 backups.log(target, "ended", failed=failed(outcomes[target]))
-        if isinstance(backups, BackupSet):
+        if backups is not None:
             _warn(backups.close())
-        folder = backups.folder if isinstance(backups, BackupSet) else backups
-        conclude(
-            format_,
-            "apply",
-            outcomes,
-            folder,
-            batch,
-            unreadable,
-            one=not isinstance(backups, BackupSet),
-        )
+        conclude(format_, "apply", outcomes, folder, batch, unreadable or {}, one=backups is None)
 
 
 def restore_projects(

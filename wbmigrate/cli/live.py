@@ -174,4 +174,4 @@ def apply(
     status(plan_report.summary(work.tally))
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
     ready = [Prepared(project, options, work)]
-    apply_projects(project.client, ready, migration, jobs, format_, folder, {})
+    apply_projects(project.client, ready, migration, jobs, format_, folder)

@@ -76,4 +76,4 @@ def apply_many(
     backups = BackupSet(folder, info, writing)
     for target, error in unreadable.items():
         backups.log(target, "not-read", reason=error)
-    apply_projects(client, ready, migration, jobs, format_, backups, unreadable)
+    apply_projects(client, ready, migration, jobs, format_, folder, backups, unreadable)
