@@ -18,12 +18,13 @@ from wbmigrate.cli.base import exit_with, finish, status
 from wbmigrate.cli.project import progress
 from wbmigrate.exit_codes import ExitCode
 from wbmigrate.live.backup import Backup, BackupSet
-from wbmigrate.live.batches import apply_all, run_all
+from wbmigrate.live.batches import apply_all
 from wbmigrate.live.client import Client
 from wbmigrate.live.org import Prepared
 from wbmigrate.live.outcomes import Batch, Job, Outcome, failed
 from wbmigrate.live.prepare import start_backup
 from wbmigrate.live.restore import Loaded, restore_one
+from wbmigrate.live.run import run_all
 from wbmigrate.mapping import Migration
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable

@@ -1,5 +1,5 @@
 """Write planned objects to W&B, a batch at a time (see `live.apply` for why batches look the
-way they do), and run any other per-object task (a rollback) under the same Ctrl-C model.
+way they do), on a thread of their own under `live.run`'s Ctrl-C model.
 
 For each batch (as many objects as are written at once, `--jobs`): back up the originals,
 read the batch again in one request, make the backup durable, and send together the writes of
@@ -11,19 +11,15 @@ run (the saved plan; its new text spliced, and the data-loss guard on those exac
 backup files are written, each synced. A batch is only journaled as backed up once its read is
 due (its files, if the run stops first, are removed), so an object that is backed up is an
 object whose write was started; the journal line is on disk before the write leaves.
-
-Every run goes on a thread of its own, so a Ctrl-C reaches only the command's: no new object
-(or batch) is started (`stopping` is told), and those in flight finish, through further Ctrl-Cs.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from queue import Empty, Queue
-from typing import Any, TypeVar
+from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
@@ -42,11 +38,8 @@ from wbmigrate.live.outcomes import (
     verdict,
 )
 from wbmigrate.live.reader import BATCH, Fresh, Reader
+from wbmigrate.live.run import Done, run
 from wbmigrate.plan import bug
-
-T = TypeVar("T")
-Done = Callable[[int, Outcome], None]  # an outcome settled, by its place in the work
-Drive = Callable[[threading.Event, Done], None]  # a run's body: until the event is set
 
 
 def apply_all(
@@ -67,91 +60,7 @@ def apply_all(
     # (that batch and the read-back of an earlier one: twice the batch). The pool lives for
     # the run: its threads keep their connections.
     with ThreadPoolExecutor(max_workers=3 * size + 2) as pool:
-        run = _Run(client, work, size, pool, note)
-        return _run(run.drive, len(work), progress, stopping)
-
-
-def run_all(
-    work: Iterable[T],
-    task: Callable[[T], Outcome],
-    jobs: int,
-    progress: Progress | None = None,
-    stopping: Callable[[], None] | None = None,
-) -> Batch:
-    """Run `task` over `work` on `jobs` threads; outcomes in the order of `work`. A Ctrl-C
-    starts no new task and waits for those started, so every write that was sent ends with
-    its journal lines."""
-    items = list(work)
-
-    def drive(stop: threading.Event, done: Done) -> None:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            started = pool.map(lambda item: None if stop.is_set() else task(item), items)
-            for index, outcome in enumerate(started):
-                if outcome is not None:
-                    done(index, outcome)
-
-    return _run(drive, len(items), progress, stopping)
-
-
-def _run(
-    drive: Drive, total: int, progress: Progress | None, stopping: Callable[[], None] | None
-) -> Batch:
-    """`drive` on a thread of its own while this one shows each outcome as it is settled and
-    takes the Ctrl-Cs; a bug in `drive` is raised here once it has ended."""
-    outcomes: dict[int, Outcome] = {}
-    settled: Queue[Outcome] = Queue()
-    errors: list[BaseException] = []
-    stop = threading.Event()
-
-    def done(index: int, outcome: Outcome) -> None:
-        outcomes[index] = outcome
-        settled.put(outcome)
-
-    def body() -> None:
-        try:
-            drive(stop, done)
-        except BaseException as exc:  # a bug: raised in the command's thread
-            errors.append(exc)
-
-    driver = threading.Thread(target=body, name="wbmigrate-apply")
-    driver.start()
-    interrupted = _follow(driver, settled, progress, stopping, stop)
-    driver.join()
-    if errors:
-        raise errors[0]
-    return Batch([outcomes[i] for i in sorted(outcomes)], interrupted, total - len(outcomes))
-
-
-def _follow(
-    driver: threading.Thread,
-    settled: Queue[Outcome],
-    progress: Progress | None,
-    stopping: Callable[[], None] | None,
-    stop: threading.Event,
-) -> bool:
-    """Show each outcome as it is settled until the driver ends; whether a Ctrl-C came."""
-    interrupted = False
-    while driver.is_alive() or not settled.empty():
-        try:
-            outcome = settled.get(timeout=0.05)
-            if progress is not None and not interrupted:
-                progress(outcome)
-        except Empty:
-            continue
-        except KeyboardInterrupt:
-            if not interrupted:
-                _interrupt(stop, stopping)
-            interrupted = True
-    return interrupted
-
-
-def _interrupt(stop: threading.Event, stopping: Callable[[], None] | None) -> None:
-    stop.set()
-    try:
-        if stopping is not None:
-            stopping()
-    except KeyboardInterrupt:  # a second Ctrl-C while it is said: the batch still ends well
-        pass
+        return run(_Run(client, work, size, pool, note).drive, len(work), progress, stopping)
 
 
 @dataclass(frozen=True)
