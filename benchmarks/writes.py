@@ -14,8 +14,9 @@ from typing import Any
 from benchmarks.measure import run, wbmigrate
 from benchmarks.server import ENTITY, PROJECT, Server, running
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE, trigger_input
+from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE
 from wbmigrate.live.queries import get_triggers, get_views
+from wbmigrate.live.triggers import trigger_input
 
 UPSERT = (
     "mutation FloorUpsertView($input: UpsertViewInput!) "

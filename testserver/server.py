@@ -36,6 +36,7 @@ class WandbServer(Api):
         self.chaos: Callable[[str], Fault | None] | None = None  # a fault, or not, per request
         self.latency = 0.0
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self.dead = False  # died of a fault: no connection kept alive is answered either
         self._lock = threading.Lock()
         self._http = _QuietServer(("127.0.0.1", 0), self._handler())
         self._http.daemon_threads = True
@@ -167,6 +168,9 @@ class WandbServer(Api):
         return Handler
 
     def _serve(self, handler: Any, body: str) -> None:
+        if self.dead:
+            handler.close_connection = True
+            return
         try:
             request = json.loads(body)
         except ValueError:
@@ -188,6 +192,7 @@ class WandbServer(Api):
                 fault = self.chaos(operation)
         time.sleep(self.latency + (fault.delay if fault else 0))
         if fault and fault.die:
+            self.dead = True
             threading.Thread(target=self.stop, daemon=True).start()
             handler.close_connection = True
             return

@@ -21,10 +21,11 @@ import pytest
 from helpers import FIXTURES, TARGET
 
 import wbmigrate.live.apply
-import wbmigrate.live.objects
+import wbmigrate.live.reader
 from testserver import Fault, WandbServer, WandbState, replace_at
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import LiveObject, Reader
+from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.reader import Reader
 
 REPORT = json.dumps(json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text()))
 ALERT = json.loads((FIXTURES / "demo-project/automations/token-max.json").read_text())
@@ -237,7 +238,7 @@ def test_a_batched_read_holds_a_bounded_size_of_specs(made, monkeypatch):
     server = made(5)
     client = Client(server.url, server.api_key)
     views = [LiveObject.of_view(v) for v in client.views("team", "async-rl", "runs")]
-    monkeypatch.setattr(wbmigrate.live.objects, "BATCH_BYTES", 2 * len(REPORT))
+    monkeypatch.setattr(wbmigrate.live.reader, "BATCH_BYTES", 2 * len(REPORT))
     with ThreadPoolExecutor(4) as pool:
         fresh = Reader(client, pool).read(views)
     assert set(fresh.found) == {v.id for v in views}

@@ -210,8 +210,9 @@ def test_run_all_cancels_what_has_not_started_and_waits_for_what_has():
     wait."""
     import threading
 
-    from wbmigrate.live.apply import Outcome, WriteStatus, run_all
     from wbmigrate.live.objects import ObjectRef
+    from wbmigrate.live.outcomes import Outcome, WriteStatus
+    from wbmigrate.live.run import run_all
 
     release, started, finished = threading.Event(), [], []
 

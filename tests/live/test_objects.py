@@ -12,7 +12,7 @@ import pytest
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import _read_ahead, fetch_project
+from wbmigrate.live.listing import _read_ahead, fetch_project
 from wbmigrate.live.project import Counts, Project
 
 
@@ -99,7 +99,7 @@ TRIGGER = {
     ],
 )
 def test_a_trigger_that_cannot_be_copied_back_whole_is_refused(broken, message):
-    from wbmigrate.live.objects import UnsupportedTrigger, trigger_input
+    from wbmigrate.live.triggers import UnsupportedTrigger, trigger_input
 
     assert trigger_input(TRIGGER)["scopeID"] == "P1"
     with pytest.raises(UnsupportedTrigger, match=f"automation 'alert': .*{message}"):

@@ -10,18 +10,15 @@ import time
 import pytest
 import responses
 
-from wbmigrate.live.backup import BackupError
+from wbmigrate.live.backup import BackupError, BackupSet, sub_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.org import (
-    BackupSet,
     TargetError,
     each_project,
-    is_backup_set,
-    load_backup_set,
     resolve,
-    sub_folder,
 )
 from wbmigrate.live.project import Selector, selector
+from wbmigrate.live.restore import is_backup_set, load_backup_set
 from wbmigrate.live.shapes import AuthError
 
 BASE = "https://api.example.test"

@@ -17,7 +17,7 @@ COMMANDS = {
     "plan": "wbmigrate.cli.plan:plan",
     "show": "wbmigrate.cli.show:show",
     "apply": "wbmigrate.cli.live:apply",
-    "rollback": "wbmigrate.cli.live:rollback",
+    "rollback": "wbmigrate.cli.rollback:rollback",
     "verify": "wbmigrate.cli.verify:verify",
     "export": "wbmigrate.cli.export:export",
     "check": "wbmigrate.cli.check:check",

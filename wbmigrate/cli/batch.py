@@ -1,5 +1,6 @@
-"""How a batch of writes ends on the command line: a Ctrl-C before the writes is one line; during
-them the batch stops, the outcome table is printed (shielded from a second Ctrl-C), then how
+"""How `apply` and `rollback` run their writes on the command line, over one project or many
+(one is a set of one; only its report's layout differs): the progress; a Ctrl-C during the
+writes stops the batch, the outcome tables are printed (shielded from a second Ctrl-C), then how
 much was left, the undo command and the exit code (130 when interrupted)."""
 
 from __future__ import annotations
@@ -10,13 +11,36 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
 
 from wbmigrate.cli.base import finish, status
-from wbmigrate.live.apply import Batch, failed
+from wbmigrate.cli.project import progress
+from wbmigrate.live.backup import Backup, BackupSet
+from wbmigrate.live.batches import apply_all
+from wbmigrate.live.client import Client
+from wbmigrate.live.org import Prepared
+from wbmigrate.live.outcomes import Batch, Job, Outcome, failed
+from wbmigrate.live.prepare import start_backup
+from wbmigrate.live.restore import Loaded, restore_one
+from wbmigrate.live.run import run_all
+from wbmigrate.mapping import Migration
 from wbmigrate.report import live as live_report
+from wbmigrate.report.words import printable
+
+HEADINGS = {"apply": "Applied to", "rollback": "Rolled back"}
+
+FORMAT = click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the result as one document on stdout (schemas/live-result.schema.json); "
+    "progress and status stay on stderr.",
+)
+
+Outcomes = dict[str, list[Outcome]]  # by project
 
 
 def stopping() -> None:
@@ -37,22 +61,125 @@ def shielded() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def end_batch(batch: Batch) -> None:
-    """After the table: a batch stopped by Ctrl-C says how much was left, and exits 130."""
-    if batch.interrupted:
-        click.echo(live_report.interrupted(batch.not_started))
-        finish(interrupted=True)
+def apply_projects(
+    client: Client,
+    ready: list[Prepared],
+    migration: Migration,
+    jobs: int,
+    format_: str,
+    folder: Path,
+    backups: BackupSet | None = None,
+    unreadable: dict[str, str] | None = None,
+) -> None:
+    """Back up and write the objects of every project in one batch, then report each. One
+    project is backed up in `folder`; several in the sub-folders of `backups`, the set there."""
+    started: dict[str, Backup] = {}
+    work: list[Job] = []
+    target_of: dict[str, str] = {}  # an object's id -> its project
+    for prepared in (p for p in ready if p.work.todo):
+        target = prepared.project.target
+        place = folder if backups is None else backups.folder_of(target)
+        started[target] = start_backup(prepared.project, migration, prepared.options, place)
+        if backups is not None:
+            backups.log(target, "started", objects=len(prepared.work.todo))
+        work += prepared.work.jobs(started[target])
+        target_of.update((obj.id, target) for obj, _ in prepared.work.todo)
+    with progress(len(work), "Applying") as tick:
+        batch = apply_all(client, work, jobs, tick, stopping, status)
+    with shielded():
+        outcomes = _by_project({p.project.target: p.work.settled for p in ready}, target_of, batch)
+        for target, backup in started.items():
+            _warn(backup.close())
+            if backups is not None:
+                backups.log(target, "ended", failed=failed(outcomes[target]))
+        if backups is not None:
+            _warn(backups.close())
+        conclude(format_, "apply", outcomes, folder, batch, unreadable or {}, one=backups is None)
 
 
-def end_batch_with_undo(batch: Batch, results: list[Any], folder: Path) -> None:
-    """The backup folder and the exact command that undoes the run, then the exit code."""
-    undo = f"wbmigrate rollback {shlex.quote(str(folder))} --yes"
+def restore_projects(
+    client: Client,
+    loaded: dict[str, Loaded],
+    folder: Path,
+    force: bool,
+    jobs: int,
+    format_: str,
+    one: bool,
+) -> None:
+    """Put back the objects of every backup in `loaded` (by project), then report each."""
+    items = [item for backup in loaded.values() for item in backup.items]
+    with progress(len(items), "Restoring") as tick:
+        batch = run_all(items, lambda item: restore_one(client, item, force), jobs, tick, stopping)
+    with shielded():
+        target_of = {i.original.id: t for t, backup in loaded.items() for i in backup.items}
+        outcomes = _by_project({target: [] for target in loaded}, target_of, batch)
+        conclude(format_, "rollback", outcomes, folder, batch, {}, one=one)
+
+
+def _by_project(known: Outcomes, target_of: dict[str, str], batch: Batch) -> Outcomes:
+    """The batch's outcomes grouped by project (`target_of` an object's id), after the
+    outcomes already known."""
+    grouped = {target: list(done) for target, done in known.items()}
+    for outcome in batch.outcomes:
+        grouped[target_of[outcome.obj.id]].append(outcome)
+    return grouped
+
+
+def _warn(note: str | None) -> None:
+    if note:
+        status(f"Warning: {note}")
+
+
+def report(
+    format_: str,
+    command: str,
+    outcomes: Outcomes,
+    backup: Path | None = None,
+    batch: Batch | None = None,
+    unreadable: dict[str, str] | None = None,
+    one: bool = True,
+) -> None:
+    """The outcome table of each project on stdout (one project: even an empty one); in json
+    mode the result document instead (of one project: `wbmigrate-result/1`)."""
+    unreadable = unreadable or {}
+    if format_ == "json":
+        if one:
+            [(target, done)] = outcomes.items()
+            text = live_report.to_json(command, target, done, backup, batch)
+        else:
+            text = live_report.to_json_set(command, backup, outcomes, unreadable, batch)
+        click.echo(text, nl=False)
+        return
+    for target, done in outcomes.items():
+        if done or one:  # of several projects, one with nothing to do has no table
+            click.echo(live_report.to_text(done, f"{HEADINGS[command]} {target}"))
+    for target, error in unreadable.items():
+        click.echo(printable(f"{target}: not read ({error}); nothing written to it"))
+
+
+def conclude(
+    format_: str,
+    command: str,
+    outcomes: Outcomes,
+    folder: Path,
+    batch: Batch,
+    unreadable: dict[str, str],
+    one: bool,
+) -> None:
+    """The report, the lines after it (on stderr in json mode: stdout holds the document
+    alone), then the exit code."""
+    report(format_, command, outcomes, folder, batch, unreadable, one)
+    echo = status if format_ == "json" else click.echo
     if batch.interrupted:
-        click.echo(live_report.interrupted(batch.not_started))
-    click.echo(f"Backups: {folder}  (undo: {undo})")
-    conflicts = live_report.conflicts(results, undo)
-    if conflicts:
-        click.echo(conflicts)
+        echo(live_report.interrupted(batch.not_started))
+    everything = [o for done in outcomes.values() for o in done]
+    if command == "apply":
+        undo = f"wbmigrate rollback {shlex.quote(str(folder))} --yes"
+        hint = "" if one else "; one project: add --project ENTITY/PROJECT"
+        echo(f"Backups: {folder}  (undo: {undo}{hint})")
+        conflicts = live_report.conflicts(everything, undo)
+        if conflicts:
+            echo(conflicts)
     if batch.interrupted:
         finish(interrupted=True)
-    finish(failed(results))
+    finish(bool(unreadable) or failed(everything))

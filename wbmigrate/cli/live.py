@@ -1,9 +1,7 @@
-"""`wbmigrate apply | rollback`: write a migration to a live project, and undo it."""
+"""`wbmigrate apply`: write a migration to a live project (several: `cli.many`)."""
 
 from __future__ import annotations
 
-import sys
-from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -20,30 +18,25 @@ from wbmigrate.cli.base import (
     migration_setup,
     status,
 )
-from wbmigrate.cli.batch import end_batch, end_batch_with_undo, shielded, stopping
-from wbmigrate.cli.many import apply_many, rollback_set
+from wbmigrate.cli.batch import FORMAT, apply_projects, report
+from wbmigrate.cli.many import apply_many
 from wbmigrate.cli.project import (
     DRAFTS,
     RUNS,
     Connection,
-    connect,
     connection_options,
     live_target,
     names_many,
     open_project,
-    progress,
     read_history,
     tell_found,
 )
-from wbmigrate.live.apply import Batch, Outcome, apply_all, failed, restore_one, run_all
-from wbmigrate.live.backup import BackupError
-from wbmigrate.live.org import is_backup_set
+from wbmigrate.live.org import Prepared
+from wbmigrate.live.outcomes import failed
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
-from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
+from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import Counts
-from wbmigrate.live.restore import load_backup
 from wbmigrate.mapping.load import find_mapping
-from wbmigrate.report import live as live_report
 from wbmigrate.report import plan as plan_report
 
 
@@ -52,41 +45,6 @@ def _given(*names: str) -> set[str]:
     context = click.get_current_context()
     source = click.core.ParameterSource.COMMANDLINE
     return {name for name in names if context.get_parameter_source(name) is source}
-
-
-FORMAT = click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: the result as one document on stdout (schemas/live-result.schema.json); "
-    "progress and status stay on stderr.",
-)
-
-
-HEADINGS = {"apply": "Applied to", "rollback": "Rolled back"}
-
-
-def _report(
-    format_: str,
-    command: str,
-    target: str,
-    outcomes: list[Outcome],
-    backup: Path | None = None,
-    batch: Batch | None = None,
-) -> None:
-    """The outcome table on stdout; in json mode the result document instead."""
-    if format_ == "json":
-        click.echo(live_report.to_json(command, target, outcomes, backup, batch), nl=False)
-    else:
-        click.echo(live_report.to_text(outcomes, f"{HEADINGS[command]} {target}"))
-
-
-def _after_report(format_: str) -> AbstractContextManager[object]:
-    """In json mode stdout holds the document alone: the lines after the table (how many
-    objects were not started, the backup and undo command, conflicts) go to stderr."""
-    return redirect_stdout(sys.stderr) if format_ == "json" else nullcontext()
 
 
 # --- apply ---------------------------------------------------------------------------------------
@@ -201,100 +159,11 @@ def apply(
     tell_found(counts, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do
-            _report(format_, "apply", project.target, work.settled)
+            report(format_, "apply", {project.target: work.settled})
             finish(failed(work.settled))
-        with _after_report(format_):
-            click.echo(f"Nothing to migrate in {project.target}.")
+        click.echo(f"Nothing to migrate in {project.target}.", err=format_ == "json")
         return
     status(plan_report.summary(work.tally))
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
-    backup = start_backup(project, migration, options, folder)
-    with progress(len(work.todo), "Applying") as tick:
-        batch = apply_all(project.client, work.jobs(backup), jobs, tick, stopping, status)
-    with shielded():
-        unrecorded = backup.close()
-        if unrecorded:
-            status(f"Warning: {unrecorded}")
-        results = work.settled + batch.outcomes
-        _report(format_, "apply", project.target, results, backup.folder, batch)
-        with _after_report(format_):
-            end_batch_with_undo(batch, results, backup.folder)
-
-
-# --- rollback ------------------------------------------------------------------------------------
-
-
-@click.command(
-    context_settings=CONTEXT,
-    epilog=examples(
-        "wbmigrate rollback wbmigrate-backups/my-team-my-project-20261129T101500Z --yes",
-    ),
-)
-@click.argument("backup_dir", type=click.Path(), metavar="BACKUP_DIR")
-@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Also restore objects edited after the migration (their edits are lost).",
-)
-@click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4, show_default=True)
-@click.option(
-    "--project",
-    "projects",
-    multiple=True,
-    metavar="ENTITY/PROJECT",
-    help="Of a run over several projects, restore only this one (repeatable).",
-)
-@FORMAT
-@connection_options
-@interruptible("nothing restored")
-def rollback(
-    backup_dir: str,
-    yes: bool,
-    force: bool,
-    jobs: int,
-    projects: tuple[str, ...],
-    format_: str,
-    connection: Connection,
-) -> None:
-    """Restore every object an apply run wrote to its exact original.
-
-    An object edited after the migration is refused (exit 1) unless --force. The backup is
-    checked whole before anything is written: a file or journal line that was changed, deleted
-    or belongs to another project refuses the rollback (exit 2). Ctrl-C: 130, as for apply.
-    `--format json` prints the result as a document, as for apply. The backup of a run over
-    several projects restores them all, or those named by --project.
-    """
-    if is_backup_set(Path(backup_dir)):
-        rollback_set(Path(backup_dir), projects, yes, force, jobs, format_, connection)
-        return
-
-    try:
-        loaded = load_backup(Path(backup_dir))
-    except BackupError as exc:
-        raise UserError(f"{exc}; nothing restored") from None
-    for note in loaded.notes:
-        status(f"Warning: {note}")
-    manifest, items = loaded.manifest, loaded.items
-    strangers = [p for p in projects if p != manifest.get("target")]
-    if strangers:
-        raise UserError(
-            f"{backup_dir} holds the backup of {manifest.get('target')}, not of "
-            f"{', '.join(strangers)}; nothing restored"
-        )
-    client = connect(connection)
-    if manifest.get("base_url") != client.base_url:
-        raise UserError(
-            f"the backup is from {manifest.get('base_url')}, but the W&B host is {client.base_url}"
-        )
-    status(f"Restoring {manifest.get('target')} on {client.base_url} ...")
-    sent = sum(item.sent_sha256 is not None for item in items)
-    confirm_or_refuse(f"Restore {sent} objects in {manifest.get('target')}?", yes)
-    with progress(len(items), "Restoring") as tick:
-        batch = run_all(items, lambda item: restore_one(client, item, force), jobs, tick, stopping)
-    target = str(manifest.get("target"))
-    with shielded():
-        _report(format_, "rollback", target, batch.outcomes, Path(backup_dir), batch)
-        with _after_report(format_):
-            end_batch(batch)
-    finish(failed(batch.outcomes))
+    ready = [Prepared(project, options, work)]
+    apply_projects(project.client, ready, migration, jobs, format_, folder)

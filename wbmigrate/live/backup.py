@@ -1,4 +1,4 @@
-"""Backups of one apply run: the original of every object, saved before it is written.
+"""Backups of an apply run: the original of every object, saved before it is written.
 
 A folder (mode 0700) holds one file per object (mode 0600), `manifest.json` and `journal.jsonl`,
 a line per event: backed up (with the digest of what is about to be sent, so a run killed
@@ -30,7 +30,8 @@ from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.objects import LiveObject, trigger_input
+from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.triggers import trigger_input
 from wbmigrate.redact import redact
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
@@ -38,6 +39,7 @@ FORMAT = "wbmigrate-backup/3"  # /3: checksums; /2 kept no checksums; /1 no jour
 FORMATS = ("wbmigrate-backup/1", "wbmigrate-backup/2", FORMAT)
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
+SET_FORMAT = "wbmigrate-backup-set/1"  # a run over several projects: a backup per project
 MEMBER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}\.json")  # a file the journal may name
 
 
@@ -124,16 +126,18 @@ def write_private(path: Path, data: Any) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-class Backup:
-    """The backup folder of one apply run, written as the run goes. Each event costs one
-    appended line, so a run of thousands of objects stays linear."""
+class Journal:
+    """A folder (mode 0700) with `manifest.json` and `journal.jsonl`: a line appended per event,
+    its checksum chained to the line before (the first to the manifest); at the end, the
+    journal's length and last checksum go into the manifest, so lines deleted from its end are
+    found too. Each event costs one appended line, so a run of thousands stays linear."""
 
-    def __init__(self, folder: Path, info: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, format_: str, info: dict[str, Any]) -> None:
         private_folder(folder)
         self.folder = folder
         self._lock = threading.Lock()
         self._manifest = {
-            "format": FORMAT,
+            "format": format_,
             "wbmigrate": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **info,
@@ -143,6 +147,56 @@ class Backup:
         fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.close(fd)
         self._unsynced, self._new_names = 0, True  # the manifest and journal just made
+
+    def close(self) -> str | None:
+        """The run is over: the journal's length and last checksum go into the manifest.
+        Failing that, what went wrong: the backup is whole all the same, and reads as a run
+        that did not finish."""
+        with self._lock:
+            journal = {"lines": self._lines, "checksum": self._last}
+            try:
+                # The journal first: a manifest counting lines a crash could still take
+                # would make the whole backup refused.
+                self._sync()
+                write_private(self.folder / MANIFEST, {**self._manifest, "journal": journal})
+            except (OSError, WbmigrateError) as exc:
+                return f"{self.folder / MANIFEST}: the end of the run is not recorded ({exc})"
+        return None
+
+    def sync(self) -> None:
+        """Make every file and journal line so far durable. Before a write is sent, the line
+        with the digest of what it sends must be: that line is what lets `rollback` undo a
+        run killed right after the write (the line is on disk before the request leaves)."""
+        with self._lock:
+            self._sync()
+
+    def _sync(self) -> None:
+        # The folder before the journal: a durable line must never name a file whose name
+        # a crash could still take (rollback would refuse the whole backup).
+        if self._new_names:
+            _fsync(self.folder, os.O_RDONLY)
+            self._new_names = False
+        if self._unsynced:
+            _fsync(self.folder / JOURNAL, os.O_WRONLY | os.O_APPEND)
+            self._unsynced = 0
+
+    def _log(self, event: dict[str, Any]) -> None:
+        """Append one line, durable at the next `sync` (a line cut short by a crash is the
+        last one, and rollback reads the journal without it)."""
+        # A title or reason is anyone's text: the key never reaches the journal either.
+        event = {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
+        with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
+            self._last = chained(self._last, event)
+            self._lines += 1
+            out.write(json.dumps({**event, "checksum": self._last}, ensure_ascii=True) + "\n")
+            self._unsynced += 1
+
+
+class Backup(Journal):
+    """The backup folder of one apply run (of one project), written as the run goes."""
+
+    def __init__(self, folder: Path, info: dict[str, Any]) -> None:
+        super().__init__(folder, FORMAT, info)
 
     def save(self, obj: LiveObject, sending: str) -> None:
         """Back up the object as fetched, and what is about to be sent in its place. Called
@@ -184,38 +238,6 @@ class Backup:
         event["file_sha256"] = self._file(name, _original(theirs))
         self._log({**event, "theirs_sha256": digest(theirs)})
 
-    def close(self) -> str | None:
-        """The run is over: the journal's length and last checksum go into the manifest, so
-        lines deleted from its end are found too. Failing that, what went wrong: the backup
-        is whole all the same, and reads as a run that did not finish."""
-        with self._lock:
-            journal = {"lines": self._lines, "checksum": self._last}
-            try:
-                # The journal first: a manifest counting lines a crash could still take
-                # would make the whole backup refused.
-                self._sync()
-                write_private(self.folder / MANIFEST, {**self._manifest, "journal": journal})
-            except (OSError, WbmigrateError) as exc:
-                return f"{self.folder / MANIFEST}: the end of the run is not recorded ({exc})"
-        return None
-
-    def sync(self) -> None:
-        """Make every file and journal line so far durable. Before a write is sent, the line
-        with the digest of what it sends must be: that line is what lets `rollback` undo a
-        run killed right after the write (the line is on disk before the request leaves)."""
-        with self._lock:
-            self._sync()
-
-    def _sync(self) -> None:
-        # The folder before the journal: a durable line must never name a file whose name
-        # a crash could still take (rollback would refuse the whole backup).
-        if self._new_names:
-            _fsync(self.folder, os.O_RDONLY)
-            self._new_names = False
-        if self._unsynced:
-            _fsync(self.folder / JOURNAL, os.O_WRONLY | os.O_APPEND)
-            self._unsynced = 0
-
     def _file(self, name: str, data: Any) -> str:
         """Write one file of the backup (synced by `write_private`); its SHA-256."""
         sha256 = write_private(self.folder / name, data)
@@ -223,16 +245,27 @@ class Backup:
             self._new_names = True
         return sha256
 
-    def _log(self, event: dict[str, Any]) -> None:
-        """Append one line, durable at the next `sync` (a line cut short by a crash is the
-        last one, and rollback reads the journal without it)."""
-        # A title or reason is anyone's text: the key never reaches the journal either.
-        event = {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
-        with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
-            self._last = chained(self._last, event)
-            self._lines += 1
-            out.write(json.dumps({**event, "checksum": self._last}, ensure_ascii=True) + "\n")
-            self._unsynced += 1
+
+class BackupSet(Journal):
+    """The backup of a run over several projects: `manifest.json` names the projects and
+    their sub-folders (each a whole backup `rollback` can also take alone), and the journal
+    records each project's start and end, each line durable at once."""
+
+    def __init__(self, folder: Path, info: dict[str, Any], targets: list[str]) -> None:
+        projects = {target: sub_folder(target) for target in targets}
+        super().__init__(folder, SET_FORMAT, {**info, "projects": projects})
+
+    def folder_of(self, target: str) -> Path:
+        return self.folder / sub_folder(target)
+
+    def log(self, target: str, event: str, **detail: Any) -> None:
+        self._log({"event": event, "target": target, **detail})
+        self.sync()
+
+
+def sub_folder(target: str) -> str:
+    """The sub-folder of one project: readable, and unique per project whatever its name."""
+    return f"{safe_name(target.replace('/', '-'))[:60]}-{short_hash(target)}"
 
 
 def _fsync(path: Path, flags: int) -> None:

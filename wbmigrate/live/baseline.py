@@ -15,9 +15,8 @@ from pathlib import Path
 from wbmigrate.engine.panels import series_of
 from wbmigrate.kinds.automation import alert_metrics
 from wbmigrate.live.backup import BackupError
-from wbmigrate.live.org import is_backup_set, load_backup_set
 from wbmigrate.live.planfile import load_plan
-from wbmigrate.live.restore import load_backup
+from wbmigrate.live.restore import load_backups
 from wbmigrate.mapping import Migration
 from wbmigrate.names import accessor
 from wbmigrate.verify import Panels, baseline_panels, newest
@@ -36,10 +35,9 @@ def load_baseline(path: Path, migration: Migration) -> Baseline:
     """A backup folder, a backup set, or a saved plan; a `BackupError` (or the plan's own
     error) when it is none of them or fails its checks."""
     if path.is_dir():
-        folders = load_backup_set(path).folders.values() if is_backup_set(path) else [path]
         baseline = Baseline(source=f"the backup {path}")
-        for folder in folders:
-            for item in load_backup(folder).items:
+        for backup in load_backups(path).backups.values():
+            for item in backup.items:
                 original = item.original
                 data = json.loads(original.text)
                 if original.view is not None:

@@ -1,5 +1,5 @@
 """Write planned objects to W&B, a batch at a time (see `live.apply` for why batches look the
-way they do).
+way they do), on a thread of their own under `live.run`'s Ctrl-C model.
 
 For each batch (as many objects as are written at once, `--jobs`): back up the originals,
 read the batch again in one request, make the backup durable, and send together the writes of
@@ -10,8 +10,7 @@ flight, and no turn of the run spent on a read alone. Meanwhile the checks of th
 run (the saved plan; its new text spliced, and the data-loss guard on those exact bytes) and its
 backup files are written, each synced. A batch is only journaled as backed up once its read is
 due (its files, if the run stops first, are removed), so an object that is backed up is an
-object whose write was started; the journal line is on disk before the write leaves. With
-`--jobs 1` nothing overlaps: each object is read, written and read back on its own.
+object whose write was started; the journal line is on disk before the write leaves.
 """
 
 from __future__ import annotations
@@ -19,13 +18,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from queue import Empty, Queue
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import BATCH, Fresh, LiveObject, Reader, write
+from wbmigrate.live.objects import LiveObject, write
 from wbmigrate.live.outcomes import (
     GONE,
     MESSAGES,
@@ -39,12 +37,8 @@ from wbmigrate.live.outcomes import (
     to_send,
     verdict,
 )
-
-Item = tuple[int, Job]  # a job, and its place in the work
-Checked = tuple[int, Job, Outcome | str]  # a job, and what to send or why nothing is
-Kept = tuple[int, Job, str, dict[str, Any]]  # a job, what to send, its backup file's line
-Ready = tuple[int, Job, str]  # a job backed up, and what to send
-Writing = tuple[int, Job, LiveObject, str, Future[str | None]]
+from wbmigrate.live.reader import BATCH, Fresh, Reader
+from wbmigrate.live.run import Done, run
 
 
 def apply_all(
@@ -55,72 +49,54 @@ def apply_all(
     stopping: Callable[[], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> Batch:
-    """Write `work` in batches of `jobs` objects; outcomes in the order of `work`. The batches
-    run on a thread of their own, so a Ctrl-C reaches only this one: it starts no new batch
-    (`stopping` is told) and waits for those in flight (the one being written, and the next
-    one once it is backed up), their read-backs included, through further Ctrl-Cs. `note`
-    hears that the server refused a batched read (once)."""
+    """Write `work` in batches of `jobs` objects; outcomes in the order of `work`. A Ctrl-C
+    starts no new batch and waits for those in flight (the one being written, and the next
+    one once it is backed up), their read-backs included. `note` hears that the server refused
+    a batched read (once)."""
     size = max(1, min(jobs, BATCH))
-    indexed = list(enumerate(work))
-    batches = [indexed[i : i + size] for i in range(0, len(indexed), size)]
-    stop = threading.Event()
     # In flight at once: a batch's writes, the next batch's read (a task of its own) and the
     # requests of that read side by side, one per view when the server refuses batched reads
     # (that batch and the read-back of an earlier one: twice the batch). The pool lives for
     # the run: its threads keep their connections.
     with ThreadPoolExecutor(max_workers=3 * size + 2) as pool:
-        run = _Run(client, size, pool, note)
-        driver = threading.Thread(target=run.drive, args=(batches, stop), name="wbmigrate-apply")
-        driver.start()
-        interrupted = _follow(driver, run.settled, progress, stopping, stop)
-        driver.join()
-    if run.error is not None:
-        raise run.error
-    outcomes = [run.outcomes[i] for i in sorted(run.outcomes)]
-    return Batch(outcomes, interrupted, len(work) - len(outcomes))
+        return run(_Run(client, work, size, pool, note).drive, len(work), progress, stopping)
 
 
-def _follow(
-    driver: threading.Thread,
-    settled: Queue[Outcome],
-    progress: Progress | None,
-    stopping: Callable[[], None] | None,
-    stop: threading.Event,
-) -> bool:
-    """Show each outcome as it is settled until the driver ends; whether a Ctrl-C came."""
-    interrupted = False
-    while driver.is_alive() or not settled.empty():
-        try:
-            outcome = settled.get(timeout=0.05)
-            if progress is not None and not interrupted:
-                progress(outcome)
-        except Empty:
-            continue
-        except KeyboardInterrupt:
-            if not interrupted:
-                _interrupt(stop, stopping)
-            interrupted = True
-    return interrupted
+@dataclass(frozen=True)
+class _Write:
+    """An object that passed the checks: its place in the work, the text to send, and the
+    journal line of its backup file (once written)."""
+
+    index: int
+    job: Job
+    text: str
+    line: dict[str, Any] = field(default_factory=dict)
 
 
-def _interrupt(stop: threading.Event, stopping: Callable[[], None] | None) -> None:
-    stop.set()
-    try:
-        if stopping is not None:
-            stopping()
-    except KeyboardInterrupt:  # a second Ctrl-C while it is said: the batch still ends well
-        pass
+@dataclass(frozen=True)
+class _Turn:
+    """A batch readied ahead of its turn: the objects to write, and the outcomes (by place)
+    of those that will not be."""
+
+    writes: list[_Write] = field(default_factory=list)
+    settled: dict[int, Outcome] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Writing:
+    """A write sent: the object just before it, and W&B's answer to come (the save's time)."""
+
+    item: _Write
+    before: LiveObject
+    answer: Future[str | None]
 
 
 @dataclass(frozen=True)
 class _Sent:
-    """A write W&B answered: the object just before it, what was sent, and the time W&B
-    gave the save."""
+    """A write W&B answered: the object just before it, and the time W&B gave the save."""
 
-    index: int
-    job: Job
+    item: _Write
     before: LiveObject
-    text: str
     saved_at: str | None
 
 
@@ -131,37 +107,29 @@ class _Run:
     def __init__(
         self,
         client: Client,
+        work: Sequence[Job],
         size: int,
         pool: ThreadPoolExecutor,
         note: Callable[[str], None] | None,
     ) -> None:
-        self.client, self.size, self.pool = client, size, pool
+        self.client, self.work, self.size, self.pool = client, work, size, pool
+        self.batches = [range(i, min(i + size, len(work))) for i in range(0, len(work), size)]
         self.reader = Reader(client, pool, note)
-        self.outcomes: dict[int, Outcome] = {}
-        self.settled: Queue[Outcome] = Queue()
-        self.error: BaseException | None = None
+        self.done: Done
 
-    def drive(self, batches: list[list[Item]], stop: threading.Event) -> None:
-        try:
-            if self.size == 1:
-                self._one_at_a_time(batches, stop)
-            else:
-                self._overlapped(batches, stop)
-        except BaseException as exc:  # a bug: raised in the main thread
-            self.error = exc
-
-    def _overlapped(self, batches: list[list[Item]], stop: threading.Event) -> None:
+    def drive(self, stop: threading.Event, done: Done) -> None:
         """Batch n+1 is read once batch n-1's writes are answered, while batch n's read may
         still be out, made durable once batch n's writes have left, and written once its read
         and batch n's writes are answered. Its files are written while batch n waits."""
-        ready, reading = self._read_ahead(self._keep(_checked_at(batches, 0)), [])
+        self.done = done
+        ready, reading = self._read_ahead(self._keep(0), [])
         ready = self._durable(ready)
-        kept = self._keep(_checked_at(batches, 1))
-        writing: list[Writing] = []  # batch n-1's writes, in flight
+        kept = self._keep(1)
+        writing: list[_Writing] = []  # batch n-1's writes, in flight
         confirming: list[_Sent] = []  # read back by batch n's read
-        for n in range(len(batches)):
+        for n in range(len(self.batches)):
             answered = self._answered(writing)
-            more = not stop.is_set() and n + 1 < len(batches)
+            more = not stop.is_set() and n + 1 < len(self.batches)
             ahead = self._read_ahead(kept, answered) if more and n > 0 else None
             fresh = reading.result()
             # Between this read's answer and the writes below lies at most the wait for batch
@@ -176,146 +144,131 @@ class _Run:
                 _discard(kept)
                 break
             ready, reading = self._durable(ahead[0]), ahead[1]
-            kept = self._keep(_checked_at(batches, n + 2))  # while the network works
-        self._read_back(confirming + self._answered(writing))
+            kept = self._keep(n + 2)  # while the network works
+        confirming += self._answered(writing)
+        if confirming:
+            self._confirm(confirming, self.reader.read([s.item.job.obj for s in confirming]))
 
     def _read_ahead(
-        self, kept: tuple[list[Kept], list[tuple[int, Outcome]]], confirming: list[_Sent]
-    ) -> tuple[list[Ready], Future[Fresh]]:
+        self, kept: _Turn, confirming: list[_Sent]
+    ) -> tuple[list[_Write], Future[Fresh]]:
         """A batch's turn: journaled as backed up, then read (with read-backs riding on the
         read); the objects to write (once `_durable`), and the read."""
         ready = self._back_up(kept)
-        objs = [job.obj for _, job, _ in ready] + [sent.job.obj for sent in confirming]
-        return ready, self.pool.submit(self.reader.read, objs)
+        objs = [w.job.obj for w in ready]
+        backs = [sent.item.job.obj for sent in confirming]
+        if self.size == 1:  # `--jobs 1`: the request right before a write reads that view alone
+            return ready, self.pool.submit(self.reader.read, objs, backs)
+        return ready, self.pool.submit(self.reader.read, objs + backs)
 
-    def _one_at_a_time(self, batches: list[list[Item]], stop: threading.Event) -> None:
-        """`--jobs 1`: each object read, written at once, then read back in a request of its
-        own; nothing overlaps, nothing lies between the read and the write."""
-        kept = self._keep(_checked_at(batches, 0))
-        for n in range(len(batches)):
-            if stop.is_set():
-                _discard(kept)
-                break
-            ready = self._durable(self._back_up(kept))
-            writes = self._send(ready, self.reader.read([job.obj for _, job, _ in ready]))
-            kept = self._keep(_checked_at(batches, n + 1))  # while the write is in flight
-            self._read_back(self._answered(writes))
-
-    def _read_back(self, confirming: list[_Sent]) -> None:
-        if confirming:
-            self._confirm(confirming, self.reader.read([s.job.obj for s in confirming]))
-
-    def _done(self, index: int, outcome: Outcome) -> None:
-        self.outcomes[index] = outcome
-        self.settled.put(outcome)
-
-    def _keep(self, checked: list[Checked]) -> tuple[list[Kept], list[tuple[int, Outcome]]]:
-        """A batch's backup files, written side by side ahead of its turn (each synced as it
-        is written), and the outcomes of the objects that will not be written."""
-        saving = [(index, job, text) for index, job, text in checked if isinstance(text, str)]
-        files = dict(zip([i for i, _, _ in saving], self.pool.map(_kept, saving), strict=True))
-        kept, settled = [], []
-        for index, job, text in checked:
-            done = text if isinstance(text, Outcome) else files[index]
-            if isinstance(done, Outcome):
-                settled.append((index, done))
-            elif isinstance(text, str):
-                kept.append((index, job, text, done))
-        return kept, settled
-
-    def _back_up(self, batch: tuple[list[Kept], list[tuple[int, Outcome]]]) -> list[Ready]:
-        """The batch's turn has come: its files journaled as backed up (durable at
-        `_durable`); the objects that may be written, with what to send."""
-        kept, settled = batch
-        for index, outcome in settled:
-            self._done(index, outcome)
-        ready = []
-        for index, job, text, line in kept:
-            try:
-                job.backup.record(line)
-            except (WbmigrateError, OSError) as exc:
-                self._done(index, Outcome(job.obj.ref, WriteStatus.FAILED, one_line(exc)))
+    def _keep(self, n: int) -> _Turn:
+        """Batch n checked, and its backup files written side by side ahead of its turn (each
+        synced as it is written)."""
+        checked = _checked(self.work, self.batches[n] if n < len(self.batches) else range(0))
+        lines = self.pool.map(_kept, checked.writes)
+        turn = _Turn(settled=checked.settled)
+        for item, line in zip(checked.writes, lines, strict=True):
+            if isinstance(line, Outcome):
+                turn.settled[item.index] = line
             else:
-                ready.append((index, job, text))
+                turn.writes.append(replace(item, line=line))
+        return turn
+
+    def _back_up(self, turn: _Turn) -> list[_Write]:
+        """The batch's turn has come: its files journaled as backed up (durable at
+        `_durable`); the objects that may be written."""
+        for index, outcome in sorted(turn.settled.items()):
+            self.done(index, outcome)
+        ready = []
+        for item in turn.writes:
+            try:
+                item.job.backup.record(item.line)
+            except (WbmigrateError, OSError) as exc:
+                self.done(item.index, _failed(item.job, one_line(exc)))
+            else:
+                ready.append(item)
         return ready
 
-    def _durable(self, ready: list[Ready]) -> list[Ready]:
+    def _durable(self, ready: list[_Write]) -> list[_Write]:
         """`ready` once each backup's files and journal are on disk; an object whose backup
         cannot be made durable fails, unwritten."""
         broken: dict[int, str] = {}
-        for backup in {id(job.backup): job.backup for _, job, _ in ready}.values():
+        for backup in {id(w.job.backup): w.job.backup for w in ready}.values():
             try:
                 backup.sync()
             except OSError as exc:
                 broken[id(backup)] = f"the backup cannot be made durable ({one_line(exc)})"
-        for index, job, _ in ready:
-            if id(job.backup) in broken:
-                self._done(index, Outcome(job.obj.ref, WriteStatus.FAILED, broken[id(job.backup)]))
-        return [(index, job, text) for index, job, text in ready if id(job.backup) not in broken]
+        for item in ready:
+            if id(item.job.backup) in broken:
+                self.done(item.index, _failed(item.job, broken[id(item.job.backup)]))
+        return [w for w in ready if id(w.job.backup) not in broken]
 
-    def _send(self, ready: list[Ready], fresh: Fresh) -> list[Writing]:
+    def _send(self, ready: list[_Write], fresh: Fresh) -> list[_Writing]:
         """Send at once the writes of the objects W&B still holds exactly as planned; the
         others are settled after, so the writes leave as soon as they may."""
         writes, others = [], []
-        for index, job, text in ready:
-            now = fresh.found.get(job.obj.id)
-            if now is not None and now.fingerprint == job.obj.fingerprint:
-                future = self.pool.submit(write, self.client, now, text)
-                writes.append((index, job, now, text, future))
+        for w in ready:
+            now = fresh.found.get(w.job.obj.id)
+            if now is not None and now.fingerprint == w.job.obj.fingerprint:
+                writes.append(_Writing(w, now, self.pool.submit(write, self.client, now, w.text)))
             else:
-                others.append((index, job, now))
-        for index, job, now in others:
-            self._done(index, _not_sent(job, now, fresh.failed.get(job.obj.id)))
+                others.append((w, now))
+        for w, now in others:
+            self.done(w.index, _not_sent(w.job, now, fresh.failed.get(w.job.obj.id)))
         return writes
 
-    def _answered(self, writes: list[Writing]) -> list[_Sent]:
+    def _answered(self, writes: list[_Writing]) -> list[_Sent]:
         sent = []
-        for index, job, before, text, future in writes:
+        for writing in writes:
             try:
-                sent.append(_Sent(index, job, before, text, future.result()))
+                sent.append(_Sent(writing.item, writing.before, writing.answer.result()))
             except (WbmigrateError, OSError) as exc:
-                self._done(index, Outcome(job.obj.ref, WriteStatus.FAILED, one_line(exc)))
+                self.done(writing.item.index, _failed(writing.item.job, one_line(exc)))
         return sent
 
     def _confirm(self, confirming: list[_Sent], fresh: Fresh) -> None:
         for sent in confirming:
-            error = fresh.failed.get(sent.job.obj.id)
+            job = sent.item.job
+            error = fresh.failed.get(job.obj.id)
             if error is not None:  # sent, not confirmed: the journal says what was sent
-                self._done(sent.index, Outcome(sent.job.obj.ref, WriteStatus.FAILED, error))
+                self.done(sent.item.index, _failed(job, error))
             else:
-                self._done(sent.index, _confirmed(sent, fresh.found.get(sent.job.obj.id)))
+                self.done(sent.item.index, _confirmed(sent, fresh.found.get(job.obj.id)))
 
 
-def _checked_at(batches: list[list[Item]], n: int) -> list[Checked]:
-    return _checked(batches[n]) if n < len(batches) else []
-
-
-def _checked(batch: list[Item]) -> list[Checked]:
+def _checked(work: Sequence[Job], batch: range) -> _Turn:
     """The checks before any write of a batch's objects (`to_send`): one object that trips
     over a bug fails alone, as in planning."""
-    checked: list[Checked] = []
-    for index, job in batch:
+    turn = _Turn()
+    for index in batch:
+        job = work[index]
         try:
-            checked.append((index, job, to_send(job)))
+            text = to_send(job)
         except Exception as exc:
-            checked.append((index, job, Outcome(job.obj.ref, WriteStatus.FAILED, bug(exc))))
-    return checked
+            text = _failed(job, bug(exc))
+        if isinstance(text, Outcome):
+            turn.settled[index] = text
+        else:
+            turn.writes.append(_Write(index, job, text))
+    return turn
 
 
-def _kept(item: Checked) -> dict[str, Any] | Outcome:
+def _kept(item: _Write) -> dict[str, Any] | Outcome:
     """One object's backup file, written ahead of its turn; its outcome when that fails."""
-    _, job, text = item
-    assert isinstance(text, str)
     try:
-        return job.backup.keep(job.obj, text)
+        return item.job.backup.keep(item.job.obj, item.text)
     except (WbmigrateError, OSError) as exc:
-        return Outcome(job.obj.ref, WriteStatus.FAILED, one_line(exc))
+        return _failed(item.job, one_line(exc))
 
 
-def _discard(batch: tuple[list[Kept], list[tuple[int, Outcome]]]) -> None:
+def _discard(turn: _Turn) -> None:
     """The files of a batch whose turn never came: never journaled, removed."""
-    for _, job, _, line in batch[0]:
-        job.backup.discard(line)
+    for item in turn.writes:
+        item.job.backup.discard(item.line)
+
+
+def _failed(job: Job, why: str) -> Outcome:
+    return Outcome(job.obj.ref, WriteStatus.FAILED, why)
 
 
 def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
@@ -336,16 +289,17 @@ def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
 
 def _confirmed(sent: _Sent, back: LiveObject | None) -> Outcome:
     """What a write came to, from its read-back; journaled."""
-    obj, changes = sent.job.obj, len(sent.job.plan.changes)
-    status = verdict(sent.before, sent.text, sent.saved_at, back)
+    job = sent.item.job
+    obj, changes = job.obj, len(job.plan.changes)
+    status = verdict(sent.before, sent.item.text, sent.saved_at, back)
     try:
         if status is WriteStatus.APPLIED:
-            sent.job.backup.written(obj)
+            job.backup.written(obj)
             return Outcome(obj.ref, status, changes=changes)
         if back is None:
             return Outcome(obj.ref, status, GONE, changes)
         if status is WriteStatus.CONFLICT:
-            sent.job.backup.conflict(obj, back)
+            job.backup.conflict(obj, back)
     except (WbmigrateError, OSError) as exc:
         return Outcome(obj.ref, WriteStatus.FAILED, one_line(exc))
     return Outcome(obj.ref, status, MESSAGES["apply", status], changes)

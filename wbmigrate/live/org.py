@@ -9,29 +9,17 @@ with its reason, and the rest go on.
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
-import json
-import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from wbmigrate import __version__
 from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import (
     BackupError,
-    chained,
-    default_folder,
-    genesis,
-    private_folder,
-    safe_name,
-    short_hash,
-    write_private,
 )
 from wbmigrate.live.client import PAGE_SIZE, Client
 from wbmigrate.live.project import (
@@ -45,16 +33,13 @@ from wbmigrate.live.project import (
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally
-from wbmigrate.redact import redact
 
 if TYPE_CHECKING:
+    from wbmigrate.live.prepare import Work
     from wbmigrate.mapping import Migration
 
 R = TypeVar("R")
 
-SET_FORMAT = "wbmigrate-backup-set/1"
-SET_MANIFEST = "manifest.json"
-SET_JOURNAL = "journal.jsonl"
 PROJECT_JOBS = 4  # projects read at once
 
 LIST_PROJECTS = """
@@ -133,116 +118,6 @@ def each_project(
         return list(pool.map(one, targets))
 
 
-# --- one backup folder for many projects ------------------------------------------------------
-
-
-def default_set_folder(label: str) -> Path:
-    return default_folder(safe_name(label))
-
-
-def sub_folder(target: str) -> str:
-    """The sub-folder of one project: readable, and unique per project whatever its name."""
-    return f"{safe_name(target.replace('/', '-'))[:60]}-{short_hash(target)}"
-
-
-class BackupSet:
-    """The backup of a run over several projects: `manifest.json` names the projects and
-    their sub-folders (each a whole backup `rollback` can also take alone), and `journal.jsonl`
-    records, line by line with chained checksums, each project's start and end."""
-
-    def __init__(self, folder: Path, info: dict[str, Any], targets: list[str]) -> None:
-        private_folder(folder)
-        self.folder = folder
-        self._lock = threading.Lock()
-        self._manifest = {
-            "format": SET_FORMAT,
-            "wbmigrate": __version__,
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            **info,
-            "projects": {target: sub_folder(target) for target in targets},
-        }
-        write_private(folder / SET_MANIFEST, self._manifest)
-        self._last, self._lines = genesis(self._manifest), 0
-        os.close(os.open(folder / SET_JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-
-    def folder_of(self, target: str) -> Path:
-        return self.folder / sub_folder(target)
-
-    def log(self, target: str, event: str, **detail: Any) -> None:
-        entry = {"event": event, "target": target, **detail}
-        entry = {k: redact(v) if isinstance(v, str) else v for k, v in entry.items()}  # no key
-        with self._lock, (self.folder / SET_JOURNAL).open("a", encoding="utf-8") as out:
-            self._last = chained(self._last, entry)
-            self._lines += 1
-            out.write(json.dumps({**entry, "checksum": self._last}, ensure_ascii=True) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-
-    def close(self) -> str | None:
-        journal = {"lines": self._lines, "checksum": self._last}
-        try:
-            write_private(self.folder / SET_MANIFEST, {**self._manifest, "journal": journal})
-        except (OSError, BackupError) as exc:
-            return f"{self.folder / SET_MANIFEST}: the end of the run is not recorded ({exc})"
-        return None
-
-
-@dataclass(frozen=True)
-class LoadedSet:
-    manifest: dict[str, Any]
-    folders: dict[str, Path]  # target -> its backup
-
-
-def is_backup_set(folder: Path) -> bool:
-    try:
-        data = json.loads((folder / SET_MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("format") == SET_FORMAT
-
-
-def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
-    """The projects of a backup set (those in `only`, when given), each sub-folder checked to
-    be inside the set. The sub-backups are checked whole when each is loaded."""
-    try:
-        manifest = json.loads((folder / SET_MANIFEST).read_text(encoding="utf-8"))
-        listed = manifest["projects"]
-        folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
-        _check_journal(folder, manifest)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
-    wanted = list(only)
-    unknown = [t for t in wanted if t not in folders]
-    if unknown:
-        raise BackupError(
-            f"{folder}: holds no backup of {', '.join(unknown)} "
-            f"(it holds {', '.join(folders) or 'none'})"
-        )
-    chosen = {t: f for t, f in folders.items() if not wanted or t in wanted}
-    return LoadedSet(manifest, {t: f for t, f in chosen.items() if f.is_dir()})
-
-
-def _member(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", name):
-        raise ValueError(f"{name!r} is not a sub-folder name wbmigrate writes")
-    return name
-
-
-def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
-    """The set's journal, line by line against its chained checksums."""
-    last = genesis(manifest)
-    lines = (folder / SET_JOURNAL).read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        entry = json.loads(line)
-        checksum = entry.pop("checksum")
-        last = chained(last, entry)
-        if checksum != last:
-            raise ValueError(f"journal line {number} was changed")
-    ended = manifest.get("journal")
-    if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
-        raise ValueError("journal lines were removed from its end")
-
-
 # --- planning many projects -------------------------------------------------------------------
 
 
@@ -282,3 +157,40 @@ def plan_projects(
         return ProjectPlan(project.target, own, found, tally, rendered, problem)
 
     return each_project(targets, one, jobs)
+
+
+# --- applying to many projects ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One project read and planned for apply: its options (with its key census) and what
+    its run must write."""
+
+    project: Project
+    options: Options
+    work: Work
+
+
+def prepare_projects(
+    client: Client,
+    targets: list[tuple[str, str]],
+    migration: Migration,
+    options: Options,
+    drafts: bool,
+    runs: int,
+    cache: Path | None,
+    warn: Callable[[str], None],
+) -> list[Result]:
+    """Read and plan every project for apply, `PROJECT_JOBS` at a time; `warn` hears why a
+    project has no key census."""
+    from wbmigrate.live.prepare import prepare_apply
+
+    def one(entity: str, name: str) -> Prepared:
+        project = Project(client, entity, name, drafts)
+        own, problem = with_history(project, migration, options, runs, cache)
+        if problem:
+            warn(f"Warning: {problem}")
+        return Prepared(project, own, prepare_apply(project, migration, own, None, Counts()))
+
+    return each_project(targets, one)

@@ -16,7 +16,8 @@ from wbmigrate.engine.history import history_of
 from wbmigrate.engine.model import Options
 from wbmigrate.live.census import read_run_keys
 from wbmigrate.live.client import Client
-from wbmigrate.live.objects import LiveObject, fetch_project
+from wbmigrate.live.listing import fetch_project
+from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planfile import PlanFile
 from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.plan import Planned, plan_one

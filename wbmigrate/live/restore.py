@@ -1,26 +1,33 @@
 """Reading a backup folder back for `rollback`: every file, journal line and object checked
-against the manifest before anything is restored (a tampered or foreign backup is refused)."""
+against the manifest before anything is restored (a tampered or foreign backup is refused);
+then each object put back (`restore_one`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import (
     FORMAT,
     FORMATS,
     JOURNAL,
     MANIFEST,
     MEMBER,
+    SET_FORMAT,
     BackupError,
     chained,
+    digest,
     genesis,
 )
-from wbmigrate.live.client import View
-from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.client import Client, View
+from wbmigrate.live.objects import LiveObject, reread, write
+from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
 
 
 @dataclass(frozen=True)
@@ -178,3 +185,115 @@ def _live(stored: dict[str, Any]) -> LiveObject:
     if (obj.id, obj.kind) != (stored["id"], stored["kind"]):
         raise KeyError("id")
     return obj
+
+
+def restore_one(client: Client, item: Restorable, force: bool) -> Outcome:
+    """Put one object back to its backed-up original."""
+    original = item.original
+    if item.sent_sha256 is None:
+        return Outcome(original.ref, WriteStatus.UNCHANGED, "was not written by that run")
+    try:
+        now = reread(client, original)
+        if now is None:
+            return Outcome(original.ref, WriteStatus.FAILED, "no longer exists")
+        if digest(now) == digest(original):
+            return Outcome(original.ref, WriteStatus.UNCHANGED, "already as it was")
+        if digest(now) != item.sent_sha256 and not force:
+            return Outcome(original.ref, WriteStatus.SKIPPED, _edited_since(item, now))
+        saved_at = write(client, original, original.text)
+        back = reread(client, original)
+        status = verdict(now, original.text, saved_at, back)
+        if status is WriteStatus.APPLIED:
+            return Outcome(original.ref, WriteStatus.RESTORED)
+        message = "deleted right after the write" if back is None else MESSAGES["rollback", status]
+        return Outcome(original.ref, status, message)
+    except (WbmigrateError, OSError) as exc:
+        return Outcome(original.ref, WriteStatus.FAILED, one_line(exc))
+
+
+def _edited_since(item: Restorable, now: LiveObject) -> str:
+    if item.theirs_sha256 == digest(now):
+        return (
+            "saved by someone else during the migration (their version is in the backup); "
+            "--force restores the original over it"
+        )
+    return "changed after the migration; --force overwrites that change"
+
+
+# --- a backup set: the backups of a run over several projects -----------------------------
+
+
+@dataclass(frozen=True)
+class LoadedSet:
+    manifest: dict[str, Any]
+    folders: dict[str, Path]  # target -> its backup
+
+
+def is_backup_set(folder: Path) -> bool:
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == SET_FORMAT
+
+
+def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
+    """The projects of a backup set (those in `only`, when given), each sub-folder checked to
+    be inside the set. The sub-backups are checked whole when each is loaded."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        listed = manifest["projects"]
+        folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
+        _check_journal(folder, manifest)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
+    wanted = list(only)
+    unknown = [t for t in wanted if t not in folders]
+    if unknown:
+        raise BackupError(
+            f"{folder}: holds no backup of {', '.join(unknown)} "
+            f"(it holds {', '.join(folders) or 'none'})"
+        )
+    chosen = {t: f for t, f in folders.items() if not wanted or t in wanted}
+    return LoadedSet(manifest, {t: f for t, f in chosen.items() if f.is_dir()})
+
+
+def _member(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", name):
+        raise ValueError(f"{name!r} is not a sub-folder name wbmigrate writes")
+    return name
+
+
+def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
+    """The set's journal, line by line against its chained checksums."""
+    last = genesis(manifest)
+    lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        entry = json.loads(line)
+        checksum = entry.pop("checksum")
+        last = chained(last, entry)
+        if checksum != last:
+            raise ValueError(f"journal line {number} was changed")
+    ended = manifest.get("journal")
+    if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
+        raise ValueError("journal lines were removed from its end")
+
+
+@dataclass(frozen=True)
+class Restoring:
+    """The backups of a folder (of `rollback`, or verify's baseline): its manifest, its
+    backups by project (every check passed), and whether it is a backup set (reported
+    project by project)."""
+
+    manifest: dict[str, Any]
+    backups: dict[str, Loaded]
+    is_set: bool
+
+
+def load_backups(folder: Path, only: Iterable[str] = ()) -> Restoring:
+    """One backup, or the backups of a set (those of the projects in `only`, when given)."""
+    if not is_backup_set(folder):
+        loaded = load_backup(folder)
+        return Restoring(loaded.manifest, {str(loaded.manifest.get("target")): loaded}, False)
+    chosen = load_backup_set(folder, only)
+    return Restoring(chosen.manifest, {t: load_backup(f) for t, f in chosen.folders.items()}, True)

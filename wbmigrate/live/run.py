@@ -1,0 +1,103 @@
+"""One model of threads and Ctrl-C for every run of writes (`apply`'s batches, `rollback`'s
+objects): the work goes on a thread of its own, so a Ctrl-C reaches only the command's, which
+shows each outcome as it is settled; after a Ctrl-C no new object (or batch) is started
+(`stopping` is told) and those in flight finish, through further Ctrl-Cs, so every write that
+was sent ends with its journal lines and its outcome.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from queue import Empty, Queue
+from typing import TypeVar
+
+from wbmigrate.live.outcomes import Batch, Outcome, Progress
+
+T = TypeVar("T")
+Done = Callable[[int, Outcome], None]  # an outcome settled, by its place in the work
+Drive = Callable[[threading.Event, Done], None]  # a run's body: until the event is set
+
+
+def run_all(
+    work: Iterable[T],
+    task: Callable[[T], Outcome],
+    jobs: int,
+    progress: Progress | None = None,
+    stopping: Callable[[], None] | None = None,
+) -> Batch:
+    """Run `task` over `work` on `jobs` threads; outcomes in the order of `work`. A Ctrl-C
+    starts no new task and waits for those started, so every write that was sent ends with
+    its journal lines."""
+    items = list(work)
+
+    def drive(stop: threading.Event, done: Done) -> None:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            started = pool.map(lambda item: None if stop.is_set() else task(item), items)
+            for index, outcome in enumerate(started):
+                if outcome is not None:
+                    done(index, outcome)
+
+    return run(drive, len(items), progress, stopping)
+
+
+def run(
+    drive: Drive, total: int, progress: Progress | None, stopping: Callable[[], None] | None
+) -> Batch:
+    """`drive` on a thread of its own while this one shows each outcome as it is settled and
+    takes the Ctrl-Cs; a bug in `drive` is raised here once it has ended."""
+    outcomes: dict[int, Outcome] = {}
+    settled: Queue[Outcome] = Queue()
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def done(index: int, outcome: Outcome) -> None:
+        outcomes[index] = outcome
+        settled.put(outcome)
+
+    def body() -> None:
+        try:
+            drive(stop, done)
+        except BaseException as exc:  # a bug: raised in the command's thread
+            errors.append(exc)
+
+    driver = threading.Thread(target=body, name="wbmigrate-apply")
+    driver.start()
+    interrupted = _follow(driver, settled, progress, stopping, stop)
+    driver.join()
+    if errors:
+        raise errors[0]
+    return Batch([outcomes[i] for i in sorted(outcomes)], interrupted, total - len(outcomes))
+
+
+def _follow(
+    driver: threading.Thread,
+    settled: Queue[Outcome],
+    progress: Progress | None,
+    stopping: Callable[[], None] | None,
+    stop: threading.Event,
+) -> bool:
+    """Show each outcome as it is settled until the driver ends; whether a Ctrl-C came."""
+    interrupted = False
+    while driver.is_alive() or not settled.empty():
+        try:
+            outcome = settled.get(timeout=0.05)
+            if progress is not None and not interrupted:
+                progress(outcome)
+        except Empty:
+            continue
+        except KeyboardInterrupt:
+            if not interrupted:
+                _interrupt(stop, stopping)
+            interrupted = True
+    return interrupted
+
+
+def _interrupt(stop: threading.Event, stopping: Callable[[], None] | None) -> None:
+    stop.set()
+    try:
+        if stopping is not None:
+            stopping()
+    except KeyboardInterrupt:  # a second Ctrl-C while it is said: the batch still ends well
+        pass
