@@ -131,3 +131,11 @@ class FastClock(Clock):
             self.waits.append(seconds)
         self.advance(seconds)
         return event.wait(seconds * self.real) if self.real else event.is_set()
+
+
+def wait_for_writes(server, count: int, timeout: float = 60) -> None:
+    """Until `server` has seen `count` writes (polled; a test's bound, never its measure)."""
+    deadline = time.monotonic() + timeout
+    while len(server.mutations()) < count:
+        assert time.monotonic() < deadline, "no write seen"
+        time.sleep(0.01)

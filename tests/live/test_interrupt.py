@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO, TARGET, expected_spec, snapshot
+from helpers import REPO, TARGET, expected_spec, snapshot, wait_for_writes
 
 SENTINEL = "SENTINEL" + "i" * 40
 LATENCY = 0.25  # seconds a request: an object costs three of them
@@ -50,13 +50,6 @@ def start(live, cwd: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def wait_for_writes(live, count: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while len(live.mutations()) < count:
-        assert time.monotonic() < deadline, "no write seen"
-        time.sleep(0.01)
 
 
 def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:

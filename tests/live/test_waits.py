@@ -173,7 +173,8 @@ def test_the_run_deadline_stops_apply_and_reports_what_was_done(run, live, clock
     def slow_third_object(variables):
         if variables["id"] not in seen:  # the re-read of an object, before its write
             seen.append(variables["id"])
-            if len(seen) == 3:  # of the third object
+            if len(seen) == 3:  # of the third object: answered once the second is written
+                read_back(live, seen[1])  # and its read-back is out, after the deadline
                 clock.advance(8)
 
     live.hooks["WbmigrateView"] = slow_third_object
@@ -186,6 +187,14 @@ def test_the_run_deadline_stops_apply_and_reports_what_was_done(run, live, clock
     assert all("stopped: the run's deadline passed (--deadline 4 s)" in f for f in failed)
     live.hooks.clear()
     assert run("apply", TARGET, "--yes").exit_code == 0
+
+
+def read_back(live, view_id: str, timeout: float = 60) -> None:
+    """Until `view_id` has been read twice: before its write, and back after it."""
+    deadline = time.monotonic() + timeout
+    while sum(view_id in r.variables.values() for r in list(live.requests)) < 2:
+        assert time.monotonic() < deadline, "no read-back seen"
+        time.sleep(0.01)
 
 
 def test_client_deadline(live, clock):
