@@ -1,5 +1,5 @@
 """The process exit codes, named once, and the one function that turns a run's outcome into
-one (black's `Report.return_code`; see "Exit codes" in README.md)."""
+one (black's `Report.return_code`; see "Exit codes" in docs/cli.md)."""
 
 from __future__ import annotations
 
