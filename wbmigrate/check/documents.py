@@ -52,24 +52,20 @@ Compose = Callable[[str, Chosen], "str | None"]
 def parse_error(
     label: str, text: str, offset: int, message: str, place: Places | None = None
 ) -> Checked:
-    lines = Lines(text)
-    checked = Checked([lines.finding(label, offset, offset, Rule.PARSE_ERROR, message)])
-    checked.place = place
-    return checked
+    finding = Lines(text).finding(label, offset, offset, Rule.PARSE_ERROR, message)
+    return Checked([finding], place=place)
 
 
 def check_json(label: str, text: str, targets: Targets) -> Checked:
     place = spans([], Place("a JSON value"))
     try:
-        data = json_values.loads(text)
+        document = JsonDocument(text, json_values.loads(text))
     except json.JSONDecodeError as exc:
         return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
     except RecursionError:
         return parse_error(label, text, 0, "JSON nested too deeply to read", place)
-    document = JsonDocument(text, data)
-    compose = partial(_compose_json, document)
     return _guarded(
-        label, text, place, lambda: _Check(label, text, targets).run([document], compose)
+        _Check(label, text, targets), place, [document], partial(_compose_json, document)
     )
 
 
@@ -85,16 +81,18 @@ def check_yaml(label: str, text: str, targets: Targets) -> Checked:
     except RecursionError:
         return parse_error(label, text, 0, "YAML nested too deeply to read", place)
     documents = [YamlDocument(text, one, located) for one in located]
-    compose = partial(_compose_yaml, documents)
     return _guarded(
-        label, text, place, lambda: _Check(label, text, targets).run(documents, compose)
+        _Check(label, text, targets), place, documents, partial(_compose_yaml, documents)
     )
 
 
-def _guarded(label: str, text: str, place: Places, check: Callable[[], Checked]) -> Checked:
+def _guarded(
+    check: _Check, place: Places, documents: Sequence[JsonDocument | YamlDocument], compose: Compose
+) -> Checked:
     """The check of a parsed file; what makes it fail is a finding of this file, never raised."""
+    label, text = check.label, check.text
     try:
-        checked = check()
+        checked = check.run(documents, compose)
     except TooDeep:
         return parse_error(label, text, 0, f"nested more than {MAX_DEPTH} levels deep", place)
     except RecursionError:

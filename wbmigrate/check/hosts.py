@@ -32,21 +32,6 @@ from wbmigrate.edit.yaml import faithful
 
 Span = tuple[int, int]
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
-_JSON_SPACE = " \t\n\r"  # what JSON allows around a value
-
-
-class _Parsed(JsonText):
-    """A JSON text `json.loads` has read: its root value is the text but the whitespace around
-    it, so finding where it ends takes no second parse of the whole document."""
-
-    @cached_property
-    def root(self) -> tuple[int, int]:
-        text, start, end = self.text, 0, len(self.text)
-        while start < end and text[start] in _JSON_SPACE:
-            start += 1
-        while end > start and text[end - 1] in _JSON_SPACE:
-            end -= 1
-        return start, end
 
 
 class JsonDocument:
@@ -55,7 +40,7 @@ class JsonDocument:
     def __init__(self, text: str, data: Any) -> None:
         self.text = text
         self.data = data
-        self.indexed = _Parsed(text)
+        self.indexed = JsonText(text)
 
     def span(self, path: Path, key: bool = False) -> Span:
         for end in range(len(path), -1, -1):  # the nearest part of the path that is there
@@ -70,12 +55,9 @@ class JsonDocument:
 
     def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
         try:
-            within = self.indexed.splice_within(edits)
+            return (_spliced(self.indexed, edits),)
         except (*_MISSING, EditConflict):
             return ()
-        (found,) = minimal(self.text[within.start : within.end], within.text)
-        at = within.start
-        return (Replacement(at + found.start, at + found.end, found.text),)
 
     def string(self, path: Path, value: str, data: Any) -> StringSpec:
         start, end = self.span(path)
@@ -92,7 +74,6 @@ class YamlDocument:
         self.data = located.data
         self.trusted = False  # every edit of the file was read back together, and is made
         self.plan: list[Edit] = []  # every edit the engine wants in this document
-        self._by_node: dict[int, list[Path]] | None = None
 
     def span(self, path: Path, key: bool = False) -> Span:
         nodes, keys = self.located.nodes, self.located.key_nodes
@@ -127,7 +108,7 @@ class YamlDocument:
         new = apply(self.text, found)
         if new is None:
             return ()
-        return minimal(self.text, new, (min(f.start for f in found), max(f.end for f in found)))
+        return minimal(self.text, new)
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
         """`edits`, each also made at every other path that reaches the node it changes: a
@@ -178,13 +159,16 @@ class YamlDocument:
 
     def _paths(self, node: yaml.Node | None, keys: bool = True) -> list[Path]:
         """Every path that reaches `node` (as a value, or also as a key)."""
-        if self._by_node is None:
-            self._by_node = {}
-            for table in (self.located.nodes, self.located.key_nodes):
-                for path, at in table.items():
-                    self._by_node.setdefault(id(at), []).append(path)
         paths = self._by_node.get(id(node), []) if node is not None else []
         return paths if keys else [p for p in paths if self.located.nodes.get(p) is node]
+
+    @cached_property
+    def _by_node(self) -> dict[int, list[Path]]:
+        found: dict[int, list[Path]] = {}
+        for table in (self.located.nodes, self.located.key_nodes):
+            for path, at in table.items():
+                found.setdefault(id(at), []).append(path)
+        return found
 
     def string(self, path: Path, value: str, data: Any) -> StringSpec:
         node = self.located.nodes[path]
@@ -202,10 +186,10 @@ class StringSpec:
         self.string = string
         self.data = data
         self.value = string.value if string is not None else ""
-        self.inner = JsonText(self.value) if string is not None else None
+        self.inner = JsonText(self.value)
 
     def span(self, path: Path, key: bool = False) -> Span:
-        if self.string is None or self.inner is None:
+        if self.string is None:
             return self.literal
         try:
             start, end = self.inner.locate(path, key=key)
@@ -219,7 +203,7 @@ class StringSpec:
     def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
         """One finding's fix: spliced within the containers of its edits (exact, so the
         string need not be read back for each finding)."""
-        if self.string is None or self.inner is None or not edits:
+        if self.string is None or not edits:
             return ()
         try:
             pieces = self._pieces(_apart(edits))
@@ -232,7 +216,7 @@ class StringSpec:
         """The replacements that make `edits` (those of several findings) in the string: one
         for each part of the JSON text they change, so the text between keeps its bytes (and
         its escapes), read back as a whole. None: not safely."""
-        if self.string is None or self.inner is None or not edits:
+        if self.string is None or not edits:
             return None
         try:
             whole = self.inner.splice(edits)
@@ -248,16 +232,16 @@ class StringSpec:
     def _pieces(self, groups: list[list[Edit]]) -> list[Replacement] | None:
         """One piece of new text for each group of edits, spliced within its container; None
         when two of them overlap."""
-        assert self.inner is not None
-        pieces = []
-        for group in groups:
-            within = self.inner.splice_within(group)
-            (found,) = minimal(self.value[within.start : within.end], within.text)
-            at = within.start
-            pieces.append(Replacement(at + found.start, at + found.end, found.text))
-        pieces.sort()
+        pieces = sorted(_spliced(self.inner, group) for group in groups)
         apart = all(a.end <= b.start for a, b in itertools.pairwise(pieces))
         return pieces if apart else None
+
+
+def _spliced(document: JsonText, edits: list[Edit]) -> Replacement:
+    """The smallest replacement that makes `edits`, spliced within their container."""
+    within = document.splice_within(edits)
+    (found,) = minimal(document.text[within.start : within.end], within.text)
+    return Replacement(within.start + found.start, within.start + found.end, found.text)
 
 
 def _position(edit: Edit) -> Path:

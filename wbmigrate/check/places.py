@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import io
 import re
 import tokenize
@@ -41,14 +42,8 @@ def spans(regions: list[tuple[int, int, Place]], default: Place) -> Places:
 def lazily(build: Callable[[], Places]) -> Places:
     """A lookup made on its first use: the residual pass asks only about old names no checker
     accounted for, and most files have none."""
-    made: list[Places] = []
-
-    def place(offset: int) -> Place:
-        if not made:
-            made.append(build())
-        return made[0](offset)
-
-    return place
+    made = functools.cache(build)
+    return lambda offset: made()(offset)
 
 
 def hash_comments(text: str, default: Place) -> Places:
