@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
@@ -23,9 +22,7 @@ from wbmigrate.discover import find_files, is_binary
 from wbmigrate.errors import bug
 from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import too_big
-
-if TYPE_CHECKING:
-    from wbmigrate.safe_write import Stamp
+from wbmigrate.safe_write import Stamp, UnsafeWrite, write_text
 
 Handler = Callable[[str, str, Targets], Checked]
 
@@ -128,14 +125,8 @@ def _check_file(
         if fixes and any(f.fixable for f in kept)
         else None
     )
-    read = _stamp(path, data, stat.st_mtime_ns) if fixed is not None else None
+    read = Stamp.of(path, data, stat.st_mtime_ns) if fixed is not None else None
     return FileReport(label, tuple(kept), text, fixed, suppressed, read)
-
-
-def _stamp(path: Path, data: bytes, mtime_ns: int) -> Stamp:
-    from wbmigrate.safe_write import Stamp
-
-    return Stamp.of(path, data, mtime_ns)
 
 
 def _fixed(
@@ -229,8 +220,6 @@ def add_findings(
 def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
     """Write every fixed file in place, keeping its permissions, unless it is a link or
     changed since it was read: the paths written, and a one-line reason per file refused."""
-    from wbmigrate.safe_write import UnsafeWrite, write_text
-
     written, refused = set(), []
     for report in reports:
         if report.fixed is not None and report.fixed != report.text:
