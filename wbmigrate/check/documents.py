@@ -32,7 +32,6 @@ from wbmigrate.check.specs import (
     config_keys,
     find,
     may_embed,
-    parse_embedded,
 )
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
@@ -143,22 +142,25 @@ class _Check:
     def string(self, document: JsonDocument | YamlDocument, path: Path) -> None:
         """A string that may hold a spec as JSON text: checked inside, or said to be broken."""
         value = at(document.data, path)
-        data, problem = parse_embedded(value)
-        found = None
-        if problem is None:
-            try:
-                found = find(data)
-            except TooDeep:
-                problem = f"nested more than {MAX_DEPTH} levels deep"
-        if problem is not None:
-            message = (
-                f"this string looks like a spec kept as JSON text, but it cannot be read "
-                f"({problem}); it is not checked"
-            )
-            broken = Pending(path, False, Rule.NEEDS_REVIEW, message, whole=False)
-            self.pending.append((document, broken))
-        elif found is not None and (found.specs or found.sweeps):
-            self.contents(document.string(path, value, data), found)
+        try:
+            data = json.loads(value)
+            found = find(data)
+        except json.JSONDecodeError as exc:
+            problem = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+        except RecursionError:
+            problem = "nested too deeply to read"
+        except TooDeep:
+            problem = f"nested more than {MAX_DEPTH} levels deep"
+        else:
+            if found.specs or found.sweeps:
+                self.contents(document.string(path, value, data), found)
+            return
+        message = (
+            f"this string looks like a spec kept as JSON text, but it cannot be read "
+            f"({problem}); it is not checked"
+        )
+        broken = Pending(path, False, Rule.NEEDS_REVIEW, message, whole=False)
+        self.pending.append((document, broken))
 
     def checked(
         self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose
