@@ -35,10 +35,10 @@ from wbmigrate.check.specs import (
 )
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.yaml_fixes import loaded_again, yaml_faithful
+from wbmigrate.check.yaml_fixes import yaml_faithful
 from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
-from wbmigrate.edit.located_yaml import load_located_all
+from wbmigrate.edit.located_yaml import Located, load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
 
@@ -202,16 +202,13 @@ def _trust(
     """Read every edit of a YAML file back at once: when they all hold, each finding's fix
     needs no parse of its own (a file of n findings costs one parse, not n)."""
     yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
-    if not yaml_documents:
-        return
     everything = [*((h, p.edits) for h, p in pending), *notes]
     for d in yaml_documents:
         d.plan = [e for h, found in everything if h is d for e in found]
-    edits = {d.located.index: d.with_shared(d.plan) for d in yaml_documents}
-    if not any(edits.values()) or any(e is None for e in edits.values()):
+    if not any(d.plan for d in yaml_documents):
         return
     located = [d.located for d in yaml_documents]
-    trusted = yaml_faithful(text, located, {i: e or [] for i, e in edits.items()}) is not None
+    trusted = _yaml_fixed(text, yaml_documents, located, lambda d: d.plan) is not None
     for document in yaml_documents:
         document.trusted = trusted
 
@@ -265,13 +262,26 @@ def _compose_yaml(documents: list[YamlDocument], text: str, chosen: Chosen) -> s
     current = _strings_fixed(text, chosen)
     if current is None:
         return None
-    located = [d.located for d in documents] if current == text else loaded_again(current)
-    if located is None or len(located) != len(documents):
+    try:
+        located = [d.located for d in documents] if current == text else load_located_all(current)
+    except (yaml.YAMLError, RecursionError):
         return None
-    edits = {
-        d.located.index: d.with_shared([e for h, found in chosen if h is d for e in found])
-        for d in documents
-    }
+    if len(located) != len(documents):
+        return None
+    return _yaml_fixed(
+        current, documents, located, lambda d: [e for h, found in chosen if h is d for e in found]
+    )
+
+
+def _yaml_fixed(
+    text: str,
+    documents: list[YamlDocument],
+    located: list[Located],
+    edits_of: Callable[[YamlDocument], list[Edit]],
+) -> str | None:
+    """`text` with each document's edits made (and at every other use of a node they change),
+    or None when they cannot all be made safely."""
+    edits = {d.located.index: d.with_shared(edits_of(d)) for d in documents}
     if any(e is None for e in edits.values()):
         return None
-    return yaml_faithful(current, located, {i: e or [] for i, e in edits.items()})
+    return yaml_faithful(text, located, {i: e for i, e in edits.items() if e is not None})

@@ -14,7 +14,7 @@ import yaml
 
 from wbmigrate.check.diffs import minimal
 from wbmigrate.check.embedded import StringText, json_string, yaml_string
-from wbmigrate.check.yaml_fixes import yaml_replacements
+from wbmigrate.check.yaml_fixes import yaml_faithful
 from wbmigrate.edit.edits import (
     AddKey,
     Delete,
@@ -28,7 +28,6 @@ from wbmigrate.edit.edits import (
 from wbmigrate.edit.json import JsonText, container_of
 from wbmigrate.edit.located_yaml import Located, value_start
 from wbmigrate.edit.replacement import Replacement, apply
-from wbmigrate.edit.yaml import faithful
 
 Span = tuple[int, int]
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
@@ -100,15 +99,9 @@ class YamlDocument:
         shared = self.with_shared(edits)
         if shared is None:
             return ()
-        found = yaml_replacements(self.text, self.located, shared)
-        if found is None or not (
-            self.trusted or faithful(self.text, self.documents, {self.located.index: shared}, found)
-        ):
-            return ()
-        new = apply(self.text, found)
-        if new is None:
-            return ()
-        return minimal(self.text, new)
+        edited = {self.located.index: shared}
+        new = yaml_faithful(self.text, self.documents, edited, trusted=self.trusted)
+        return minimal(self.text, new) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
         """`edits`, each also made at every other path that reaches the node it changes: a

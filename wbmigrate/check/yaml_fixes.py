@@ -9,7 +9,7 @@ import yaml
 from wbmigrate.check.diffs import differences
 from wbmigrate.check.embedded import StringText, yaml_string
 from wbmigrate.edit.edits import Edit, Set
-from wbmigrate.edit.located_yaml import Located, load_located_all
+from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.edit.yaml import faithful, unchecked
 
@@ -47,23 +47,17 @@ def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str]
     return (string, edit.value) if string is not None else None
 
 
-def yaml_faithful(text: str, documents: list[Located], edits: dict[int, list[Edit]]) -> str | None:
+def yaml_faithful(
+    text: str, documents: list[Located], edits: dict[int, list[Edit]], trusted: bool = False
+) -> str | None:
     """`text` with the edits of each document made, or None when they cannot all be made
-    safely."""
+    safely (read back, unless `trusted`: they were, with others)."""
     found = []
     for located in documents:
         written = yaml_replacements(text, located, edits.get(located.index, []))
         if written is None:
             return None
         found += written
-    if not faithful(text, documents, edits, found):
+    if not trusted and not faithful(text, documents, edits, found):
         return None
     return apply(text, found)
-
-
-def loaded_again(text: str) -> list[Located] | None:
-    """Every document of a YAML text, or None when it no longer reads."""
-    try:
-        return load_located_all(text)
-    except (yaml.YAMLError, RecursionError):
-        return None
