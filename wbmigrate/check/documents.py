@@ -46,6 +46,7 @@ __all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
+Document = JsonDocument | YamlDocument
 
 
 def parse_error(
@@ -63,9 +64,7 @@ def check_json(label: str, text: str, targets: Targets) -> Checked:
         return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
     except RecursionError:
         return parse_error(label, text, 0, "JSON nested too deeply to read", place)
-    return _guarded(
-        _Check(label, text, targets), place, [document], partial(_compose_json, document)
-    )
+    return _Check(label, text, targets, place).run([document], partial(_compose_json, document))
 
 
 def check_yaml(label: str, text: str, targets: Targets) -> Checked:
@@ -80,50 +79,45 @@ def check_yaml(label: str, text: str, targets: Targets) -> Checked:
     except RecursionError:
         return parse_error(label, text, 0, "YAML nested too deeply to read", place)
     documents = [YamlDocument(text, one, located) for one in located]
-    return _guarded(
-        _Check(label, text, targets), place, documents, partial(_compose_yaml, documents)
-    )
-
-
-def _guarded(
-    check: _Check, place: Places, documents: Sequence[JsonDocument | YamlDocument], compose: Compose
-) -> Checked:
-    """The check of a parsed file; what makes it fail is a finding of this file, never raised."""
-    label, text = check.label, check.text
-    try:
-        checked = check.run(documents, compose)
-    except TooDeep:
-        return parse_error(label, text, 0, f"nested more than {MAX_DEPTH} levels deep", place)
-    except RecursionError:
-        return parse_error(label, text, 0, "nested too deeply to read", place)
-    except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
-        message = bug(exc, "this file", text=True)
-        checked = Checked([Lines(text).finding(label, 0, 0, Rule.INTERNAL_ERROR, message)])
-    checked.place = place
-    return checked
+    return _Check(label, text, targets, place).run(documents, partial(_compose_yaml, documents))
 
 
 class _Check:
     """One file's findings as they are gathered: each with the text it lives in, its edits,
     and the spec whose migration note goes with it."""
 
-    def __init__(self, label: str, text: str, targets: Targets) -> None:
+    def __init__(self, label: str, text: str, targets: Targets, place: Places) -> None:
         self.label = label
         self.text = text
         self.targets = targets
+        self.place = place
         self.pending: list[tuple[Host, Pending]] = []
         self.notes: list[tuple[Host, list[Edit]]] = []  # one per spec read
         self.seen: list[Span] = []
 
-    def run(self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose) -> Checked:
-        for document in documents:
-            found = find(document.data, may_embed(self.targets))
-            self.contents(document, found)
-            for path in found.strings:
-                self.string(document, path)
-            skip = {root for root, _ in found.specs} | set(found.sweeps)
-            self.pending += [(document, p) for p in config_keys(document.data, self.targets, skip)]
-        return self.checked(documents, compose)
+    def run(self, documents: Sequence[Document], compose: Compose) -> Checked:
+        """The check of a parsed file; what makes it fail is a finding of this file, never
+        raised."""
+        label, text, place = self.label, self.text, self.place
+        try:
+            for document in documents:
+                found = find(document.data, may_embed(self.targets))
+                self.contents(document, found)
+                for path in found.strings:
+                    self.string(document, path)
+                skip = {root for root, _ in found.specs} | set(found.sweeps)
+                keys = config_keys(document.data, self.targets, skip)
+                self.pending += [(document, p) for p in keys]
+            checked = self.checked(documents, compose)
+        except TooDeep:
+            return parse_error(label, text, 0, f"nested more than {MAX_DEPTH} levels deep", place)
+        except RecursionError:
+            return parse_error(label, text, 0, "nested too deeply to read", place)
+        except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
+            message = bug(exc, "this file", text=True)
+            checked = Checked([Lines(text).finding(label, 0, 0, Rule.INTERNAL_ERROR, message)])
+        checked.place = place
+        return checked
 
     def contents(self, host: Host, found: Found) -> None:
         """The specs and sweeps found in one text."""
@@ -139,7 +133,7 @@ class _Check:
             sweep = at(host.data, path)
             self.pending += [(host, p) for p in check_sweep(sweep, path, self.targets)]
 
-    def string(self, document: JsonDocument | YamlDocument, path: Path) -> None:
+    def string(self, document: Document, path: Path) -> None:
         """A string that may hold a spec as JSON text: checked inside, or said to be broken."""
         value = at(document.data, path)
         try:
@@ -162,12 +156,10 @@ class _Check:
         broken = Pending(path, False, Rule.NEEDS_REVIEW, message, whole=False)
         self.pending.append((document, broken))
 
-    def checked(
-        self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose
-    ) -> Checked:
+    def checked(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """Located findings (one for the same finding reached through two aliases), and how to
         fix a chosen subset of them."""
-        _trust(self.text, documents, self.pending, self.notes)
+        self.trust(documents)
         lines = Lines(self.text)
         checked = Checked(seen=self.seen)
         sources: dict[Finding, list[tuple[Host, Pending]]] = {}
@@ -192,25 +184,19 @@ class _Check:
         checked.fix_text = fix_text
         return checked
 
-
-def _trust(
-    text: str,
-    documents: Sequence[JsonDocument | YamlDocument],
-    pending: list[tuple[Host, Pending]],
-    notes: list[tuple[Host, list[Edit]]],
-) -> None:
-    """Read every edit of a YAML file back at once: when they all hold, each finding's fix
-    needs no parse of its own (a file of n findings costs one parse, not n)."""
-    yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
-    everything = [*((h, p.edits) for h, p in pending), *notes]
-    for d in yaml_documents:
-        d.plan = [e for h, found in everything if h is d for e in found]
-    if not any(d.plan for d in yaml_documents):
-        return
-    located = [d.located for d in yaml_documents]
-    trusted = _yaml_fixed(text, yaml_documents, located, lambda d: d.plan) is not None
-    for document in yaml_documents:
-        document.trusted = trusted
+    def trust(self, documents: Sequence[Document]) -> None:
+        """Read every edit of a YAML file back at once: when they all hold, each finding's fix
+        needs no parse of its own (a file of n findings costs one parse, not n)."""
+        yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
+        everything = [*((h, p.edits) for h, p in self.pending), *self.notes]
+        for d in yaml_documents:
+            d.plan = [e for h, found in everything if h is d for e in found]
+        if not any(d.plan for d in yaml_documents):
+            return
+        located = [d.located for d in yaml_documents]
+        trusted = _yaml_fixed(self.text, yaml_documents, located, lambda d: d.plan) is not None
+        for document in yaml_documents:
+            document.trusted = trusted
 
 
 def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
