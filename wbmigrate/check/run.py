@@ -85,8 +85,7 @@ def check_file(
     except RecursionError:
         return _error(label, "nested too deeply to read")
     except Exception as exc:  # a bug: said once for this file, and the run goes on
-        message = bug(exc, "this file", text=True)
-        return FileReport(label, (Lines("").finding(label, 0, 0, Rule.INTERNAL_ERROR, message),))
+        return _error(label, bug(exc, "this file", text=True), Rule.INTERNAL_ERROR)
 
 
 def _check_file(
@@ -155,8 +154,8 @@ def _fixed(
     return current if current != text else None
 
 
-def _error(label: str, message: str) -> FileReport:
-    return FileReport(label, (Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, message),))
+def _error(label: str, message: str, rule: Rule = Rule.PARSE_ERROR) -> FileReport:
+    return FileReport(label, (Lines("").finding(label, 0, 0, rule, message),))
 
 
 def check_paths(
