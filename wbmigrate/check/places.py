@@ -11,7 +11,6 @@ import re
 import tokenize
 from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec
 
 from wbmigrate.check.model import Lines, Place
 
@@ -24,7 +23,6 @@ PROSE_SUFFIXES = {".txt", ".rst", ".adoc", ".md", ".markdown"}
 _HASH_COMMENT = re.compile(r"""(?m)(?:^|[ \t])(#.*)$""")
 
 Places = Callable[[int], Place]
-P = ParamSpec("P")
 
 
 def spans(regions: list[tuple[int, int, Place]], default: Place) -> Places:
@@ -41,22 +39,20 @@ def spans(regions: list[tuple[int, int, Place]], default: Place) -> Places:
     return place
 
 
-def lazily(build: Callable[P, Places]) -> Callable[P, Places]:
-    """`build`, made on the lookup's first use: the residual pass asks only about old names no
-    checker accounted for, and most files have none."""
-
-    @functools.wraps(build)
-    def lazy(*args: P.args, **kwargs: P.kwargs) -> Places:
-        made = functools.cache(functools.partial(build, *args, **kwargs))
-        return lambda offset: made()(offset)
-
-    return lazy
+def lazily(build: Callable[[], Places]) -> Places:
+    """A lookup made on its first use: the residual pass asks only about old names no checker
+    accounted for, and most files have none."""
+    made = functools.cache(build)
+    return lambda offset: made()(offset)
 
 
-@lazily
 def hash_comments(text: str, default: Place) -> Places:
     """Files whose comments start with `#` (TOML, YAML, shell, Makefile, Dockerfile). A `#`
     inside quotes on its line is not a comment."""
+    return lazily(lambda: _hash_comments(text, default))
+
+
+def _hash_comments(text: str, default: Place) -> Places:
     regions = []
     for match in _HASH_COMMENT.finditer(text):
         line_start = text.rfind("\n", 0, match.start(1)) + 1
@@ -66,9 +62,12 @@ def hash_comments(text: str, default: Place) -> Places:
     return spans(regions, default)
 
 
-@lazily
 def python_places(text: str, tree: ast.AST) -> Places:
     """Comments and docstrings (notes), other strings, identifiers and code (review)."""
+    return lazily(lambda: _python_places(text, tree))
+
+
+def _python_places(text: str, tree: ast.AST) -> Places:
     starts = Lines(text).starts
 
     def offset(row: int, column: int) -> int:
