@@ -18,8 +18,7 @@ from functools import partial
 import yaml
 
 from wbmigrate import json_values
-from wbmigrate.check.diffs import minimal
-from wbmigrate.check.hosts import Host, JsonDocument, Span, StringSpec, YamlDocument
+from wbmigrate.check.hosts import Host, JsonDocument, StringSpec, YamlDocument, minimal, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import (
@@ -35,10 +34,9 @@ from wbmigrate.check.specs import (
 )
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.yaml_fixes import yaml_faithful
 from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
-from wbmigrate.edit.located_yaml import Located, load_located_all
+from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
 
@@ -93,7 +91,7 @@ class _Check:
         self.place = place
         self.pending: list[tuple[Host, Pending]] = []
         self.notes: list[tuple[Host, list[Edit]]] = []  # one per spec read
-        self.seen: list[Span] = []
+        self.seen: list[tuple[int, int]] = []
 
     def run(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """The check of a parsed file; what makes it fail is a finding of this file, never
@@ -194,7 +192,7 @@ class _Check:
         if not any(d.plan for d in yaml_documents):
             return
         located = [d.located for d in yaml_documents]
-        trusted = _yaml_fixed(self.text, yaml_documents, located, lambda d: d.plan) is not None
+        trusted = yaml_fixed(self.text, yaml_documents, located, lambda d: d.plan) is not None
         for document in yaml_documents:
             document.trusted = trusted
 
@@ -212,7 +210,7 @@ def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
     return lines.finding(label, start, end, pending.rule, message, fix)
 
 
-def _name_in(text: str, start: int, end: int, name: str) -> Span:
+def _name_in(text: str, start: int, end: int, name: str) -> tuple[int, int]:
     """Where the whole name `name` first is in text[start:end] (all of it, when it is not)."""
     found = re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])").search(text, start, end)
     return (found.start(), found.end()) if found else (start, end)
@@ -254,20 +252,6 @@ def _compose_yaml(documents: list[YamlDocument], text: str, chosen: Chosen) -> s
         return None
     if len(located) != len(documents):
         return None
-    return _yaml_fixed(
+    return yaml_fixed(
         current, documents, located, lambda d: [e for h, found in chosen if h is d for e in found]
     )
-
-
-def _yaml_fixed(
-    text: str,
-    documents: list[YamlDocument],
-    located: list[Located],
-    edits_of: Callable[[YamlDocument], list[Edit]],
-) -> str | None:
-    """`text` with each document's edits made (and at every other use of a node they change),
-    or None when they cannot all be made safely."""
-    edits = {d.located.index: d.with_shared(edits_of(d)) for d in documents}
-    if any(e is None for e in edits.values()):
-        return None
-    return yaml_faithful(text, located, {i: e for i, e in edits.items() if e is not None})

@@ -5,31 +5,24 @@ turns one finding's edits into the file replacement that fixes it, in the file's
 
 from __future__ import annotations
 
+import difflib
 import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
 import yaml
 
-from wbmigrate.check.diffs import minimal
 from wbmigrate.check.embedded import StringText, json_string, yaml_string
-from wbmigrate.check.yaml_fixes import yaml_faithful
-from wbmigrate.edit.edits import (
-    AddKey,
-    Delete,
-    Edit,
-    EditConflict,
-    Insert,
-    Path,
-    RenameKey,
-    Set,
-)
+from wbmigrate.edit.edits import AddKey, Delete, Edit, EditConflict, Insert, Path, RenameKey, Set
 from wbmigrate.edit.json import JsonText, container_of
 from wbmigrate.edit.located_yaml import Located, value_start
 from wbmigrate.edit.replacement import Replacement, apply
+from wbmigrate.edit.yaml import faithful, unchecked
 
 Span = tuple[int, int]
+_SCALARS = yaml.constructor.SafeConstructor()
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
 
 
@@ -251,6 +244,108 @@ def _apart(edits: list[Edit]) -> list[list[Edit]]:
         owner = next((c for c in groups if container[: len(c)] == c), container)
         groups.setdefault(owner, []).append(edit)
     return list(groups.values())
+
+
+# --- YAML edits as `check` makes them: a new string for a block scalar is written inside the
+# block, in its own style (where the YAML edits would refuse it), and every document of a file
+# is read back at once, so an edit that reaches past its document is never made.
+
+
+def yaml_replacements(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
+    """The replacements that make `edits` in one YAML document, unchecked. A new string for a
+    block scalar (`|`, `>`) is written inside the block, in its style, where the YAML edits
+    would refuse it."""
+    plain, found = [], []
+    for edit in edits:
+        block = _in_block(text, located, edit)
+        if block is None:
+            plain.append(edit)
+            continue
+        string, new = block
+        written = string.replacements(text, differences(string.value, new))
+        if written is None:
+            return None
+        found += written
+    rest = unchecked(text, located, plain)
+    return None if rest is None else found + rest
+
+
+def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str] | None:
+    """A new string for a block scalar, with how to write inside that block."""
+    if not isinstance(edit, Set) or not isinstance(edit.value, str):
+        return None
+    node = located.nodes.get(edit.path)
+    if not isinstance(node, yaml.ScalarNode) or node.style not in ("|", ">"):
+        return None
+    old = _SCALARS.construct_object(node)
+    string = yaml_string(text, node, old) if isinstance(old, str) else None
+    return (string, edit.value) if string is not None else None
+
+
+def yaml_faithful(
+    text: str, documents: list[Located], edits: dict[int, list[Edit]], trusted: bool = False
+) -> str | None:
+    """`text` with the edits of each document made, or None when they cannot all be made
+    safely (read back, unless `trusted`: they were, with others)."""
+    found = []
+    for located in documents:
+        written = yaml_replacements(text, located, edits.get(located.index, []))
+        if written is None:
+            return None
+        found += written
+    if not trusted and not faithful(text, documents, edits, found):
+        return None
+    return apply(text, found)
+
+
+def yaml_fixed(
+    text: str,
+    documents: list[YamlDocument],
+    located: list[Located],
+    edits_of: Callable[[YamlDocument], list[Edit]],
+) -> str | None:
+    """`text` with each document's edits made (and at every other use of a node they change),
+    or None when they cannot all be made safely."""
+    edits = {d.located.index: d.with_shared(edits_of(d)) for d in documents}
+    if any(e is None for e in edits.values()):
+        return None
+    return yaml_faithful(text, located, {i: e for i, e in edits.items() if e is not None})
+
+
+# --- the smallest replacements between two texts: a fix changes only what differs, so every
+# other byte (and its spelling: escapes, line breaks) stays.
+
+
+def minimal(text: str, new: str) -> tuple[Replacement, ...]:
+    """The one replacement that turns `text` into `new` (common head and tail kept)."""
+    limit = min(len(text), len(new))
+    head = longest(lambda n: text[:n] == new[:n], limit)
+    tail = longest(lambda n: text[len(text) - n :] == new[len(new) - n :], limit - head)
+    return (Replacement(head, len(text) - tail, new[head : len(new) - tail]),)
+
+
+def longest(agrees: Callable[[int], bool], high: int) -> int:
+    """The largest n in [0, high] for which `agrees(n)`, given that it holds up to some n and
+    no further: a binary search of C-speed slice comparisons, not a loop over characters."""
+    low = 0
+    while low < high:
+        middle = (low + high + 1) // 2
+        if agrees(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def differences(old: str, new: str) -> list[Replacement]:
+    """Where `new` differs from `old`, in pieces (for a short string; one piece for a long
+    one), so a block scalar keeps its own line breaks between them."""
+    if len(old) + len(new) > 20_000:
+        return list(minimal(old, new))
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [
+        Replacement(a, b, new[c:d]) for op, a, b, c, d in matcher.get_opcodes() if op != "equal"
+    ]
 
 
 Host = JsonDocument | YamlDocument | StringSpec
