@@ -103,15 +103,10 @@ class Prefilter:
 
     def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
         """Where a name may start: as far before an anchor as it sits in a spelling."""
-        return sorted(
-            {
-                at - offset
-                for anchor, found in held.items()
-                for at in found
-                for offset in self._offsets[anchor]
-                if at >= offset
-            }
-        )
+        starts: set[int] = set()
+        for anchor, found in held.items():
+            starts.update(at - offset for at in found for offset in self._offsets[anchor])
+        return sorted(start for start in starts if start >= 0)
 
     def _names(self, data: bytes, starts: list[int]) -> list[Name]:
         """Whole spellings, exactly as a search of the whole text finds them (leftmost, then

@@ -25,11 +25,8 @@ class Ignores:
 
     @classmethod
     def of(cls, config: CheckConfig, extra: Iterable[Rule] = ()) -> Ignores:
-        return cls(
-            config.ignore | frozenset(extra),
-            tuple(config.per_file_ignores.items()),
-            config.path.parent if config.path else None,
-        )
+        base = config.path.parent if config.path else None
+        return cls(config.ignore | frozenset(extra), tuple(config.per_file_ignores.items()), base)
 
     def covers(self, path: Path, rule: Rule) -> bool:
         if rule in self.rules:
