@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from wbmigrate.check.embedded import StringText, json_string, yaml_string
+from wbmigrate.check.model import Fix
 from wbmigrate.edit.edits import AddKey, Delete, Edit, EditConflict, Insert, Path, RenameKey, Set
 from wbmigrate.edit.json import JsonText, container_of
 from wbmigrate.edit.located_yaml import Located, value_start
@@ -45,7 +46,7 @@ class JsonDocument:
     def seen(self, root: Path) -> list[Span]:
         return [self.span(root)]
 
-    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+    def fix(self, edits: list[Edit]) -> Fix:
         try:
             return (_spliced(self.indexed, edits),)
         except (*_MISSING, EditConflict):
@@ -86,7 +87,7 @@ class YamlDocument:
         ]
         return [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
 
-    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+    def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix. Each is read back on its own (a parse of the file) unless the
         edits of the whole file were read back together (`trusted`), one parse for all."""
         shared = self.with_shared(edits)
@@ -186,7 +187,7 @@ class StringSpec:
     def seen(self, root: Path) -> list[Span]:
         return [self.literal]
 
-    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+    def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix: spliced within the containers of its edits (exact, so the
         string need not be read back for each finding)."""
         if self.string is None or not edits:
@@ -316,7 +317,7 @@ def yaml_fixed(
 # other byte (and its spelling: escapes, line breaks) stays.
 
 
-def minimal(text: str, new: str) -> tuple[Replacement, ...]:
+def minimal(text: str, new: str) -> Fix:
     """The one replacement that turns `text` into `new` (common head and tail kept)."""
     limit = min(len(text), len(new))
     head = longest(lambda n: text[:n] == new[:n], limit)

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from wbmigrate.safe_write import Stamp
 
 
+Fix = tuple[Replacement, ...]  # the replacements that fix a finding, in the file's text
+
+
 class Level(enum.Enum):
     """How much a finding matters, as ruff and pint grade it: only errors and warnings fail."""
 
@@ -71,7 +74,7 @@ class Finding:
     end_column: int
     rule: Rule
     message: str
-    fix: tuple[Replacement, ...] = ()  # empty: nothing wbmigrate can change safely
+    fix: Fix = ()  # empty: nothing wbmigrate can change safely
     span: tuple[int, int] = (0, 0)  # offsets of what the finding is about, in the file's text
 
     @property
@@ -146,13 +149,7 @@ class Lines:
         return line + 1, offset - self.starts[line] + 1
 
     def finding(
-        self,
-        path: str,
-        start: int,
-        end: int,
-        rule: Rule,
-        message: str,
-        fix: tuple[Replacement, ...] = (),
+        self, path: str, start: int, end: int, rule: Rule, message: str, fix: Fix = ()
     ) -> Finding:
         end = max(start, end)
         return Finding(

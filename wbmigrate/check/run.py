@@ -120,7 +120,7 @@ def _check_file(
     findings.sort(key=lambda f: (f.line, f.column))
     kept, suppressed = suppress(text, findings, path, ignores)
     fixed = (
-        _fixed(label, text, path, list(zip(handlers, checks, strict=True)), targets, ignores)
+        _fixed(text, path, list(zip(handlers, checks, strict=True)), targets, ignores)
         if fixes and any(f.fixable for f in kept)
         else None
     )
@@ -129,12 +129,7 @@ def _check_file(
 
 
 def _fixed(
-    label: str,
-    text: str,
-    path: Path,
-    checks: list[tuple[Handler, Checked]],
-    targets: Targets,
-    ignores: Ignores,
+    text: str, path: Path, checks: list[tuple[Handler, Checked]], targets: Targets, ignores: Ignores
 ) -> str | None:
     """The text with every kept fix made, one checker after the other, from the first pass's
     findings. A checker after one whose fixes changed the text checks that text again, so its
@@ -144,7 +139,7 @@ def _fixed(
     current = text
     for handler, checked in checks:
         if current != text:
-            checked = handler(label, current, targets)
+            checked = handler(path.as_posix(), current, targets)
         kept, _ = suppress(current, checked.findings, path, ignores)
         fixable = [f for f in kept if f.fixable]
         if not fixable:
