@@ -71,9 +71,8 @@ class YamlDocument:
     def span(self, path: Path, key: bool = False) -> Span:
         nodes, keys = self.located.nodes, self.located.key_nodes
         for end in range(len(path), -1, -1):
-            node = (keys.get(path[:end]) if key or end < len(path) else None) or nodes.get(
-                path[:end]
-            )
+            as_key = key or end < len(path)  # the nearest part that is there: at its key
+            node = (keys.get(path[:end]) if as_key else None) or nodes.get(path[:end])
             if node is not None:
                 return value_start(self.text, node), node.end_mark.index
         return 0, 0

@@ -57,12 +57,8 @@ CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
 def kind_of(path: Path, head: str) -> tuple[str, ...]:
     """The checkers of a file, by its suffix, its name, or (`head`: its first characters) the
     interpreter its shebang names."""
-    known = KINDS.get(f"*{path.suffix}") or KINDS.get(path.name)
-    if known:
-        return known
-    if path.name.startswith(CONTAINER_FILES) or SHELLS.match(head):
-        return (FLAGS,)
-    return ()
+    shell = path.name.startswith(CONTAINER_FILES) or SHELLS.match(head)
+    return KINDS.get(f"*{path.suffix}") or KINDS.get(path.name) or ((FLAGS,) if shell else ())
 
 
 @functools.cache

@@ -221,12 +221,9 @@ def change_message(change: Change, result: Rewrite, targets: Targets) -> str:
     elif change.action is ChangeAction.ADDED:
         text = f"{old} -> {new} (dual: add beside it)"
     elif change.action is ChangeAction.DISABLED:
-        notes = [
-            n.message
-            for n in result.notes
-            if n.kind is NoteKind.WARNING and n.pointer == change.pointer
-        ]
-        text = (notes or ["alert on a metric that is no longer logged: disable it"])[0]
+        warnings = (n for n in result.notes if n.kind is NoteKind.WARNING)
+        said = [n.message for n in warnings if n.pointer == change.pointer]
+        text = (said or ["alert on a metric that is no longer logged: disable it"])[0]
     elif change.action is ChangeAction.REMOVED and isinstance(old, dict):
         text = "every metric of this panel is no longer logged: delete the panel"
     elif change.action is ChangeAction.REMOVED:
