@@ -107,19 +107,15 @@ def _check_file(
         return _error(label, "not UTF-8 text") if kind_of(path, "") else None
     if scan is None:
         return FileReport(label)
-    handlers = [checker(entry) for entry in kind_of(path, text[:200])]
-    checks = [handler(label, text, targets) for handler in handlers]
-    findings = [f for checked in checks for f in checked.findings]
-    accounted = [f.span for f in findings] + [s for checked in checks for s in checked.seen]
-    place = next((c.place for c in checks if c.place), None) or (lambda _: of_file(path))
+    checks = [(h, h(label, text, targets)) for h in map(checker, kind_of(path, text[:200]))]
+    findings = [f for _, checked in checks for f in checked.findings]
+    accounted = [f.span for f in findings] + [s for _, checked in checks for s in checked.seen]
+    place = next((c.place for _, c in checks if c.place), None) or (lambda _: of_file(path))
     findings += residual(label, text, targets, accounted, place, scan.names)
     findings.sort(key=lambda f: (f.line, f.column))
     kept, suppressed = suppress(text, findings, path, ignores)
-    fixed = (
-        _fixed(text, path, list(zip(handlers, checks, strict=True)), targets, ignores)
-        if fixes and any(f.fixable for f in kept)
-        else None
-    )
+    fixable = fixes and any(f.fixable for f in kept)
+    fixed = _fixed(text, path, checks, targets, ignores) if fixable else None
     read = Stamp.of(path, data, stat.st_mtime_ns) if fixed is not None else None
     return FileReport(label, tuple(kept), text, fixed, suppressed, read)
 
