@@ -22,7 +22,6 @@ from wbmigrate.check.hosts import Host, JsonDocument, StringSpec, YamlDocument, 
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import (
-    MAX_DEPTH,
     Found,
     Pending,
     TooDeep,
@@ -107,8 +106,8 @@ class _Check:
                 keys = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
             checked = self.checked(documents, compose)
-        except TooDeep:
-            return parse_error(label, text, 0, f"nested more than {MAX_DEPTH} levels deep", place)
+        except TooDeep as exc:
+            return parse_error(label, text, 0, str(exc), place)
         except RecursionError:
             return parse_error(label, text, 0, "nested too deeply to read", place)
         except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
@@ -141,8 +140,8 @@ class _Check:
             problem = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
         except RecursionError:
             problem = "nested too deeply to read"
-        except TooDeep:
-            problem = f"nested more than {MAX_DEPTH} levels deep"
+        except TooDeep as exc:
+            problem = str(exc)
         else:
             if found.specs or found.sweeps:
                 self.contents(document.string(path, value, data), found)

@@ -79,11 +79,7 @@ class YamlDocument:
 
     def seen(self, root: Path) -> list[Span]:
         """The spec's own text, and the anchors it reaches through aliases and merge keys."""
-        inside = [
-            node
-            for path, node in self.located.aliases
-            if path[: len(root)] == root and len(path) >= len(root)
-        ]
+        inside = [node for path, node in self.located.aliases if path[: len(root)] == root]
         return [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
 
     def fix(self, edits: list[Edit]) -> Fix:
@@ -171,8 +167,7 @@ class StringSpec:
         self.literal = literal
         self.string = string
         self.data = data
-        self.value = string.value if string is not None else ""
-        self.inner = JsonText(self.value)
+        self.inner = JsonText(string.value if string is not None else "")
 
     def span(self, path: Path, key: bool = False) -> Span:
         if self.string is None:
@@ -209,7 +204,7 @@ class StringSpec:
             pieces = next(
                 found
                 for found in (self._pieces([[e] for e in edits]), self._pieces(_apart(edits)))
-                if found is not None and apply(self.value, found) == whole
+                if found is not None and apply(self.inner.text, found) == whole
             )
         except (*_MISSING, EditConflict, StopIteration):
             return None

@@ -67,7 +67,7 @@ def find(document: Any, may_embed: Callable[[str], bool] | None = None) -> Found
     while stack:
         path, node = stack.pop()
         if len(path) > MAX_DEPTH:
-            raise TooDeep
+            raise TooDeep(f"nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, dict):
             stack += reversed(_in_mapping(path, node, found))
         elif isinstance(node, list):
