@@ -95,7 +95,6 @@ class _Check:
     def run(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """The check of a parsed file; what makes it fail is a finding of this file, never
         raised."""
-        label, text, place = self.label, self.text, self.place
         try:
             for document in documents:
                 found = find(document.data, may_embed(self.targets))
@@ -107,13 +106,13 @@ class _Check:
                 self.pending += [(document, p) for p in keys]
             checked = self.checked(documents, compose)
         except TooDeep as exc:
-            return parse_error(label, text, 0, str(exc), place)
+            return parse_error(self.label, self.text, 0, str(exc), self.place)
         except RecursionError:
-            return parse_error(label, text, 0, "nested too deeply to read", place)
+            return parse_error(self.label, self.text, 0, "nested too deeply to read", self.place)
         except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
             message = bug(exc, "this file", text=True)
-            checked = Checked([Lines(text).finding(label, 0, 0, Rule.INTERNAL_ERROR, message)])
-        checked.place = place
+            checked = Checked([Lines("").finding(self.label, 0, 0, Rule.INTERNAL_ERROR, message)])
+        checked.place = self.place
         return checked
 
     def contents(self, host: Host, found: Found) -> None:

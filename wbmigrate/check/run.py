@@ -158,8 +158,7 @@ def check_paths(
     """The report of every file `check` reads under `paths`, in order; over a large tree, from
     a process per core (`processes`: how many; see `wbmigrate.parallel`)."""
     ignores = Ignores.of(config, extra_ignores)
-    excluded = [*config.exclude, *exclude]
-    found = list(find_files(paths, excluded, force_exclude=force_exclude))
+    found = list(find_files(paths, [*config.exclude, *exclude], force_exclude=force_exclude))
     check = partial(check_file, targets=targets, ignores=ignores, fixes=fixes)
     count = _processes(len(found)) if processes is None else processes
     reports = each(found, check, count, prepare=partial(_load_checkers, found))
