@@ -18,12 +18,10 @@ from functools import partial
 import yaml
 
 from wbmigrate import json_values
-from wbmigrate.check.diffs import minimal
-from wbmigrate.check.hosts import Host, JsonDocument, Span, StringSpec, YamlDocument
+from wbmigrate.check.hosts import Host, JsonDocument, StringSpec, YamlDocument, minimal, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import (
-    MAX_DEPTH,
     Found,
     Pending,
     TooDeep,
@@ -32,11 +30,9 @@ from wbmigrate.check.specs import (
     config_keys,
     find,
     may_embed,
-    parse_embedded,
 )
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.yaml_fixes import loaded_again, yaml_faithful
 from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
@@ -47,30 +43,25 @@ __all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
+Document = JsonDocument | YamlDocument
 
 
 def parse_error(
     label: str, text: str, offset: int, message: str, place: Places | None = None
 ) -> Checked:
-    lines = Lines(text)
-    checked = Checked([lines.finding(label, offset, offset, Rule.PARSE_ERROR, message)])
-    checked.place = place
-    return checked
+    finding = Lines(text).finding(label, offset, offset, Rule.PARSE_ERROR, message)
+    return Checked([finding], place=place)
 
 
 def check_json(label: str, text: str, targets: Targets) -> Checked:
     place = spans([], Place("a JSON value"))
     try:
-        data = json_values.loads(text)
+        document = JsonDocument(text, json_values.loads(text))
     except json.JSONDecodeError as exc:
         return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
     except RecursionError:
         return parse_error(label, text, 0, "JSON nested too deeply to read", place)
-    document = JsonDocument(text, data)
-    compose = partial(_compose_json, document)
-    return _guarded(
-        label, text, place, lambda: _Check(label, text, targets).run([document], compose)
-    )
+    return _Check(label, text, targets, place).run([document], partial(_compose_json, document))
 
 
 def check_yaml(label: str, text: str, targets: Targets) -> Checked:
@@ -85,48 +76,44 @@ def check_yaml(label: str, text: str, targets: Targets) -> Checked:
     except RecursionError:
         return parse_error(label, text, 0, "YAML nested too deeply to read", place)
     documents = [YamlDocument(text, one, located) for one in located]
-    compose = partial(_compose_yaml, documents)
-    return _guarded(
-        label, text, place, lambda: _Check(label, text, targets).run(documents, compose)
-    )
-
-
-def _guarded(label: str, text: str, place: Places, check: Callable[[], Checked]) -> Checked:
-    """The check of a parsed file; what makes it fail is a finding of this file, never raised."""
-    try:
-        checked = check()
-    except TooDeep:
-        return parse_error(label, text, 0, f"nested more than {MAX_DEPTH} levels deep", place)
-    except RecursionError:
-        return parse_error(label, text, 0, "nested too deeply to read", place)
-    except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
-        message = bug(exc, "this file", text=True)
-        checked = Checked([Lines(text).finding(label, 0, 0, Rule.INTERNAL_ERROR, message)])
-    checked.place = place
-    return checked
+    return _Check(label, text, targets, place).run(documents, partial(_compose_yaml, documents))
 
 
 class _Check:
     """One file's findings as they are gathered: each with the text it lives in, its edits,
     and the spec whose migration note goes with it."""
 
-    def __init__(self, label: str, text: str, targets: Targets) -> None:
+    def __init__(self, label: str, text: str, targets: Targets, place: Places) -> None:
         self.label = label
         self.text = text
         self.targets = targets
+        self.place = place
         self.pending: list[tuple[Host, Pending]] = []
         self.notes: list[tuple[Host, list[Edit]]] = []  # one per spec read
-        self.seen: list[Span] = []
+        self.seen: list[tuple[int, int]] = []
 
-    def run(self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose) -> Checked:
-        for document in documents:
-            found = find(document.data, may_embed(self.targets))
-            self.contents(document, found)
-            for path in found.strings:
-                self.string(document, path)
-            skip = {root for root, _ in found.specs} | set(found.sweeps)
-            self.pending += [(document, p) for p in config_keys(document.data, self.targets, skip)]
-        return self.checked(documents, compose)
+    def run(self, documents: Sequence[Document], compose: Compose) -> Checked:
+        """The check of a parsed file; what makes it fail is a finding of this file, never
+        raised."""
+        try:
+            for document in documents:
+                found = find(document.data, may_embed(self.targets))
+                self.contents(document, found)
+                for path in found.strings:
+                    self.string(document, path)
+                skip = {root for root, _ in found.specs} | set(found.sweeps)
+                keys = config_keys(document.data, self.targets, skip)
+                self.pending += [(document, p) for p in keys]
+            checked = self.checked(documents, compose)
+        except TooDeep as exc:
+            return parse_error(self.label, self.text, 0, str(exc), self.place)
+        except RecursionError:
+            return parse_error(self.label, self.text, 0, "nested too deeply to read", self.place)
+        except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
+            message = bug(exc, "this file", text=True)
+            checked = Checked([Lines("").finding(self.label, 0, 0, Rule.INTERNAL_ERROR, message)])
+        checked.place = self.place
+        return checked
 
     def contents(self, host: Host, found: Found) -> None:
         """The specs and sweeps found in one text."""
@@ -142,32 +129,33 @@ class _Check:
             sweep = at(host.data, path)
             self.pending += [(host, p) for p in check_sweep(sweep, path, self.targets)]
 
-    def string(self, document: JsonDocument | YamlDocument, path: Path) -> None:
+    def string(self, document: Document, path: Path) -> None:
         """A string that may hold a spec as JSON text: checked inside, or said to be broken."""
         value = at(document.data, path)
-        data, problem = parse_embedded(value)
-        found = None
-        if problem is None:
-            try:
-                found = find(data)
-            except TooDeep:
-                problem = f"nested more than {MAX_DEPTH} levels deep"
-        if problem is not None:
-            message = (
-                f"this string looks like a spec kept as JSON text, but it cannot be read "
-                f"({problem}); it is not checked"
-            )
-            broken = Pending(path, False, Rule.NEEDS_REVIEW, message, whole=False)
-            self.pending.append((document, broken))
-        elif found is not None and (found.specs or found.sweeps):
-            self.contents(document.string(path, value, data), found)
+        try:
+            data = json.loads(value)
+            found = find(data)
+        except json.JSONDecodeError as exc:
+            problem = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+        except RecursionError:
+            problem = "nested too deeply to read"
+        except TooDeep as exc:
+            problem = str(exc)
+        else:
+            if found.specs or found.sweeps:
+                self.contents(document.string(path, value, data), found)
+            return
+        message = (
+            f"this string looks like a spec kept as JSON text, but it cannot be read "
+            f"({problem}); it is not checked"
+        )
+        broken = Pending(path, False, Rule.NEEDS_REVIEW, message, whole=False)
+        self.pending.append((document, broken))
 
-    def checked(
-        self, documents: Sequence[JsonDocument | YamlDocument], compose: Compose
-    ) -> Checked:
+    def checked(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """Located findings (one for the same finding reached through two aliases), and how to
         fix a chosen subset of them."""
-        _trust(self.text, documents, self.pending, self.notes)
+        self.trust(documents)
         lines = Lines(self.text)
         checked = Checked(seen=self.seen)
         sources: dict[Finding, list[tuple[Host, Pending]]] = {}
@@ -192,28 +180,19 @@ class _Check:
         checked.fix_text = fix_text
         return checked
 
-
-def _trust(
-    text: str,
-    documents: Sequence[JsonDocument | YamlDocument],
-    pending: list[tuple[Host, Pending]],
-    notes: list[tuple[Host, list[Edit]]],
-) -> None:
-    """Read every edit of a YAML file back at once: when they all hold, each finding's fix
-    needs no parse of its own (a file of n findings costs one parse, not n)."""
-    yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
-    if not yaml_documents:
-        return
-    everything = [*((h, p.edits) for h, p in pending), *notes]
-    for d in yaml_documents:
-        d.plan = [e for h, found in everything if h is d for e in found]
-    edits = {d.located.index: d.with_shared(d.plan) for d in yaml_documents}
-    if not any(edits.values()) or any(e is None for e in edits.values()):
-        return
-    located = [d.located for d in yaml_documents]
-    trusted = yaml_faithful(text, located, {i: e or [] for i, e in edits.items()}) is not None
-    for document in yaml_documents:
-        document.trusted = trusted
+    def trust(self, documents: Sequence[Document]) -> None:
+        """Read every edit of a YAML file back at once: when they all hold, each finding's fix
+        needs no parse of its own (a file of n findings costs one parse, not n)."""
+        yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
+        everything = [*((h, p.edits) for h, p in self.pending), *self.notes]
+        for d in yaml_documents:
+            d.plan = [e for h, found in everything if h is d for e in found]
+        if not any(d.plan for d in yaml_documents):
+            return
+        located = [d.located for d in yaml_documents]
+        trusted = yaml_fixed(self.text, yaml_documents, located, lambda d: d.plan) is not None
+        for document in yaml_documents:
+            document.trusted = trusted
 
 
 def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
@@ -229,7 +208,7 @@ def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
     return lines.finding(label, start, end, pending.rule, message, fix)
 
 
-def _name_in(text: str, start: int, end: int, name: str) -> Span:
+def _name_in(text: str, start: int, end: int, name: str) -> tuple[int, int]:
     """Where the whole name `name` first is in text[start:end] (all of it, when it is not)."""
     found = re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])").search(text, start, end)
     return (found.start(), found.end()) if found else (start, end)
@@ -265,13 +244,12 @@ def _compose_yaml(documents: list[YamlDocument], text: str, chosen: Chosen) -> s
     current = _strings_fixed(text, chosen)
     if current is None:
         return None
-    located = [d.located for d in documents] if current == text else loaded_again(current)
-    if located is None or len(located) != len(documents):
+    try:
+        located = [d.located for d in documents] if current == text else load_located_all(current)
+    except (yaml.YAMLError, RecursionError):
         return None
-    edits = {
-        d.located.index: d.with_shared([e for h, found in chosen if h is d for e in found])
-        for d in documents
-    }
-    if any(e is None for e in edits.values()):
+    if len(located) != len(documents):
         return None
-    return yaml_faithful(current, located, {i: e or [] for i, e in edits.items()})
+    return yaml_fixed(
+        current, documents, located, lambda d: [e for h, found in chosen if h is d for e in found]
+    )

@@ -5,48 +5,26 @@ turns one finding's edits into the file replacement that fixes it, in the file's
 
 from __future__ import annotations
 
+import difflib
 import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
 import yaml
 
-from wbmigrate.check.diffs import minimal
 from wbmigrate.check.embedded import StringText, json_string, yaml_string
-from wbmigrate.check.yaml_fixes import yaml_replacements
-from wbmigrate.edit.edits import (
-    AddKey,
-    Delete,
-    Edit,
-    EditConflict,
-    Insert,
-    Path,
-    RenameKey,
-    Set,
-)
+from wbmigrate.check.model import Fix
+from wbmigrate.edit.edits import AddKey, Delete, Edit, EditConflict, Insert, Path, RenameKey, Set
 from wbmigrate.edit.json import JsonText, container_of
 from wbmigrate.edit.located_yaml import Located, value_start
 from wbmigrate.edit.replacement import Replacement, apply
-from wbmigrate.edit.yaml import faithful
+from wbmigrate.edit.yaml import faithful, unchecked
 
 Span = tuple[int, int]
+_SCALARS = yaml.constructor.SafeConstructor()
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
-_JSON_SPACE = " \t\n\r"  # what JSON allows around a value
-
-
-class _Parsed(JsonText):
-    """A JSON text `json.loads` has read: its root value is the text but the whitespace around
-    it, so finding where it ends takes no second parse of the whole document."""
-
-    @cached_property
-    def root(self) -> tuple[int, int]:
-        text, start, end = self.text, 0, len(self.text)
-        while start < end and text[start] in _JSON_SPACE:
-            start += 1
-        while end > start and text[end - 1] in _JSON_SPACE:
-            end -= 1
-        return start, end
 
 
 class JsonDocument:
@@ -55,7 +33,7 @@ class JsonDocument:
     def __init__(self, text: str, data: Any) -> None:
         self.text = text
         self.data = data
-        self.indexed = _Parsed(text)
+        self.indexed = JsonText(text)
 
     def span(self, path: Path, key: bool = False) -> Span:
         for end in range(len(path), -1, -1):  # the nearest part of the path that is there
@@ -68,14 +46,11 @@ class JsonDocument:
     def seen(self, root: Path) -> list[Span]:
         return [self.span(root)]
 
-    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+    def fix(self, edits: list[Edit]) -> Fix:
         try:
-            within = self.indexed.splice_within(edits)
+            return (_spliced(self.indexed, edits),)
         except (*_MISSING, EditConflict):
             return ()
-        (found,) = minimal(self.text[within.start : within.end], within.text)
-        at = within.start
-        return (Replacement(at + found.start, at + found.end, found.text),)
 
     def string(self, path: Path, value: str, data: Any) -> StringSpec:
         start, end = self.span(path)
@@ -92,42 +67,30 @@ class YamlDocument:
         self.data = located.data
         self.trusted = False  # every edit of the file was read back together, and is made
         self.plan: list[Edit] = []  # every edit the engine wants in this document
-        self._by_node: dict[int, list[Path]] | None = None
 
     def span(self, path: Path, key: bool = False) -> Span:
         nodes, keys = self.located.nodes, self.located.key_nodes
         for end in range(len(path), -1, -1):
-            node = (keys.get(path[:end]) if key or end < len(path) else None) or nodes.get(
-                path[:end]
-            )
+            as_key = key or end < len(path)  # the nearest part that is there: at its key
+            node = (keys.get(path[:end]) if as_key else None) or nodes.get(path[:end])
             if node is not None:
                 return value_start(self.text, node), node.end_mark.index
         return 0, 0
 
     def seen(self, root: Path) -> list[Span]:
         """The spec's own text, and the anchors it reaches through aliases and merge keys."""
-        inside = [
-            node
-            for path, node in self.located.aliases
-            if path[: len(root)] == root and len(path) >= len(root)
-        ]
+        inside = [node for path, node in self.located.aliases if path[: len(root)] == root]
         return [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
 
-    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+    def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix. Each is read back on its own (a parse of the file) unless the
         edits of the whole file were read back together (`trusted`), one parse for all."""
         shared = self.with_shared(edits)
         if shared is None:
             return ()
-        found = yaml_replacements(self.text, self.located, shared)
-        if found is None or not (
-            self.trusted or faithful(self.text, self.documents, {self.located.index: shared}, found)
-        ):
-            return ()
-        new = apply(self.text, found)
-        if new is None:
-            return ()
-        return minimal(self.text, new, (min(f.start for f in found), max(f.end for f in found)))
+        edited = {self.located.index: shared}
+        new = yaml_faithful(self.text, self.documents, edited, trusted=self.trusted)
+        return minimal(self.text, new) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
         """`edits`, each also made at every other path that reaches the node it changes: a
@@ -178,13 +141,16 @@ class YamlDocument:
 
     def _paths(self, node: yaml.Node | None, keys: bool = True) -> list[Path]:
         """Every path that reaches `node` (as a value, or also as a key)."""
-        if self._by_node is None:
-            self._by_node = {}
-            for table in (self.located.nodes, self.located.key_nodes):
-                for path, at in table.items():
-                    self._by_node.setdefault(id(at), []).append(path)
         paths = self._by_node.get(id(node), []) if node is not None else []
         return paths if keys else [p for p in paths if self.located.nodes.get(p) is node]
+
+    @cached_property
+    def _by_node(self) -> dict[int, list[Path]]:
+        found: dict[int, list[Path]] = {}
+        for table in (self.located.nodes, self.located.key_nodes):
+            for path, at in table.items():
+                found.setdefault(id(at), []).append(path)
+        return found
 
     def string(self, path: Path, value: str, data: Any) -> StringSpec:
         node = self.located.nodes[path]
@@ -201,11 +167,10 @@ class StringSpec:
         self.literal = literal
         self.string = string
         self.data = data
-        self.value = string.value if string is not None else ""
-        self.inner = JsonText(self.value) if string is not None else None
+        self.inner = JsonText(string.value if string is not None else "")
 
     def span(self, path: Path, key: bool = False) -> Span:
-        if self.string is None or self.inner is None:
+        if self.string is None:
             return self.literal
         try:
             start, end = self.inner.locate(path, key=key)
@@ -216,10 +181,10 @@ class StringSpec:
     def seen(self, root: Path) -> list[Span]:
         return [self.literal]
 
-    def fix(self, edits: list[Edit]) -> tuple[Replacement, ...]:
+    def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix: spliced within the containers of its edits (exact, so the
         string need not be read back for each finding)."""
-        if self.string is None or self.inner is None or not edits:
+        if self.string is None or not edits:
             return ()
         try:
             pieces = self._pieces(_apart(edits))
@@ -232,14 +197,14 @@ class StringSpec:
         """The replacements that make `edits` (those of several findings) in the string: one
         for each part of the JSON text they change, so the text between keeps its bytes (and
         its escapes), read back as a whole. None: not safely."""
-        if self.string is None or self.inner is None or not edits:
+        if self.string is None or not edits:
             return None
         try:
             whole = self.inner.splice(edits)
             pieces = next(
                 found
                 for found in (self._pieces([[e] for e in edits]), self._pieces(_apart(edits)))
-                if found is not None and apply(self.value, found) == whole
+                if found is not None and apply(self.inner.text, found) == whole
             )
         except (*_MISSING, EditConflict, StopIteration):
             return None
@@ -248,16 +213,16 @@ class StringSpec:
     def _pieces(self, groups: list[list[Edit]]) -> list[Replacement] | None:
         """One piece of new text for each group of edits, spliced within its container; None
         when two of them overlap."""
-        assert self.inner is not None
-        pieces = []
-        for group in groups:
-            within = self.inner.splice_within(group)
-            (found,) = minimal(self.value[within.start : within.end], within.text)
-            at = within.start
-            pieces.append(Replacement(at + found.start, at + found.end, found.text))
-        pieces.sort()
+        pieces = sorted(_spliced(self.inner, group) for group in groups)
         apart = all(a.end <= b.start for a, b in itertools.pairwise(pieces))
         return pieces if apart else None
+
+
+def _spliced(document: JsonText, edits: list[Edit]) -> Replacement:
+    """The smallest replacement that makes `edits`, spliced within their container."""
+    within = document.splice_within(edits)
+    (found,) = minimal(document.text[within.start : within.end], within.text)
+    return Replacement(within.start + found.start, within.start + found.end, found.text)
 
 
 def _position(edit: Edit) -> Path:
@@ -274,6 +239,108 @@ def _apart(edits: list[Edit]) -> list[list[Edit]]:
         owner = next((c for c in groups if container[: len(c)] == c), container)
         groups.setdefault(owner, []).append(edit)
     return list(groups.values())
+
+
+# --- YAML edits as `check` makes them: a new string for a block scalar is written inside the
+# block, in its own style (where the YAML edits would refuse it), and every document of a file
+# is read back at once, so an edit that reaches past its document is never made.
+
+
+def yaml_replacements(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
+    """The replacements that make `edits` in one YAML document, unchecked. A new string for a
+    block scalar (`|`, `>`) is written inside the block, in its style, where the YAML edits
+    would refuse it."""
+    plain, found = [], []
+    for edit in edits:
+        block = _in_block(text, located, edit)
+        if block is None:
+            plain.append(edit)
+            continue
+        string, new = block
+        written = string.replacements(text, differences(string.value, new))
+        if written is None:
+            return None
+        found += written
+    rest = unchecked(text, located, plain)
+    return None if rest is None else found + rest
+
+
+def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str] | None:
+    """A new string for a block scalar, with how to write inside that block."""
+    if not isinstance(edit, Set) or not isinstance(edit.value, str):
+        return None
+    node = located.nodes.get(edit.path)
+    if not isinstance(node, yaml.ScalarNode) or node.style not in ("|", ">"):
+        return None
+    old = _SCALARS.construct_object(node)
+    string = yaml_string(text, node, old) if isinstance(old, str) else None
+    return (string, edit.value) if string is not None else None
+
+
+def yaml_faithful(
+    text: str, documents: list[Located], edits: dict[int, list[Edit]], trusted: bool = False
+) -> str | None:
+    """`text` with the edits of each document made, or None when they cannot all be made
+    safely (read back, unless `trusted`: they were, with others)."""
+    found = []
+    for located in documents:
+        written = yaml_replacements(text, located, edits.get(located.index, []))
+        if written is None:
+            return None
+        found += written
+    if not trusted and not faithful(text, documents, edits, found):
+        return None
+    return apply(text, found)
+
+
+def yaml_fixed(
+    text: str,
+    documents: list[YamlDocument],
+    located: list[Located],
+    edits_of: Callable[[YamlDocument], list[Edit]],
+) -> str | None:
+    """`text` with each document's edits made (and at every other use of a node they change),
+    or None when they cannot all be made safely."""
+    edits = {d.located.index: d.with_shared(edits_of(d)) for d in documents}
+    if any(e is None for e in edits.values()):
+        return None
+    return yaml_faithful(text, located, {i: e for i, e in edits.items() if e is not None})
+
+
+# --- the smallest replacements between two texts: a fix changes only what differs, so every
+# other byte (and its spelling: escapes, line breaks) stays.
+
+
+def minimal(text: str, new: str) -> Fix:
+    """The one replacement that turns `text` into `new` (common head and tail kept)."""
+    limit = min(len(text), len(new))
+    head = longest(lambda n: text[:n] == new[:n], limit)
+    tail = longest(lambda n: text[len(text) - n :] == new[len(new) - n :], limit - head)
+    return (Replacement(head, len(text) - tail, new[head : len(new) - tail]),)
+
+
+def longest(agrees: Callable[[int], bool], high: int) -> int:
+    """The largest n in [0, high] for which `agrees(n)`, given that it holds up to some n and
+    no further: a binary search of C-speed slice comparisons, not a loop over characters."""
+    low = 0
+    while low < high:
+        middle = (low + high + 1) // 2
+        if agrees(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def differences(old: str, new: str) -> list[Replacement]:
+    """Where `new` differs from `old`, in pieces (for a short string; one piece for a long
+    one), so a block scalar keeps its own line breaks between them."""
+    if len(old) + len(new) > 20_000:
+        return list(minimal(old, new))
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [
+        Replacement(a, b, new[c:d]) for op, a, b, c, d in matcher.get_opcodes() if op != "equal"
+    ]
 
 
 Host = JsonDocument | YamlDocument | StringSpec

@@ -8,12 +8,16 @@ import itertools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from wbmigrate.edit.replacement import Replacement, apply
 
 if TYPE_CHECKING:
     from wbmigrate.safe_write import Stamp
+
+
+Fix = tuple[Replacement, ...]  # the replacements that fix a finding, in the file's text
 
 
 class Level(enum.Enum):
@@ -70,7 +74,7 @@ class Finding:
     end_column: int
     rule: Rule
     message: str
-    fix: tuple[Replacement, ...] = ()  # empty: nothing wbmigrate can change safely
+    fix: Fix = ()  # empty: nothing wbmigrate can change safely
     span: tuple[int, int] = (0, 0)  # offsets of what the finding is about, in the file's text
 
     @property
@@ -127,62 +131,30 @@ class Checked:
 
 
 class Lines:
-    """Offsets to 1-based line and column.
-
-    Most texts get a few lookups, in order, or none: those count the newlines between one
-    lookup and the next (in C, nothing built). Once the counting has cost about a pass over the
-    text, the index of line starts is built, once, and every lookup is a bisection: a file with
-    thousands of findings in any order costs one index, not a count each."""
+    """Offsets to 1-based line and column, by bisection of the line starts (built on first use:
+    most texts get no lookup at all)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._starts: list[int] | None = None
-        self._last = (0, 1)  # the offset of the last lookup, and its line
-        self._scanned = 0  # characters counted so far
 
-    @property
+    @cached_property
     def starts(self) -> list[int]:
         """The offset each line starts at."""
-        if self._starts is None:
-            # each line starts one past the end of the one before: sums in C, not a Python loop
-            lengths = itertools.accumulate(map(len, self.text.split("\n")[:-1]))
-            self._starts = [0, *map(operator.add, lengths, itertools.count(1))]
-        return self._starts
+        # each line starts one past the end of the one before: sums in C, not a Python loop
+        lengths = itertools.accumulate(map(len, self.text.split("\n")[:-1]))
+        return [0, *map(operator.add, lengths, itertools.count(1))]
 
     def position(self, offset: int) -> tuple[int, int]:
-        if self._starts is None and offset >= 0:
-            found = self._counted(offset)
-            if found is not None:
-                return found
-        starts = self.starts
-        line = bisect.bisect_right(starts, offset) - 1
-        return line + 1, offset - starts[line] + 1
-
-    def _counted(self, offset: int) -> tuple[int, int] | None:
-        """The position by counting newlines (from the last lookup, if it is before), or None
-        when counting has cost as much as the index would."""
-        at, line = self._last if offset >= self._last[0] else (0, 1)
-        line_start = self.text.rfind("\n", 0, offset) + 1
-        self._scanned += (offset - at) + (offset - line_start)
-        if self._scanned > len(self.text):
-            return None
-        line += self.text.count("\n", at, offset)
-        self._last = (offset, line)
-        return line, offset - line_start + 1
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return line + 1, offset - self.starts[line] + 1
 
     def finding(
-        self,
-        path: str,
-        start: int,
-        end: int,
-        rule: Rule,
-        message: str,
-        fix: tuple[Replacement, ...] = (),
+        self, path: str, start: int, end: int, rule: Rule, message: str, fix: Fix = ()
     ) -> Finding:
-        line, column = self.position(start)
-        end_line, end_column = self.position(max(start, end))
         end = max(start, end)
-        return Finding(path, line, column, end_line, end_column, rule, message, fix, (start, end))
+        return Finding(
+            path, *self.position(start), *self.position(end), rule, message, fix, (start, end)
+        )
 
 
 def apply_fixes(text: str, findings: tuple[Finding, ...] | list[Finding]) -> str | None:

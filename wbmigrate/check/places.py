@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import io
 import re
 import tokenize
@@ -18,6 +19,10 @@ DOCSTRING = Place("a docstring", prose=True)
 PROSE = Place("prose", prose=True)
 STRING = Place("a Python string")
 TEXT_STRING = Place("text in a Python string", prose=True)  # a message, not a key
+_TOKEN_PLACES = {
+    tokenize.COMMENT: COMMENT,
+    tokenize.NAME: Place("a Python identifier (never renamed)"),
+}
 PROSE_SUFFIXES = {".txt", ".rst", ".adoc", ".md", ".markdown"}
 _HASH_COMMENT = re.compile(r"""(?m)(?:^|[ \t])(#.*)$""")
 
@@ -41,14 +46,8 @@ def spans(regions: list[tuple[int, int, Place]], default: Place) -> Places:
 def lazily(build: Callable[[], Places]) -> Places:
     """A lookup made on its first use: the residual pass asks only about old names no checker
     accounted for, and most files have none."""
-    made: list[Places] = []
-
-    def place(offset: int) -> Place:
-        if not made:
-            made.append(build())
-        return made[0](offset)
-
-    return place
+    made = functools.cache(build)
+    return lambda offset: made()(offset)
 
 
 def hash_comments(text: str, default: Place) -> Places:
@@ -86,15 +85,11 @@ def _python_places(text: str, tree: ast.AST) -> Places:
     regions = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type not in (tokenize.COMMENT, tokenize.STRING, tokenize.NAME):
-                continue  # (ENDMARKER sits past the last line of a file without a newline)
-            start, end = offset(*token.start), offset(*token.end)
-            if token.type == tokenize.COMMENT:
-                regions.append((start, end, COMMENT))
-            elif token.type == tokenize.STRING:
-                regions.append((start, end, TEXT_STRING if " " in token.string else STRING))
-            elif token.type == tokenize.NAME:
-                regions.append((start, end, Place("a Python identifier (never renamed)")))
+            place = _TOKEN_PLACES.get(token.type)
+            if token.type == tokenize.STRING:
+                place = TEXT_STRING if " " in token.string else STRING
+            if place is not None:  # (ENDMARKER sits past the last line of a file without one)
+                regions.append((offset(*token.start), offset(*token.end), place))
     except (tokenize.TokenError, SyntaxError):
         pass
     docstrings = {

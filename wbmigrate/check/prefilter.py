@@ -24,7 +24,7 @@ for them again; the pattern of what may hide one runs only on a file without any
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from wbmigrate.names import trie
@@ -75,10 +75,13 @@ class Prefilter:
         anchored = [_chars(a) for a in self.anchors]
         # every whole spelling: the residual pass's pattern, over bytes
         self.names = _compile(trie(words, after_first=_NOT_IN_NAME, end=_AFTER_NAME))
-        # a spelling, or its start cut short, after a character or an escape that is no part of it
-        self.partial = _compile(
-            trie(words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=_cut(anchored))
-        )
+
+        def cut(word: str) -> int | None:  # a prefix without an anchor is like any other text
+            return min((word.index(a) + len(a) for a in anchored if a in word), default=None)
+
+        # a spelling, or its start cut short (once it holds an anchor), after a character or an
+        # escape that is no part of it
+        self.partial = _compile(trie(words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=cut))
         any_anchor = "|".join(map(re.escape, anchored)) or "(?!)"
         self.escaped = _compile([rf"{_NAME_ESCAPE}[\w/.-]*?(?:{any_anchor})"])
         self.valued = _compile([f"{re.escape(_chars(k))}(?!{_EMPTY})" for k in self.keys])
@@ -100,15 +103,10 @@ class Prefilter:
 
     def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
         """Where a name may start: as far before an anchor as it sits in a spelling."""
-        return sorted(
-            {
-                at - offset
-                for anchor, found in held.items()
-                for at in found
-                for offset in self._offsets[anchor]
-                if at >= offset
-            }
-        )
+        starts: set[int] = set()
+        for anchor, found in held.items():
+            starts.update(at - offset for at in found for offset in self._offsets[anchor])
+        return sorted(start for start in starts if start >= 0)
 
     def _names(self, data: bytes, starts: list[int]) -> list[Name]:
         """Whole spellings, exactly as a search of the whole text finds them (leftmost, then
@@ -153,17 +151,6 @@ def _chars(text: bytes) -> str:
     """Bytes as a text of one character a byte (latin-1): a pattern made of it matches bytes,
     and a lookbehind after a name's first character sees the byte before it."""
     return text.decode("latin-1")
-
-
-def _cut(anchors: list[str]) -> Callable[[str], int | None]:
-    """Where a word's prefixes start to count: once they hold an anchor (a prefix without any
-    could not be told from other text)."""
-
-    def cut(word: str) -> int | None:
-        ends = [word.index(a) + len(a) for a in anchors if a in word]
-        return min(ends) if ends else None
-
-    return cut
 
 
 def _compile(alternatives: list[str]) -> re.Pattern[bytes]:

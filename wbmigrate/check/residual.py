@@ -35,21 +35,20 @@ def residual(
     """A finding for each old name in `text` outside the `accounted` spans. `names`, when
     given, are the whole spellings in `text` as `Targets.spelling_pattern` finds them (the
     prefilter's scan), so they are not looked for again."""
-    lines: Lines | None = None
+    lines, covered = Lines(text), _Spans(accounted)
+    where_is = place or (lambda _: TEXT)
     found = []
-    covered = _Spans(accounted)
     for start, end, name in occurrences(text, targets, names):
         if covered.contain(start, end):
             continue
-        lines = lines or Lines(text)
-        where = (place or (lambda _: TEXT))(start)
-        what = f"{name} ({describe(name, targets)})"
+        where = where_is(start)
+        fates = "; ".join(dict.fromkeys(targets.spellings[n] for n in name.split(", ")))
+        what = f"{name} ({fates})"
         if where.prose:
             message = f"{what} is mentioned in {where.what}"
-            rule = Rule.MENTION
         else:
             message = f"{what} in {where.what}: wbmigrate does not change it there; review it"
-            rule = Rule.NEEDS_REVIEW
+        rule = Rule.MENTION if where.prose else Rule.NEEDS_REVIEW
         found.append(lines.finding(label, start, end, rule, message))
     return found
 
@@ -73,11 +72,6 @@ def occurrences(
     for start, end, name in names or ():
         if not any(s <= start < e for s, e, _ in braces):
             yield start, end, name
-
-
-def describe(name: str, targets: Targets) -> str:
-    names = name.split(", ")
-    return "; ".join(dict.fromkeys(targets.spellings[n] for n in names))
 
 
 def expand(text: str) -> list[str]:

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
@@ -23,9 +22,7 @@ from wbmigrate.discover import find_files, is_binary
 from wbmigrate.errors import bug
 from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import too_big
-
-if TYPE_CHECKING:
-    from wbmigrate.safe_write import Stamp
+from wbmigrate.safe_write import Stamp, UnsafeWrite, write_text
 
 Handler = Callable[[str, str, Targets], Checked]
 
@@ -60,12 +57,8 @@ CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
 def kind_of(path: Path, head: str) -> tuple[str, ...]:
     """The checkers of a file, by its suffix, its name, or (`head`: its first characters) the
     interpreter its shebang names."""
-    known = KINDS.get(f"*{path.suffix}") or KINDS.get(path.name)
-    if known:
-        return known
-    if path.name.startswith(CONTAINER_FILES) or SHELLS.match(head):
-        return (FLAGS,)
-    return ()
+    shell = path.name.startswith(CONTAINER_FILES) or SHELLS.match(head)
+    return KINDS.get(f"*{path.suffix}") or KINDS.get(path.name) or ((FLAGS,) if shell else ())
 
 
 @functools.cache
@@ -88,8 +81,7 @@ def check_file(
     except RecursionError:
         return _error(label, "nested too deeply to read")
     except Exception as exc:  # a bug: said once for this file, and the run goes on
-        message = bug(exc, "this file", text=True)
-        return FileReport(label, (Lines("").finding(label, 0, 0, Rule.INTERNAL_ERROR, message),))
+        return _error(label, bug(exc, "this file", text=True), Rule.INTERNAL_ERROR)
 
 
 def _check_file(
@@ -115,36 +107,21 @@ def _check_file(
         return _error(label, "not UTF-8 text") if kind_of(path, "") else None
     if scan is None:
         return FileReport(label)
-    handlers = [checker(entry) for entry in kind_of(path, text[:200])]
-    checks = [handler(label, text, targets) for handler in handlers]
-    findings = [f for checked in checks for f in checked.findings]
-    accounted = [f.span for f in findings] + [s for checked in checks for s in checked.seen]
-    place = next((c.place for c in checks if c.place), None) or (lambda _: of_file(path))
+    checks = [(h, h(label, text, targets)) for h in map(checker, kind_of(path, text[:200]))]
+    findings = [f for _, checked in checks for f in checked.findings]
+    accounted = [f.span for f in findings] + [s for _, checked in checks for s in checked.seen]
+    place = next((c.place for _, c in checks if c.place), None) or (lambda _: of_file(path))
     findings += residual(label, text, targets, accounted, place, scan.names)
     findings.sort(key=lambda f: (f.line, f.column))
     kept, suppressed = suppress(text, findings, path, ignores)
-    fixed = (
-        _fixed(label, text, path, list(zip(handlers, checks, strict=True)), targets, ignores)
-        if fixes and any(f.fixable for f in kept)
-        else None
-    )
-    read = _stamp(path, data, stat.st_mtime_ns) if fixed is not None else None
+    fixable = fixes and any(f.fixable for f in kept)
+    fixed = _fixed(text, path, checks, targets, ignores) if fixable else None
+    read = Stamp.of(path, data, stat.st_mtime_ns) if fixed is not None else None
     return FileReport(label, tuple(kept), text, fixed, suppressed, read)
 
 
-def _stamp(path: Path, data: bytes, mtime_ns: int) -> Stamp:
-    from wbmigrate.safe_write import Stamp
-
-    return Stamp.of(path, data, mtime_ns)
-
-
 def _fixed(
-    label: str,
-    text: str,
-    path: Path,
-    checks: list[tuple[Handler, Checked]],
-    targets: Targets,
-    ignores: Ignores,
+    text: str, path: Path, checks: list[tuple[Handler, Checked]], targets: Targets, ignores: Ignores
 ) -> str | None:
     """The text with every kept fix made, one checker after the other, from the first pass's
     findings. A checker after one whose fixes changed the text checks that text again, so its
@@ -154,7 +131,7 @@ def _fixed(
     current = text
     for handler, checked in checks:
         if current != text:
-            checked = handler(label, current, targets)
+            checked = handler(path.as_posix(), current, targets)
         kept, _ = suppress(current, checked.findings, path, ignores)
         fixable = [f for f in kept if f.fixable]
         if not fixable:
@@ -164,8 +141,8 @@ def _fixed(
     return current if current != text else None
 
 
-def _error(label: str, message: str) -> FileReport:
-    return FileReport(label, (Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, message),))
+def _error(label: str, message: str, rule: Rule = Rule.PARSE_ERROR) -> FileReport:
+    return FileReport(label, (Lines("").finding(label, 0, 0, rule, message),))
 
 
 def check_paths(
@@ -181,8 +158,7 @@ def check_paths(
     """The report of every file `check` reads under `paths`, in order; over a large tree, from
     a process per core (`processes`: how many; see `wbmigrate.parallel`)."""
     ignores = Ignores.of(config, extra_ignores)
-    excluded = [*config.exclude, *exclude]
-    found = list(find_files(paths, excluded, force_exclude=force_exclude))
+    found = list(find_files(paths, [*config.exclude, *exclude], force_exclude=force_exclude))
     check = partial(check_file, targets=targets, ignores=ignores, fixes=fixes)
     count = _processes(len(found)) if processes is None else processes
     reports = each(found, check, count, prepare=partial(_load_checkers, found))
@@ -229,8 +205,6 @@ def add_findings(
 def write_fixes(reports: list[FileReport]) -> tuple[set[str], list[str]]:
     """Write every fixed file in place, keeping its permissions, unless it is a link or
     changed since it was read: the paths written, and a one-line reason per file refused."""
-    from wbmigrate.safe_write import UnsafeWrite, write_text
-
     written, refused = set(), []
     for report in reports:
         if report.fixed is not None and report.fixed != report.text:

@@ -8,7 +8,6 @@ located) with paths rooted at the document. Config keys are looked for outside s
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -68,7 +67,7 @@ def find(document: Any, may_embed: Callable[[str], bool] | None = None) -> Found
     while stack:
         path, node = stack.pop()
         if len(path) > MAX_DEPTH:
-            raise TooDeep
+            raise TooDeep(f"nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, dict):
             stack += reversed(_in_mapping(path, node, found))
         elif isinstance(node, list):
@@ -86,29 +85,17 @@ def _in_mapping(path: Path, node: dict[Any, Any], found: Found) -> list[tuple[Pa
             root, declared_kind = declared
             found.specs.append(((*path, *root), declared_kind))
             return [((*path, k), v) for k, v in node.items() if (k,) != root]
-    kind = kind_of(node)
+    # the kind `kinds.detect` tells from a shape, without the cost of its error for the many
+    # subtrees that are no spec
+    kind = next((name for name, known in kinds.KINDS.items() if known.matches(node)), None)
     if kind is not None:
         found.specs.append((path, kind))
         return []
-    if is_sweep(node):
+    # a W&B sweep config: a search `method` over `parameters` (its `metric` is optional)
+    if isinstance(node.get("method"), str) and isinstance(node.get("parameters"), dict):
         found.sweeps.append(path)
         return []
     return [((*path, k), v) for k, v in node.items()]
-
-
-def is_sweep(node: Any) -> bool:
-    """A W&B sweep config: a search `method` over `parameters` (its `metric` is optional)."""
-    return (
-        isinstance(node, dict)
-        and isinstance(node.get("method"), str)
-        and isinstance(node.get("parameters"), dict)
-    )
-
-
-def kind_of(node: Any) -> str | None:
-    """The kind `kinds.detect` tells from a shape, without the cost of its error for the many
-    subtrees that are no spec."""
-    return next((name for name, kind in kinds.KINDS.items() if kind.matches(node)), None)
 
 
 def may_embed(targets: Targets) -> Callable[[str], bool]:
@@ -124,16 +111,6 @@ def may_embed(targets: Targets) -> Callable[[str], bool]:
         )
 
     return test
-
-
-def parse_embedded(text: str) -> tuple[Any, str | None]:
-    """A string's JSON value, or why it is not JSON."""
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
-    except RecursionError:
-        return None, "nested too deeply to read"
 
 
 def at(document: Any, path: Path) -> Any:
@@ -154,8 +131,7 @@ def check_spec(
     try:
         result = rewrite(spec, targets.migration, kind=kind, name=label, options=targets.options)
     except Exception as exc:  # malformed data: said for this spec, and the scan goes on
-        reason = str(exc) if isinstance(exc, kinds.UnknownKindError) else _described(exc)
-        message = f"this {kind} spec could not be checked ({reason}); review it by hand"
+        message = f"this {kind} spec could not be checked ({_described(exc)}); review it by hand"
         on_key = bool(root) and isinstance(root[-1], str)
         return [Pending(root, on_key, Rule.NEEDS_REVIEW, message, whole=False)], None
     groups, notes = _grouped(result)
@@ -180,6 +156,8 @@ def check_spec(
 
 
 def _described(exc: BaseException) -> str:
+    if isinstance(exc, kinds.UnknownKindError):
+        return str(exc)
     if isinstance(exc, RecursionError):
         return "nested too deeply to read"
     return f"{type(exc).__name__}: {exc}"
@@ -191,10 +169,7 @@ def on_map_key(change: Change, spec: Any) -> bool:
     path = change.path
     if not path or not isinstance(path[-1], str) or change.old != path[-1]:
         return False
-    try:
-        parent = at(spec, path[:-1])
-    except (KeyError, IndexError, TypeError):
-        return False
+    parent = _get(spec, path[:-1])
     return isinstance(parent, dict) and path[-1] in parent
 
 
@@ -204,11 +179,16 @@ def inner_name(change: Change, spec: Any) -> str | None:
     whole string."""
     if change.is_regex or not isinstance(change.old, str):
         return None
+    value = _get(spec, change.path)
+    return change.old if isinstance(value, str) and value != change.old else None
+
+
+def _get(spec: Any, path: Path) -> Any:
+    """The value at `path`, or None when the spec has none there."""
     try:
-        value = at(spec, change.path)
+        return at(spec, path)
     except (KeyError, IndexError, TypeError):
         return None
-    return change.old if isinstance(value, str) and value != change.old else None
 
 
 def change_rule(change: Change, targets: Targets) -> Rule:
@@ -241,12 +221,9 @@ def change_message(change: Change, result: Rewrite, targets: Targets) -> str:
     elif change.action is ChangeAction.ADDED:
         text = f"{old} -> {new} (dual: add beside it)"
     elif change.action is ChangeAction.DISABLED:
-        notes = [
-            n.message
-            for n in result.notes
-            if n.kind is NoteKind.WARNING and n.pointer == change.pointer
-        ]
-        text = (notes or ["alert on a metric that is no longer logged: disable it"])[0]
+        warnings = (n for n in result.notes if n.kind is NoteKind.WARNING)
+        said = [n.message for n in warnings if n.pointer == change.pointer]
+        text = (said or ["alert on a metric that is no longer logged: disable it"])[0]
     elif change.action is ChangeAction.REMOVED and isinstance(old, dict):
         text = "every metric of this panel is no longer logged: delete the panel"
     elif change.action is ChangeAction.REMOVED:

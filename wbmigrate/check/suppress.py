@@ -25,11 +25,8 @@ class Ignores:
 
     @classmethod
     def of(cls, config: CheckConfig, extra: Iterable[Rule] = ()) -> Ignores:
-        return cls(
-            config.ignore | frozenset(extra),
-            tuple(config.per_file_ignores.items()),
-            config.path.parent if config.path else None,
-        )
+        base = config.path.parent if config.path else None
+        return cls(config.ignore | frozenset(extra), tuple(config.per_file_ignores.items()), base)
 
     def covers(self, path: Path, rule: Rule) -> bool:
         if rule in self.rules:
@@ -56,17 +53,14 @@ def suppress(
     comments = _suppressions(text)
     kept, suppressed = [], 0
     for finding in findings:
-        if ignores.covers(path, finding.rule):
+        rules, reason = comments.get(finding.line, (set(), ""))
+        named = finding.rule.value in rules or "*" in rules
+        if ignores.covers(path, finding.rule) or (named and reason):
             suppressed += 1
             continue
-        rules, reason = comments.get(finding.line, (set(), ""))
-        if finding.rule.value in rules or "*" in rules:
-            if reason:
-                suppressed += 1
-                continue
-            finding = replace(
-                finding, message=finding.message + " (the suppression on this line needs a reason)"
-            )
+        if named:
+            message = finding.message + " (the suppression on this line needs a reason)"
+            finding = replace(finding, message=message)
         kept.append(finding)
     return kept, suppressed
 

@@ -1,13 +1,18 @@
-"""YAML edits as `check` makes them: inside block scalars, and over every document at once."""
+"""How hosts write a fix: YAML edits inside block scalars and over every document at once, and
+the smallest replacements between two texts."""
 
 from __future__ import annotations
 
-import pytest
+import itertools
 
-from wbmigrate.check.yaml_fixes import yaml_faithful, yaml_replacements
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wbmigrate.check.hosts import differences, yaml_faithful, yaml_replacements
 from wbmigrate.edit.edits import Insert, Set
 from wbmigrate.edit.located_yaml import load_located_all
-from wbmigrate.edit.replacement import apply
+from wbmigrate.edit.replacement import Replacement, apply
 
 
 @pytest.mark.parametrize(
@@ -32,3 +37,22 @@ def test_the_edits_of_every_document_are_read_back_together():
     assert yaml_faithful(text, documents, edits) == "a: [x, x2]\n---\nb: [y0, y]\n"
     assert yaml_faithful(text, documents, {0: [Insert(("a", 1), "---")]}) is not None  # quoted
     assert yaml_faithful(text, documents, {1: [Set(("b",), "z")]}) is None  # not a scalar
+
+
+TEXT = st.text("ab\n {}", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, TEXT)
+def test_the_differences_make_the_new_text_and_keep_the_rest(old, new):
+    pieces = differences(old, new)
+    assert apply(old, pieces) == new
+    assert all(a.end <= b.start for a, b in itertools.pairwise(pieces))  # apart
+    assert sum(p.end - p.start for p in pieces) <= len(old)
+
+
+def test_a_long_text_differs_in_one_piece():
+    old = "x" * 30_000
+    assert differences(old, "y" + old[1:-1] + "y") == [
+        Replacement(0, 30_000, "y" + "x" * 29_998 + "y")
+    ]
