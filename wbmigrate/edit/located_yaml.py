@@ -94,49 +94,36 @@ def load_located_all(text: str) -> list[Located]:
 
 
 def _load(text: str, compose: Callable[[], list[yaml.Node | None]], merges: bool) -> list[Located]:
-    budget = _Budget(text)
+    converter = _Converter(EXPANSION_FLOOR + EXPANSION * len(text), merges)
     try:
-        return [_located(node, i, budget, merges) for i, node in enumerate(compose())]
+        return [converter.document(node, i) for i, node in enumerate(compose())]
     except RecursionError:
         raise yaml.YAMLError("YAML nested too deeply to read") from None
 
 
-class _Budget:
-    """How many more nodes the aliases of a text may expand to."""
-
-    def __init__(self, text: str) -> None:
-        self.left = EXPANSION_FLOOR + EXPANSION * len(text)
-
-    def spend(self, node: yaml.Node) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise yaml.constructor.ConstructorError(
-                None, None, "aliases expand to too many nodes to read", node.start_mark
-            )
-
-
-def _located(node: yaml.Node | None, index: int, budget: _Budget, merges: bool) -> Located:
-    located = Located(data=None, index=index)
-    if node is not None:
-        located.data = _Converter(located, budget, merges).convert(node, ())
-    return located
+def _error(message: str, node: yaml.Node) -> yaml.YAMLError:
+    return yaml.constructor.ConstructorError(None, None, message, node.start_mark)
 
 
 class _Converter:
-    """Plain values from nodes, recording every node by path (one converter per document)."""
+    """Plain values from the nodes of a text's documents, recording every node by path.
+    `budget`: how many more nodes the aliases of the text may expand to."""
 
-    def __init__(self, located: Located, budget: _Budget, merges: bool) -> None:
-        self.located = located
+    def __init__(self, budget: int, merges: bool) -> None:
         self.budget = budget
         self.merges = merges
+
+    def document(self, node: yaml.Node | None, index: int) -> Located:
+        self.located = Located(data=None, index=index)
         self.visited: set[int] = set()
         self.inside_alias = 0  # how many aliases deep the conversion is
+        if node is not None:
+            self.located.data = self.convert(node, ())
+        return self.located
 
     def convert(self, node: yaml.Node, path: Path) -> Any:
         if node.tag not in _STANDARD_TAGS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"the tag {node.tag} is not allowed here", node.start_mark
-            )
+            raise _error(f"the tag {node.tag} is not allowed here", node)
         self.located.value_lines[path] = node.start_mark.line + 1
         self.located.nodes[path] = node
         with self._visit(node, path):
@@ -150,7 +137,9 @@ class _Converter:
     def _visit(self, node: yaml.Node, path: Path) -> Iterator[None]:
         """Count the node against the budget; record it when it is reached again (an alias),
         but not the nodes inside it, which its span covers."""
-        self.budget.spend(node)
+        self.budget -= 1
+        if self.budget < 0:
+            raise _error("aliases expand to too many nodes to read", node)
         again = id(node) in self.visited
         if again and not self.inside_alias:
             self.located.aliases.append((path, node))
@@ -195,9 +184,7 @@ def _merge_sources(value: yaml.Node) -> list[yaml.MappingNode]:
     sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
     mappings = [s for s in sources if isinstance(s, yaml.MappingNode)]
     if len(mappings) != len(sources):
-        raise yaml.constructor.ConstructorError(
-            None, None, "a merge key (<<) takes a mapping or a list of mappings", value.start_mark
-        )
+        raise _error("a merge key (<<) takes a mapping or a list of mappings", value)
     return mappings
 
 
@@ -213,9 +200,7 @@ def _scalar(node: yaml.Node) -> Any:
     try:
         return _SCALARS.construct_object(node)
     except (ValueError, OverflowError) as exc:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"{node.value!r} cannot be read ({exc})", node.start_mark
-        ) from None
+        raise _error(f"{node.value!r} cannot be read ({exc})", node) from None
 
 
 def value_start(text: str, node: yaml.Node) -> int:
