@@ -25,19 +25,16 @@ _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defin
 _SCANSTRING: Any = getattr(json.decoder, "scanstring")  # noqa: B009  (not in typeshed)
 
 
+@dataclass(slots=True)
 class _Member:
-    """One member's offsets in the text. Many are made for each path located, so a slotted
-    class, not a dataclass."""
+    """One member's offsets in the text (slotted: many are made for each path located)."""
 
-    __slots__ = ("_end", "key", "key_end", "start", "text", "value_start")
-
-    def __init__(self, text: str, key: str | int, start: int, key_end: int, value_start: int):
-        self.text = text
-        self.key = key
-        self.start = start  # its key for an object member, its value otherwise
-        self.key_end = key_end  # end of the key string (== start for array elements)
-        self.value_start = value_start
-        self._end = -1
+    text: str
+    key: str | int
+    start: int  # its key for an object member, its value otherwise
+    key_end: int  # end of the key string (== start for array elements)
+    value_start: int
+    _end: int = -1
 
     @property
     def end(self) -> int:
@@ -110,11 +107,9 @@ class _Style:
         return cls(indent, ":" + after.get(":", ""), "," + ("" if "\n" in comma else comma))
 
     def dumps(self, value: Any, line_indent: str) -> str:
-        if self.indent is None:
-            return json.dumps(value, ensure_ascii=False, separators=(self.item_sep, self.key_sep))
-        text = json.dumps(
-            value, ensure_ascii=False, indent=self.indent, separators=(",", self.key_sep)
-        )
+        """`value` in this style, its lines after the first indented by `line_indent`."""
+        separators = (self.item_sep if self.indent is None else ",", self.key_sep)
+        text = json.dumps(value, ensure_ascii=False, indent=self.indent, separators=separators)
         return text.replace("\n", "\n" + line_indent)
 
 
