@@ -150,14 +150,7 @@ def _item(value: Any, like: yaml.Node, margin: str) -> str:
     """A new block-sequence item: a mapping in block style like its neighbours, else a value."""
     if not isinstance(value, dict) or not value:
         return render(value, like)
-    block = yaml.dump(
-        value,
-        Dumper=_BlockDumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=10_000,
-    )
+    block = yaml.dump(value, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=10_000)
     lines = block.rstrip("\n").split("\n")
     return "\n".join([lines[0], *(line and margin + "  " + line for line in lines[1:])])
 
@@ -179,15 +172,12 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     if not isinstance(mapping, yaml.MappingNode) or edit.after is None:
         raise CannotEdit("not a mapping")
     key = located.key_nodes[(*edit.path[:-1], edit.after)]
-    mapping = owner(mapping, key)
     value = located.nodes[(*edit.path[:-1], edit.after)]
-    new_key = render(str(edit.path[-1]), key)
-    if mapping.flow_style:
-        at = value.end_mark.index
-        return Replacement(at, at, f", {new_key}: {render(edit.value, value)}")
-    indent = key.start_mark.column
+    member = f"{render(str(edit.path[-1]), key)}: {render(edit.value, value)}"
+    if owner(mapping, key).flow_style:
+        return Replacement(value.end_mark.index, value.end_mark.index, f", {member}")
     at = _line_end(text, _content_end(text, value))
-    return Replacement(at, at, "\n" + " " * indent + f"{new_key}: {render(edit.value, value)}")
+    return Replacement(at, at, "\n" + " " * key.start_mark.column + member)
 
 
 def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
