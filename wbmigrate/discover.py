@@ -103,8 +103,8 @@ def _files_of(
         on_refused(Refusal(path, f"{_kind(mode)} is not a regular file; not read"))
     elif path.is_symlink():
         target = path.resolve()
-        if target.is_relative_to(tree):
-            yield _shown(target, project)
+        if target.is_relative_to(tree):  # shown as the user would write it
+            yield target.relative_to(project) if target.is_relative_to(project) else target
         else:
             reason = f"a symlink to {target}, outside {tree}; not read, never fixed through it"
             on_refused(Refusal(path, reason))
@@ -140,11 +140,6 @@ def _tree(given: list[Path]) -> Path:
         folder = path if is_dir else path.absolute().parent
         folders.append(str(folder.resolve()))
     return Path(os.path.commonpath(folders)) if folders else Path.cwd().resolve()
-
-
-def _shown(target: Path, project: Path) -> Path:
-    """A resolved path as the user would write it: relative to the current folder if inside."""
-    return target.relative_to(project) if target.is_relative_to(project) else target
 
 
 def _named_excluded(path: Path, excluded: GitIgnoreSpec | None, project: Path) -> bool:
