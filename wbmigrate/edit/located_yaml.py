@@ -67,11 +67,9 @@ class Located:
     def line(self, path: Path) -> int:
         """The line of the key at `path`, else of its value, else of the nearest parent."""
         for end in range(len(path), -1, -1):
-            probe = path[:end]
-            if probe in self.key_lines:
-                return self.key_lines[probe]
-            if probe in self.value_lines:
-                return self.value_lines[probe]
+            line = self.key_lines.get(path[:end]) or self.value_lines.get(path[:end])
+            if line:  # lines count from 1
+                return line
         return 1
 
     @property
