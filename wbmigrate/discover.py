@@ -103,8 +103,8 @@ def _files_of(
         on_refused(Refusal(path, f"{_kind(mode)} is not a regular file; not read"))
     elif path.is_symlink():
         target = path.resolve()
-        if target.is_relative_to(tree):
-            yield _shown(target, project)
+        if target.is_relative_to(tree):  # shown as the user would write it
+            yield target.relative_to(project) if target.is_relative_to(project) else target
         else:
             reason = f"a symlink to {target}, outside {tree}; not read, never fixed through it"
             on_refused(Refusal(path, reason))
@@ -142,11 +142,6 @@ def _tree(given: list[Path]) -> Path:
     return Path(os.path.commonpath(folders)) if folders else Path.cwd().resolve()
 
 
-def _shown(target: Path, project: Path) -> Path:
-    """A resolved path as the user would write it: relative to the current folder if inside."""
-    return target.relative_to(project) if target.is_relative_to(project) else target
-
-
 def _named_excluded(path: Path, excluded: GitIgnoreSpec | None, project: Path) -> bool:
     """Whether `--force-exclude` drops a path named on the command line: a configured exclude
     matches it or a folder above it, or it lies in a folder that is never read (`.git`)."""
@@ -173,6 +168,7 @@ class _Folder:
 def _walk(root: Path, excluded: GitIgnoreSpec | None, project: Path) -> Iterator[Path]:
     """Regular files under `root`, depth first; symlinks and special files are skipped, read
     from their directory entries alone (no file is opened to find out what it is)."""
+    ignored = _Ignored(root, project, excluded)
     stack = [_Folder(root, root.resolve(), _ignores_above(root))]
     while stack:
         folder = stack.pop()
@@ -185,19 +181,17 @@ def _walk(root: Path, excluded: GitIgnoreSpec | None, project: Path) -> Iterator
         filtered = bool(ignores) or excluded is not None  # else no path needs resolving
         subfolders = []
         for name in sorted(entries):
-            entry = entries[name]
+            entry, path = entries[name], folder.path / name
             if entry.is_symlink():
                 continue
             if entry.is_dir(follow_symlinks=False):
-                where = _Where(folder.path / name, folder.real / name, root, project)
-                if name not in SKIPPED_FOLDERS and not _ignored(where, ignores, excluded, "/"):
-                    subfolders.append(_Folder(where.path, where.real, ignores))
-            elif entry.is_file(follow_symlinks=False):
-                path = folder.path / name
-                if not filtered or not _ignored(
-                    _Where(path, folder.real / name, root, project), ignores, excluded, ""
-                ):
-                    yield path
+                real = folder.real / name
+                if name not in SKIPPED_FOLDERS and not ignored(path, real, ignores, "/"):
+                    subfolders.append(_Folder(path, real, ignores))
+            elif entry.is_file(follow_symlinks=False) and not (
+                filtered and ignored(path, folder.real / name, ignores, "")
+            ):
+                yield path
         stack.extend(reversed(subfolders))
 
 
@@ -243,36 +237,30 @@ def _spec(lines: list[str]) -> GitIgnoreSpec | None:
 
 
 @dataclass(frozen=True)
-class _Where:
-    path: Path  # as walked
-    real: Path  # in its real folder
+class _Ignored:
+    """Whether a configured exclude or a `.gitignore` ignores a path met walking `root`."""
+
     root: Path  # the folder being walked
     project: Path  # the current folder, resolved
+    excluded: GitIgnoreSpec | None
 
-
-def _ignored(where: _Where, ignores: Ignores, excluded: GitIgnoreSpec | None, suffix: str) -> bool:
-    """Whether a configured exclude or a `.gitignore` (`base`, resolved, and its patterns)
-    ignores the path; `suffix` is "/" for a folder."""
-    if (
-        excluded is not None
-        and excluded.patterns
-        and excluded.match_file(_from_project(where) + suffix)
-    ):
-        return True
-    for base, spec in ignores:
-        if where.real.is_relative_to(base):
-            inside = where.real.relative_to(base).as_posix() + suffix
-            if spec.match_file(inside):
+    def __call__(self, path: Path, real: Path, ignores: Ignores, suffix: str) -> bool:
+        """`path` as walked, `real` in its real folder; `suffix` is "/" for a folder. Excludes
+        see the path relative to the project when it is inside, else to the folder walked;
+        a `.gitignore`, relative to its own folder (`base`, resolved)."""
+        if self.excluded is not None and self.excluded.patterns:
+            inside = (
+                real.relative_to(self.project)
+                if real.is_relative_to(self.project)
+                else path.relative_to(self.root)
+            )
+            if self.excluded.match_file(inside.as_posix() + suffix):
                 return True
-    return False
-
-
-def _from_project(where: _Where) -> str:
-    """The path as excludes see it: relative to the current folder (the project) when inside
-    it, else to the folder being walked."""
-    if where.real.is_relative_to(where.project):
-        return where.real.relative_to(where.project).as_posix()
-    return where.path.relative_to(where.root).as_posix()
+        return any(
+            real.is_relative_to(base)
+            and spec.match_file(real.relative_to(base).as_posix() + suffix)
+            for base, spec in ignores
+        )
 
 
 def is_binary(data: bytes) -> bool:

@@ -132,45 +132,30 @@ def read_source(path: Path, named: bool) -> Source | None:
         return Source(name=path.stem, origin=str(path), error="not UTF-8 text")
     except OSError as exc:
         return Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))
-    return _source(path, text) if named else _found_source(path, text)
+    return _source(path, text, named)
 
 
-def _found_source(path: Path, text: str) -> Source | None:
-    """A JSON file found in a folder, if it may be a spec. Without any key a spec's shape
-    needs it cannot be one, and is not parsed to find that out; valid JSON of another shape
-    is no spec either. Text that does not parse is planned, so a broken spec is reported (and
-    so is JSON nested too deeply to tell)."""
-    if not any(marker in text for marker in SPEC_MARKERS):
+def _source(path: Path, text: str, named: bool) -> Source | None:
+    """The Source of a spec file's text. A file named alone is always planned: a raw spec, or
+    an export file told by its first bytes (so a raw spec is parsed only once, when planned).
+    A file found in a folder is planned only if it may be a spec: without any key a spec's
+    shape needs it cannot be one, and is not parsed to find that out; valid JSON of another
+    shape is no spec either. Text that does not parse is planned, so a broken spec is reported
+    (and so is JSON nested too deeply to tell)."""
+    unparsed = Source(name=path.stem, origin=str(path), text=text)
+    if named and EXPORT_FORMAT not in text[:200]:
+        return unparsed
+    if not named and not any(marker in text for marker in SPEC_MARKERS):
         return None
     try:
-        document = json_values.loads(text)
+        document = json.loads(text) if named else json_values.loads(text)
     except (ValueError, RecursionError):
-        return Source(name=path.stem, origin=str(path), text=text)
+        return unparsed
     found = spec_in(document)
-    if found is None:
-        return None
+    if found is None or (named and found[0] != EXPORT_SPEC):
+        return unparsed if named else None
     root, kind = found
-    if root == EXPORT_SPEC:
-        return _exported(path, text, document, kind)
-    return Source(name=path.stem, origin=str(path), text=text, kind=kind, document=document)
-
-
-def _source(path: Path, text: str) -> Source:
-    """A file named alone: a raw spec, or an export file (told by its first bytes, so a raw
-    spec is parsed only once, when it is planned)."""
-    if EXPORT_FORMAT in text[:200]:
-        try:
-            document = json.loads(text)
-        except ValueError:
-            document = None
-        found = spec_in(document)
-        if found is not None and found[0] == EXPORT_SPEC:
-            return _exported(path, text, document, found[1])
-    return Source(name=path.stem, origin=str(path), text=text)
-
-
-def _exported(path: Path, text: str, document: dict[str, Any], kind: str) -> Source:
+    if root != EXPORT_SPEC:
+        return replace(unparsed, kind=kind, document=document)
     name = document.get("displayName") or document.get("name") or path.stem
-    return Source(
-        name=str(name), origin=str(path), text=text, kind=kind, root=EXPORT_SPEC, document=document
-    )
+    return replace(unparsed, name=str(name), kind=kind, root=EXPORT_SPEC, document=document)

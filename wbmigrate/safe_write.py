@@ -49,13 +49,10 @@ class Stamp:
             return False
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-DEFAULT_MODE = 0o666 & ~_umask()  # read once, while imports run on one thread
+# The umask is read by setting it, so once, while imports run on one thread.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+DEFAULT_MODE = 0o666 & ~_UMASK
 PRIVATE_MODE = 0o600
 
 

@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from wbmigrate.edit.edits import AddKey, Delete, Insert, RenameKey, Set, materialize
 from wbmigrate.edit.located_yaml import load_located, load_located_all
 from wbmigrate.edit.replacement import apply
-from wbmigrate.edit.yaml import faithful, replacements, unchecked
+from wbmigrate.edit.yaml import faithful, unchecked
+
+
+def replacements(text, located, edits):
+    """The replacements that make `edits` in the one document of `text`, checked as `check`
+    checks them (None: refused)."""
+    found = unchecked(text, located, edits)
+    return found if found is not None and faithful(text, [located], {0: edits}, found) else None
+
 
 SCALARS = st.sampled_from(["a", "off_policy/mean", "x y", "1", "true", "é"])
 YAML_VALUES = st.recursive(

@@ -63,9 +63,6 @@ class EditConflict(Exception):
 
 def pointer(path: Path) -> str:
     """RFC 6901 JSON pointer of a path: ("a/b", 0) -> "/a~1b/0"."""
-    text = "/" + "/".join(map(str, path)) if path else ""
-    if "~" not in text and text.count("/") == len(path):  # nothing to escape: most paths
-        return text
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
@@ -87,22 +84,31 @@ class EditTree:
 
     @property
     def structural(self) -> bool:
+        """Whether members come or go here."""
         return bool(self.deletes or self.inserts or self.added)
 
-    def child(self, key: str | int) -> EditTree:
-        return self.children.setdefault(key, EditTree())
+    @property
+    def inside(self) -> bool:
+        """Whether anything inside this value is edited."""
+        return bool(self.children or self.structural or self.renames)
+
+    def at(self, path: Path) -> EditTree:
+        node = self
+        for part in path:
+            node = node.children.setdefault(part, EditTree())
+        return node
 
 
 def edit_tree(edits: Iterable[Edit]) -> EditTree:
     root = EditTree()
     for edit in edits:
         if isinstance(edit, Set):
-            node = _walk(root, edit.path)
+            node = root.at(edit.path)
             if node.value is not UNSET:
                 raise EditConflict(f"two values for {pointer(edit.path)}")
             node.value = edit.value
             continue
-        parent, last = _walk(root, edit.path[:-1]), edit.path[-1]
+        parent, last = root.at(edit.path[:-1]), edit.path[-1]
         if isinstance(edit, Delete):
             parent.deletes.add(last)
         elif isinstance(edit, RenameKey):
@@ -115,20 +121,11 @@ def edit_tree(edits: Iterable[Edit]) -> EditTree:
     return root
 
 
-def _walk(root: EditTree, path: Path) -> EditTree:
-    node = root
-    for part in path:
-        node = node.child(part)
-    return node
-
-
 def _check(node: EditTree, path: Path) -> None:
-    if node.value is not UNSET and (node.children or node.structural or node.renames):
+    if node.value is not UNSET and node.inside:
         raise EditConflict(f"{pointer(path)} is replaced and edited inside")
     for key, child in node.children.items():
-        if key in node.deletes and (
-            child.value is not UNSET or child.children or child.structural or child.renames
-        ):
+        if key in node.deletes and (child.value is not UNSET or child.inside):
             raise EditConflict(f"{pointer((*path, key))} is deleted and edited")
         _check(child, (*path, key))
 
@@ -149,7 +146,7 @@ def _build(value: Any, node: EditTree, path: Path) -> Any:
         return _build_object(value, node, path)
     if isinstance(value, list):
         return _build_array(value, node, path)
-    if node.children or node.structural or node.renames:
+    if node.inside:
         raise EditConflict(f"{pointer(path)} is not a container")
     return value
 

@@ -18,27 +18,23 @@ from typing import Any
 from wbmigrate.edit.edits import UNSET, Edit, EditTree, Path, Set, edit_tree, pointer
 from wbmigrate.edit.replacement import Replacement
 
-# --- applying edits to the original text ----------------------------------------------------
-
 _WS = re.compile(r"[ \t\n\r]*")
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^{}\[\]:,"\s]+|\s+')
+# A string, skipped whole, or the punctuation `_Style` reads with the whitespace after it.
+_PUNCTUATION = re.compile(r'"(?:[^"\\]|\\.)*"|([{\[:,])([ \t\n\r]*)')
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
 _SCANSTRING: Any = getattr(json.decoder, "scanstring")  # noqa: B009  (not in typeshed)
 
 
+@dataclass(slots=True)
 class _Member:
-    """One member's offsets in the text. Many are made for each path located, so a slotted
-    class, not a dataclass."""
+    """One member's offsets in the text (slotted: many are made for each path located)."""
 
-    __slots__ = ("_end", "key", "key_end", "start", "text", "value_start")
-
-    def __init__(self, text: str, key: str | int, start: int, key_end: int, value_start: int):
-        self.text = text
-        self.key = key
-        self.start = start  # its key for an object member, its value otherwise
-        self.key_end = key_end  # end of the key string (== start for array elements)
-        self.value_start = value_start
-        self._end = -1
+    text: str
+    key: str | int
+    start: int  # its key for an object member, its value otherwise
+    key_end: int  # end of the key string (== start for array elements)
+    value_start: int
+    _end: int = -1
 
     @property
     def end(self) -> int:
@@ -57,43 +53,33 @@ class _Scan:
         self._next = _members(text, start)
         self.found: list[_Member] = []
         self._by_key: dict[str | int, _Member] = {}
-        self.done = False
         self.end = -1
 
     def each(self) -> Iterator[_Member]:
         """Every member, read one at a time: a member's value can be scanned (which finds its
         end) before the next member is looked for, so it is never parsed to find its end."""
         i = 0
-        while i < len(self.found) or not self.done:
-            if i == len(self.found):
-                self._advance()
-                continue
+        while i < len(self.found) or self._advance():
             yield self.found[i]
             i += 1
 
     def member(self, key: str | int) -> _Member | None:
-        found = self._by_key.get(key)
-        while found is None and not self.done:
-            latest = self._advance()
-            if latest is not None and latest.key == key:
-                found = latest
-        return found
+        while key not in self._by_key and self._advance():
+            pass
+        return self._by_key.get(key)
 
-    def all(self) -> list[_Member]:
-        while not self.done:
-            self._advance()
-        return self.found
-
-    def _advance(self) -> _Member | None:
+    def _advance(self) -> bool:
+        """Read one more member; False once every one is read."""
+        if self.end >= 0:
+            return False
         try:
             member = next(self._next)
         except StopIteration as stop:
-            self.done, self.end = True, stop.value
-            return None
-        else:
-            self.found.append(member)
-            self._by_key.setdefault(member.key, member)  # the first of duplicate keys
-        return member
+            self.end = stop.value
+            return False
+        self.found.append(member)
+        self._by_key.setdefault(member.key, member)  # the first of duplicate keys
+        return True
 
 
 @dataclass(frozen=True)
@@ -106,29 +92,24 @@ class _Style:
 
     @classmethod
     def of(cls, text: str) -> _Style:
-        """Read the style off the first tokens of the document: what whitespace follows the
-        first opening bracket, colon and comma (compact JSON when there is none)."""
+        """Read the style off the start of the document: what whitespace follows the first
+        opening bracket, colon and comma (compact JSON when there is none)."""
         after: dict[str, str] = {}  # punctuation -> the whitespace that first followed it
-        previous = ""
-        for match in _TOKEN.finditer(text, 0, 20_000):
-            token = match.group()
-            for punct in ("{", ":", ","):
-                if previous in (punct, "[" if punct == "{" else punct) and punct not in after:
-                    after[punct] = token if token.isspace() else ""
-            if len(after) == 3:
-                break
-            previous = token
+        for match in _PUNCTUATION.finditer(text, 0, 20_000):
+            punct = "{" if match[1] == "[" else match[1]
+            if punct:
+                after.setdefault(punct, match[2])
+                if len(after) == 3:
+                    break
         opening = after.get("{", "")
         indent = opening.rpartition("\n")[2] if "\n" in opening else None
         comma = after.get(",", "")
         return cls(indent, ":" + after.get(":", ""), "," + ("" if "\n" in comma else comma))
 
     def dumps(self, value: Any, line_indent: str) -> str:
-        if self.indent is None:
-            return json.dumps(value, ensure_ascii=False, separators=(self.item_sep, self.key_sep))
-        text = json.dumps(
-            value, ensure_ascii=False, indent=self.indent, separators=(",", self.key_sep)
-        )
+        """`value` in this style, its lines after the first indented by `line_indent`."""
+        separators = (self.item_sep if self.indent is None else ",", self.key_sep)
+        text = json.dumps(value, ensure_ascii=False, indent=self.indent, separators=separators)
         return text.replace("\n", "\n" + line_indent)
 
 
@@ -144,16 +125,14 @@ class JsonText:
     def __init__(self, text: str) -> None:
         self.text = text
         self._scans: dict[int, _Scan] = {}
-        self._root: tuple[int, int] | None = None
 
     def splice(self, edits: Iterable[Edit]) -> str:
         """The text with the edits applied; every byte outside the edited values is kept."""
         tree = edit_tree(edits)
-        if not (tree.children or tree.structural or tree.renames or tree.value is not UNSET):
+        if tree.value is UNSET and not tree.inside:
             return self.text
         start, end = self.root
-        rendered, _ = _render(self, start, tree, self.style)
-        return self.text[:start] + rendered + self.text[end:]
+        return self.text[:start] + _render(self, start, tree)[0] + self.text[end:]
 
     def splice_within(self, edits: list[Edit]) -> Replacement:
         """The span of the innermost value that holds every edit, and its new text: one fix
@@ -161,7 +140,7 @@ class JsonText:
         around = container_of(edits)
         start, end = self.locate(around)
         tree = edit_tree(replace(e, path=e.path[len(around) :]) for e in edits)
-        return Replacement(start, end, _render(self, start, tree, self.style)[0])
+        return Replacement(start, end, _render(self, start, tree)[0])
 
     @cached_property
     def style(self) -> _Style:
@@ -180,35 +159,32 @@ class JsonText:
             return start, end
         return (member.start, member.key_end) if key else (start, member.end)
 
-    @property
+    @cached_property
     def root(self) -> tuple[int, int]:
-        if self._root is None:
-            # The text is one JSON value (it was parsed): it ends where its trailing space starts.
-            start = _WS.match(self.text).end()  # type: ignore[union-attr]
-            self._root = start, len(self.text.rstrip(" \t\n\r"))
-        return self._root
+        """The root value's offsets: the text is one JSON value (it was parsed), so it ends
+        where its trailing space starts."""
+        start = _WS.match(self.text).end()  # type: ignore[union-attr]
+        return start, len(self.text.rstrip(" \t\n\r"))
 
     def members(self, start: int) -> list[_Member]:
         """The members of the object or array that starts at `start`, with their spans."""
-        return self._scan(start).all()
+        return list(self._scan(start).each())
 
     def _scan(self, start: int) -> _Scan:
-        scan = self._scans.get(start)
-        if scan is None:
-            scan = self._scans[start] = _Scan(self.text, start)
-        return scan
+        if start not in self._scans:
+            self._scans[start] = _Scan(self.text, start)
+        return self._scans[start]
 
 
 def container_of(edits: Iterable[Edit]) -> Path:
     """The path of the innermost value every edit lies in (a member's container, for edits
     that add, remove or rename members)."""
     paths = [e.path if isinstance(e, Set) else e.path[:-1] for e in edits]
-    common = paths[0] if paths else ()
-    for path in paths[1:]:
-        same = 0
-        while same < min(len(common), len(path)) and common[same] == path[same]:
-            same += 1
-        common = common[:same]
+    common: Path = ()
+    for parts in zip(*paths, strict=False):
+        if any(part != parts[0] for part in parts):
+            break
+        common += (parts[0],)
     return common
 
 
@@ -224,37 +200,29 @@ def _line_indent(text: str, offset: int) -> str:
     return _WS.match(text, line_start).group().replace("\n", "")  # type: ignore[union-attr]
 
 
-def _render(doc: JsonText, start: int, node: EditTree, style: _Style) -> tuple[str, int]:
+def _render(doc: JsonText, start: int, node: EditTree) -> tuple[str, int]:
     """The new text of the value at `start`, and where the original value ends. A container
     on the way to an edit is scanned member by member, descending into each edited member
     before looking past it: only values no edit reaches are parsed to find their end."""
     text = doc.text
     if node.value is not UNSET:
-        return style.dumps(node.value, _line_indent(text, start)), _value_end(text, start)
-    if not (node.children or node.structural or node.renames):
+        return doc.style.dumps(node.value, _line_indent(text, start)), _value_end(text, start)
+    if not node.inside:
         end = _value_end(text, start)
         return text[start:end], end
     scan = doc._scan(start)
     rendered = {}  # a duplicate key: the last one's, as `json.loads` reads it
     for member in scan.each():
         if member.key in node.children or member.key in node.renames:
-            rendered[member.key] = _render_member(doc, member, node, style)
-    members, end = scan.found, scan.end
-    if not node.structural:
-        out, pos = [], start
-        for member in members:
-            if member.key in rendered:
-                out += [text[pos : member.start], rendered[member.key]]
-                pos = member.end
-        return "".join(out) + text[pos:end], end
-    return _rebuild(text, start, end, members, rendered, node, style), end
+            rendered[member.key] = _render_member(doc, member, node)
+    return _rebuild(doc, start, scan, rendered, node), scan.end
 
 
-def _render_member(doc: JsonText, member: _Member, node: EditTree, style: _Style) -> str:
+def _render_member(doc: JsonText, member: _Member, node: EditTree) -> str:
     text = doc.text
     child = node.children.get(member.key)
     if child:
-        value, member._end = _render(doc, member.value_start, child, style)  # found, not parsed
+        value, member._end = _render(doc, member.value_start, child)  # found, not parsed
     else:
         value = text[member.value_start : member.end]
     if member.key in node.renames:
@@ -285,19 +253,14 @@ def _members(text: str, start: int) -> Generator[_Member, None, int]:
 
 
 def _rebuild(
-    text: str,
-    start: int,
-    end: int,
-    members: list[_Member],
-    rendered: dict[Any, str],
-    node: EditTree,
-    style: _Style,
+    doc: JsonText, start: int, scan: _Scan, rendered: dict[Any, str], node: EditTree
 ) -> str:
-    """Re-join a container's members after deletions and additions, reusing the original
-    separators between members that stay neighbours."""
+    """A container's text with its members' new texts, after deletions and additions, reusing
+    the original separators between members that stay neighbours (all of them, when no member
+    comes or goes)."""
+    text, style, members, end = doc.text, doc.style, scan.found, scan.end
     is_object = text[start] == "{"
-    inner = members[0].start if members else start + 1
-    lead = text[start + 1 : inner]
+    lead = text[start + 1 : members[0].start] if members else ""
     trail = text[members[-1].end : end - 1] if members else ""
     seps = [text[a.end : b.start] for a, b in itertools.pairwise(members)]
     indent = (
@@ -309,28 +272,23 @@ def _rebuild(
 
     def new(key: str | None, value: Any) -> tuple[str, int | None]:
         body = style.dumps(value, indent)
-        if is_object:
-            body = json.dumps(key, ensure_ascii=False) + style.key_sep + body
-        return body, None
+        return (
+            json.dumps(key, ensure_ascii=False) + style.key_sep + body
+        ) if is_object else body, None
 
     pieces: list[tuple[str, int | None]] = []  # (text, original position or None)
     for i, member in enumerate(members):
-        if not is_object:
-            pieces += [new(None, v) for v in node.inserts.get(i, [])]
+        pieces += [new(None, v) for v in node.inserts.get(i, [])]  # (arrays only)
         if member.key not in node.deletes:
             pieces.append((rendered.get(member.key, text[member.start : member.end]), i))
-        if is_object:
-            pieces += [new(k, v) for k, v in node.added.get(str(member.key), [])]
-    if is_object:
-        pieces += [new(k, v) for k, v in node.added.get(None, [])]
-    else:
-        pieces += [new(None, v) for v in node.inserts.get(len(members), [])]
+        pieces += [new(k, v) for k, v in node.added.get(str(member.key), [])]  # (objects only)
+    pieces += [new(None, v) for v in node.inserts.get(len(members), [])]
+    pieces += [new(k, v) for k, v in node.added.get(None, [])]
     if not pieces:
-        return text[start] + text[end - 1]
+        return text[start] + text[end - 1] if node.structural else text[start:end]
     if not members and style.indent is not None:
         lead, trail = "\n" + indent, "\n" + _line_indent(text, start)
     joined = pieces[0][0]
     for (_, a), (body, b) in itertools.pairwise(pieces):
-        adjacent = a is not None and b is not None and b == a + 1
-        joined += (seps[a] if adjacent and a is not None else typical) + body
+        joined += (seps[a] if a is not None and b == a + 1 else typical) + body
     return text[start] + lead + joined + trail + text[end - 1]

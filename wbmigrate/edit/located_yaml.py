@@ -13,7 +13,9 @@ otherwise stand for billions of nodes), and nesting too deep to read is an error
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,8 @@ _STANDARD_TAGS = tuple(
     for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
 )
 MERGE_TAG = "tag:yaml.org,2002:merge"
+# A node's properties (`&anchor`, `!tag`, `!<verbatim tag>`) and the space around them.
+_PROPERTIES = re.compile(r"(?:[ \t\r\n]*(?:!<[^>]*>|[&!])[^ \t\r\n]*)*[ \t\r\n]*")
 # Nodes built per character of text at most (plus a floor): aliases that expand further are
 # refused, the way a decompressor refuses a zip bomb.
 EXPANSION = 4
@@ -62,11 +66,10 @@ class Located:
 
     def line(self, path: Path) -> int:
         """The line of the key at `path`, else of its value, else of the nearest parent."""
-        for probe in _prefixes(path):
-            if probe in self.key_lines:
-                return self.key_lines[probe]
-            if probe in self.value_lines:
-                return self.value_lines[probe]
+        for end in range(len(path), -1, -1):
+            line = self.key_lines.get(path[:end]) or self.value_lines.get(path[:end])
+            if line:  # lines count from 1
+                return line
         return 1
 
     @property
@@ -75,90 +78,75 @@ class Located:
         return bool(self.aliases)
 
 
-def _prefixes(path: Path) -> Iterator[Path]:
-    for end in range(len(path), -1, -1):
-        yield path[:end]
-
-
 def load_located(text: str) -> Located:
     """Parse one YAML document safely; raise yaml.YAMLError on a syntax error, a tag that is
     not one of YAML's own (`!!python/...`), or nesting too deep to read."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        return _located(node, 0, _Budget(text), merges=False)
-    except RecursionError:
-        raise yaml.YAMLError("YAML nested too deeply to read") from None
+    return _load(text, lambda: [yaml.compose(text, Loader=yaml.SafeLoader)], merges=False)[0]
 
 
 def load_located_all(text: str) -> list[Located]:
     """Every document of a YAML stream (`---`), each located on its own, merge keys resolved
     as YAML's merge type says (a key of the mapping itself wins over a merged one, and an
     earlier merged mapping over a later one). Raises like `load_located`."""
-    budget = _Budget(text)
+    return _load(text, lambda: list(yaml.compose_all(text, Loader=yaml.SafeLoader)), merges=True)
+
+
+def _load(text: str, compose: Callable[[], list[yaml.Node | None]], merges: bool) -> list[Located]:
+    converter = _Converter(EXPANSION_FLOOR + EXPANSION * len(text), merges)
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-        return [_located(node, i, budget, merges=True) for i, node in enumerate(nodes)]
+        return [converter.document(node, i) for i, node in enumerate(compose())]
     except RecursionError:
         raise yaml.YAMLError("YAML nested too deeply to read") from None
 
 
-class _Budget:
-    """How many more nodes the aliases of a text may expand to."""
-
-    def __init__(self, text: str) -> None:
-        self.left = EXPANSION_FLOOR + EXPANSION * len(text)
-
-    def spend(self, node: yaml.Node) -> None:
-        self.left -= 1
-        if self.left < 0:
-            raise yaml.constructor.ConstructorError(
-                None, None, "aliases expand to too many nodes to read", node.start_mark
-            )
-
-
-def _located(node: yaml.Node | None, index: int, budget: _Budget, merges: bool) -> Located:
-    located = Located(data=None, index=index)
-    if node is not None:
-        located.data = _Converter(located, budget, merges).convert(node, ())
-    return located
+def _error(message: str, node: yaml.Node) -> yaml.YAMLError:
+    return yaml.constructor.ConstructorError(None, None, message, node.start_mark)
 
 
 class _Converter:
-    """Plain values from nodes, recording every node by path (one converter per document)."""
+    """Plain values from the nodes of a text's documents, recording every node by path.
+    `budget`: how many more nodes the aliases of the text may expand to."""
 
-    def __init__(self, located: Located, budget: _Budget, merges: bool) -> None:
-        self.located = located
+    def __init__(self, budget: int, merges: bool) -> None:
         self.budget = budget
         self.merges = merges
+
+    def document(self, node: yaml.Node | None, index: int) -> Located:
+        self.located = Located(data=None, index=index)
         self.visited: set[int] = set()
         self.inside_alias = 0  # how many aliases deep the conversion is
+        if node is not None:
+            self.located.data = self.convert(node, ())
+        return self.located
 
     def convert(self, node: yaml.Node, path: Path) -> Any:
         if node.tag not in _STANDARD_TAGS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"the tag {node.tag} is not allowed here", node.start_mark
-            )
-        again = id(node) in self.visited
-        self._visit(node, path)
+            raise _error(f"the tag {node.tag} is not allowed here", node)
         self.located.value_lines[path] = node.start_mark.line + 1
         self.located.nodes[path] = node
-        self.inside_alias += again
-        try:
+        with self._visit(node, path):
             if isinstance(node, yaml.MappingNode):
                 return self.mapping(node, path)
             if isinstance(node, yaml.SequenceNode):
                 return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
             return _scalar(node)
-        finally:
-            self.inside_alias -= again
 
-    def _visit(self, node: yaml.Node, path: Path) -> None:
+    @contextmanager
+    def _visit(self, node: yaml.Node, path: Path) -> Iterator[None]:
         """Count the node against the budget; record it when it is reached again (an alias),
         but not the nodes inside it, which its span covers."""
-        self.budget.spend(node)
-        if id(node) in self.visited and not self.inside_alias:
+        self.budget -= 1
+        if self.budget < 0:
+            raise _error("aliases expand to too many nodes to read", node)
+        again = id(node) in self.visited
+        if again and not self.inside_alias:
             self.located.aliases.append((path, node))
         self.visited.add(id(node))
+        self.inside_alias += again
+        try:
+            yield
+        finally:
+            self.inside_alias -= again
 
     def mapping(
         self, node: yaml.MappingNode, path: Path, taken: frozenset[Any] = frozenset()
@@ -184,13 +172,8 @@ class _Converter:
             self.located.key_nodes[child] = key_node
             result[key] = self.convert(value_node, child)
         for source in merged:
-            again = id(source) in self.visited
-            self._visit(source, path)
-            self.inside_alias += again
-            try:
+            with self._visit(source, path):
                 result.update(self.mapping(source, path, taken | frozenset(result)))
-            finally:
-                self.inside_alias -= again
         return result
 
 
@@ -199,9 +182,7 @@ def _merge_sources(value: yaml.Node) -> list[yaml.MappingNode]:
     sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
     mappings = [s for s in sources if isinstance(s, yaml.MappingNode)]
     if len(mappings) != len(sources):
-        raise yaml.constructor.ConstructorError(
-            None, None, "a merge key (<<) takes a mapping or a list of mappings", value.start_mark
-        )
+        raise _error("a merge key (<<) takes a mapping or a list of mappings", value)
     return mappings
 
 
@@ -217,26 +198,15 @@ def _scalar(node: yaml.Node) -> Any:
     try:
         return _SCALARS.construct_object(node)
     except (ValueError, OverflowError) as exc:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"{node.value!r} cannot be read ({exc})", node.start_mark
-        ) from None
+        raise _error(f"{node.value!r} cannot be read ({exc})", node) from None
 
 
 def value_start(text: str, node: yaml.Node) -> int:
     """Where a node's value starts: its marks also cover an anchor (`&base`) or a tag before
     it, which an edit of the value must keep."""
-    pos = node.start_mark.index
-    end = node.end_mark.index
-    while pos < end:
-        while pos < end and text[pos] in " \t\r\n":
-            pos += 1
-        if pos >= end or text[pos] not in "&!":
-            return pos
-        close = text.find(">", pos) + 1 if text.startswith("!<", pos) else pos
-        while close < end and text[close] not in " \t\r\n":
-            close += 1
-        pos = close
-    return node.start_mark.index if pos >= end else pos
+    start, end = node.start_mark.index, node.end_mark.index
+    pos = _PROPERTIES.match(text, start, end).end()  # type: ignore[union-attr]
+    return pos if pos < end else start
 
 
 def owner(mapping: yaml.MappingNode, key: yaml.Node) -> yaml.MappingNode:

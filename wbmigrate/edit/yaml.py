@@ -34,18 +34,9 @@ class CannotEdit(Exception):
     """An edit this module does not place safely."""
 
 
-def replacements(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
-    """Replacements that make `edits` in the one document of `text`, or None when they cannot
-    be placed safely. Every answer is checked: the edited text must parse to exactly the
-    edited data."""
-    found = unchecked(text, located, edits)
-    if found is None or not faithful(text, [located], {located.index: edits}, found):
-        return None
-    return found
-
-
 def unchecked(text: str, located: Located, edits: list[Edit]) -> list[Replacement] | None:
-    """`replacements` without the check, for callers that check several documents at once."""
+    """Replacements that make `edits` in one document of `text`, or None when they cannot be
+    placed safely. Unchecked: `faithful` checks them, for every document of the text at once."""
     try:
         deleted = _deleted(located, edits)
         return [_replacement(text, located, edit, deleted) for edit in edits]
@@ -107,7 +98,6 @@ def render(value: Any, like: yaml.Node | None = None) -> str:
             return f"'{value}'"
         if style is None and _PLAIN.match(value) and value.lower() not in _SPECIAL:
             return value
-        return json.dumps(value, ensure_ascii=False)
     return json.dumps(value, ensure_ascii=False)  # JSON is valid flow YAML
 
 
@@ -143,36 +133,24 @@ def _insert(text: str, sequence: yaml.Node, index: int, value: Any) -> Replaceme
         return Replacement(at, at, f", {render(value, items[index - 1])}")
     if not items:
         raise CannotEdit("insert into an empty block sequence")
-    if index == 0:
-        dash = text.rfind("-", 0, items[0].start_mark.index)
-        margin = " " * _column(text, dash)
-        if text[text.rfind("\n", 0, dash) + 1 : dash].strip():  # `- - a`: after the outer dash
-            return Replacement(dash, dash, f"- {_item(value, items[0], margin)}\n{margin}")
-        line_start = dash - len(margin)
-        return Replacement(line_start, line_start, f"{margin}- {_item(value, items[0], margin)}\n")
-    previous = items[index - 1]
-    dash = text.rfind("-", 0, previous.start_mark.index)
-    margin = " " * _column(text, dash)
-    at = _line_end(text, _content_end(text, previous))
-    return Replacement(at, at, f"\n{margin}- {_item(value, previous, margin)}")
-
-
-def _column(text: str, offset: int) -> int:
-    return offset - (text.rfind("\n", 0, offset) + 1)
+    like = items[index - 1] if index else items[0]  # after the item before, or before the first
+    dash = text.rfind("-", 0, like.start_mark.index)
+    line_start = text.rfind("\n", 0, dash) + 1
+    margin = " " * (dash - line_start)
+    item = _item(value, like, margin)
+    if index:
+        at = _line_end(text, _content_end(text, like))
+        return Replacement(at, at, f"\n{margin}- {item}")
+    if text[line_start:dash].strip():  # `- - a`: after the outer dash
+        return Replacement(dash, dash, f"- {item}\n{margin}")
+    return Replacement(line_start, line_start, f"{margin}- {item}\n")
 
 
 def _item(value: Any, like: yaml.Node, margin: str) -> str:
     """A new block-sequence item: a mapping in block style like its neighbours, else a value."""
     if not isinstance(value, dict) or not value:
         return render(value, like)
-    block = yaml.dump(
-        value,
-        Dumper=_BlockDumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=10_000,
-    )
+    block = yaml.dump(value, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=10_000)
     lines = block.rstrip("\n").split("\n")
     return "\n".join([lines[0], *(line and margin + "  " + line for line in lines[1:])])
 
@@ -194,15 +172,12 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     if not isinstance(mapping, yaml.MappingNode) or edit.after is None:
         raise CannotEdit("not a mapping")
     key = located.key_nodes[(*edit.path[:-1], edit.after)]
-    mapping = owner(mapping, key)
     value = located.nodes[(*edit.path[:-1], edit.after)]
-    new_key = render(str(edit.path[-1]), key)
-    if mapping.flow_style:
-        at = value.end_mark.index
-        return Replacement(at, at, f", {new_key}: {render(edit.value, value)}")
-    indent = key.start_mark.column
+    member = f"{render(str(edit.path[-1]), key)}: {render(edit.value, value)}"
+    if owner(mapping, key).flow_style:
+        return Replacement(value.end_mark.index, value.end_mark.index, f", {member}")
     at = _line_end(text, _content_end(text, value))
-    return Replacement(at, at, "\n" + " " * indent + f"{new_key}: {render(edit.value, value)}")
+    return Replacement(at, at, "\n" + " " * key.start_mark.column + member)
 
 
 def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
@@ -210,7 +185,7 @@ def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replac
     node = located.nodes[edit.path]
     gone = deleted.get(id(parent), {index})
     if len(gone) >= len(parent.value):  # the collection becomes empty: write it as [] or {}
-        return _emptied(text, parent) if not parent.flow_style else _flow_emptied(text, parent)
+        return _emptied(text, parent)
     if parent.flow_style:
         return _flow_delete(text, parent, index, gone)
     if isinstance(parent, yaml.SequenceNode):
@@ -244,16 +219,13 @@ def _flow_delete(text: str, parent: yaml.CollectionNode, index: int, gone: set[i
     return Replacement(spans[first - 1][1], spans[last][1], "")
 
 
-def _flow_emptied(text: str, parent: yaml.CollectionNode) -> Replacement:
-    empty = "[]" if isinstance(parent, yaml.SequenceNode) else "{}"
-    return Replacement(value_start(text, parent), parent.end_mark.index, empty)
-
-
-def _emptied(text: str, collection: yaml.Node) -> Replacement:
-    """Replace a collection that loses its last member with `[]` or `{}`, on the line of its
-    key (a block collection may start on the next line, where a flow one would not belong)."""
+def _emptied(text: str, collection: yaml.CollectionNode) -> Replacement:
+    """Replace a collection that loses its last member with `[]` or `{}`; a block one on the
+    line of its key (it may start on the next line, where a flow one would not belong)."""
     empty = "[]" if isinstance(collection, yaml.SequenceNode) else "{}"
     start = value_start(text, collection)
+    if collection.flow_style:
+        return Replacement(start, collection.end_mark.index, empty)
     back = start
     while back > 0 and text[back - 1] in " \t\r\n":
         back -= 1
