@@ -212,21 +212,6 @@ class Migration:
         """Each `distinct:` group as one set: every name, old or new, of any of its members."""
         return tuple(frozenset[str]().union(*group) for group in self.distinct_members)
 
-    def distinct_partners(self, name: str) -> tuple[frozenset[str], ...]:
-        """The metrics whose series `name`'s must stay apart from, each as every name it has
-        had (old or new); empty when `name` is in no distinct group."""
-        return self._partners.get(name, ())
-
-    @cached_property
-    def _partners(self) -> MappingABC[str, tuple[frozenset[str], ...]]:
-        partners: dict[str, dict[frozenset[str], None]] = {}
-        for group in self.distinct_members:
-            for member in group:
-                others = dict.fromkeys(other for other in group if other != member)
-                for name in member:
-                    partners.setdefault(name, {}).update(others)
-        return {name: tuple(others) for name, others in partners.items()}
-
 
 _PARTS = re.compile(r"[^/.]+")  # a name's parts: between `/` and `.`
 _WORDS = re.compile(r"[^_-]+")  # a part's words: between `_` and `-`
