@@ -16,8 +16,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.names import mention_pattern
@@ -274,15 +273,6 @@ def _fate(name: str, resolution: Resolution) -> Fate:
         return Fate(name, resolution.new, False, version=version)
     assert resolution.removal is not None
     return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def frozen_dict(items: dict[K, V]) -> MappingABC[K, V]:
-    """A read-only view, so frozen dataclasses stay frozen all the way down."""
-    return MappingProxyType(items)
 
 
 class MappingError(WbmigrateError):
