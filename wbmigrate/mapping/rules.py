@@ -52,13 +52,11 @@ def _metric_entries(step: Step, i: int) -> Iterator[_Entry]:
 
 
 def _config_tables(step: Step, i: int) -> Iterator[tuple[str, list[_Entry]]]:
-    paths = []
     for j, rename in enumerate(step.config):
         at = ("steps", i, "config", "renamed", j)
-        paths.append(_Entry(rename.old, rename.new, (*at, "old")))
         yield "TOML key", [_Entry(o, n, (*at, "toml", o)) for o, n in rename.toml.items()]
         yield "command-line flag", [_Entry(o, n, (*at, "cli", o)) for o, n in rename.cli.items()]
-    yield "config path", paths
+    yield "config path", list(_config_path_entries(step, i))
 
 
 Found = list[Broken]

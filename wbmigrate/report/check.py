@@ -18,6 +18,7 @@ JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.jso
 LEVEL_WIDTH = max(len(level.value) for level in Level)
 RULE_WIDTH = max(len(rule.value) for rule in Rule)
 FIX_MARK = "[*]"
+REGION = ("start_line", "start_column", "end_line", "end_column", "text")  # a fix's, in JSON
 
 
 def findings_of(reports: list[FileReport]) -> list[Finding]:
@@ -152,22 +153,12 @@ class FixRegions:
         lines = self._lines.get(finding.path)
         if lines is None:
             lines = self._lines[finding.path] = Lines(self._texts.get(finding.path, ""))
-        regions = []
-        for r in finding.fix:
-            (start_line, start_column), (end_line, end_column) = (
-                lines.position(r.start),
-                lines.position(r.end),
+        return [
+            dict(
+                zip(REGION, (*lines.position(r.start), *lines.position(r.end), r.text), strict=True)
             )
-            regions.append(
-                {
-                    "start_line": start_line,
-                    "start_column": start_column,
-                    "end_line": end_line,
-                    "end_column": end_column,
-                    "text": r.text,
-                }
-            )
-        return regions
+            for r in finding.fix
+        ]
 
 
 # --- Markdown ---------------------------------------------------------------------------------
