@@ -84,12 +84,12 @@ def text_chunks(
     migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
 ) -> Iterator[str]:
     tally = Tally()
-    yield _lines([header(migration, options), *history_lines(options), LEGEND, ""])
+    yield printed([header(migration, options), *history_lines(options), LEGEND, ""])
     for planned in map(tally.add, objects):
         if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
             continue
-        yield _lines(text_object(planned, verbose))
-    yield _lines([summary(tally)])
+        yield printed(text_object(planned, verbose))
+    yield printed([summary(tally)])
 
 
 def to_text(plan: Plan, verbose: bool = False) -> str:
@@ -110,7 +110,7 @@ def text_object(planned: Planned, verbose: bool) -> list[str]:
     return [*out, ""]
 
 
-def _lines(lines: list[str]) -> str:
+def printed(lines: list[str]) -> str:
     """Lines of a report; a control character in a name is escaped, so no object can forge a
     line (`Summary: ...`) of its own."""
     return "".join(printable(line) + "\n" for line in lines)
@@ -176,12 +176,14 @@ def markdown_chunks(
     """The summary comes first, so the objects' sections are kept (as text) until the end."""
     tally = Tally()
     sections = [
-        _lines(markdown_object(planned, verbose))
+        printed(markdown_object(planned, verbose))
         for planned in map(tally.add, objects)
         if not (planned.status is Status.UNCHANGED and not _shown_notes(planned, verbose))
     ]
     title = f"## wbmigrate {header(migration, options).lower()}"
-    yield _lines([title, "", *history_lines(options), summary(tally).removeprefix("Summary: "), ""])
+    yield printed(
+        [title, "", *history_lines(options), summary(tally).removeprefix("Summary: "), ""]
+    )
     yield from sections
 
 
