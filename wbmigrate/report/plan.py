@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from wbmigrate.engine.history import History, RunRef
+from wbmigrate.engine.history import RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import (
@@ -117,24 +117,19 @@ def printed(lines: list[str]) -> str:
 
 
 def history_lines(options: Options) -> list[str]:
-    """The census line, when there were runs to read (a project without runs has no boundary
-    to tell, which `plan` says on stderr)."""
+    """What the key census found, when there were runs to read: how many runs, and the
+    project's own boundary (a project without runs has none to tell, which `plan` says on
+    stderr)."""
     history = options.history
-    return [history_line(history)] if history is not None and history.runs else []
-
-
-def history_line(history: History) -> str:
-    """What the key census found: how many runs, and the project's own boundary."""
+    if history is None or not history.runs:
+        return []
     last_old = f"the last run with old keys is {_run(history.last_old)}" if history.last_old else ""
     if not history.upgraded:
-        return f"Runs: {history.scope} read. Not upgraded: no run logged the new keys" + (
-            f"; {last_old}." if last_old else "."
-        )
+        end = f"; {last_old}." if last_old else "."
+        return [f"Runs: {history.scope} read. Not upgraded: no run logged the new keys{end}"]
     before = last_old or "no run logged the old keys"
-    return (
-        f"Runs: {history.scope} read. Boundary: {before}; the first with new keys is "
-        f"{_run(history.first_new)}."
-    )
+    first_new = f"the first with new keys is {_run(history.first_new)}"
+    return [f"Runs: {history.scope} read. Boundary: {before}; {first_new}."]
 
 
 def _run(run: RunRef | None) -> str:
