@@ -223,30 +223,9 @@ def test_many_to_one_names_belong_to_the_merged_series_only():
     )
 
 
-def test_partners_by_any_name():
-    mapping = parse_mapping(mapping_text("- [s/flight, s/queue, s/total]\n", *STAGED), "m.yaml")
-    migration = mapping.migration()
-    flight, queue, total = migration.distinct_members[0]
-    assert migration.distinct_partners("q/flight") == (queue, total)
-    assert migration.distinct_partners("s/queue") == (flight, total)
-    assert migration.distinct_partners("loss") == ()
-    assert migration.distinct_partners("q/old") == ()
-
-
-def test_partners_of_a_name_in_two_groups_are_listed_once():
-    mapping = parse_mapping(
-        mapping_text("- [s/flight, s/queue]\n- [s/total, s/flight, s/queue]\n", *STAGED), "m.yaml"
-    )
-    migration = mapping.migration()
-    queue = migration.distinct_members[0][1]
-    total = migration.distinct_members[1][0]
-    assert migration.distinct_partners("s/flight") == (queue, total)
-
-
 def test_a_mapping_without_groups_has_none():
     migration = load_mapping(FIXTURES / "mappings/valid/chains.yaml").migration()
     assert (migration.distinct, migration.distinct_members) == ((), ())
-    assert migration.distinct_partners("a") == ()
 
 
 def test_prime_rl_keeps_rollout_staleness_and_its_parts_apart():
@@ -254,16 +233,17 @@ def test_prime_rl_keeps_rollout_staleness_and_its_parts_apart():
     for stat in ("mean", "max"):
         parts = [f"staleness/rollout/{part}{stat}" for part in ("", "in_flight/", "in_queue/")]
         old = [name.replace("staleness/rollout/", "off_policy/") for name in parts]
-        partners = migration.distinct_partners(f"off_policy/in_flight/{stat}")
-        assert partners == (frozenset({parts[0], old[0]}), frozenset({parts[2], old[2]}))
+        members = tuple(frozenset({new, was}) for new, was in zip(parts, old, strict=True))
+        assert members in migration.distinct_members
         assert frozenset(parts + old) in migration.distinct
-    assert migration.distinct_partners("off_policy/token/max") == ()
-    assert migration.distinct_partners("staleness/token/mean") == ()
+    grouped = frozenset[str]().union(*migration.distinct)
+    assert not {"off_policy/token/max", "staleness/token/mean"} & grouped
 
 
 def test_prime_rl_groups_hold_before_the_split_too():
     migration = find_mapping("prime-rl").migration(to="2026.08.21")
-    assert "off_policy/in_queue/mean" in migration.distinct_partners("off_policy/in_flight/mean")[1]
+    (flight,) = [g for g in migration.distinct if "off_policy/in_flight/mean" in g]
+    assert "off_policy/in_queue/mean" in flight
 
 
 def test_mappings_show_lists_the_groups():

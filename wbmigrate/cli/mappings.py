@@ -92,14 +92,10 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
     for path in paths:
         try:
             mapping = load_mapping(path)
-        except MappingError as exc:
-            failed = True
-            for problem in exc.problems:
-                click.echo(f"Error: {problem}", err=True)
-            continue
         except WbmigrateError as exc:
             failed = True
-            click.echo(f"Error: {exc}", err=True)
+            for problem in exc.problems if isinstance(exc, MappingError) else [exc]:
+                click.echo(f"Error: {problem}", err=True)
             continue
         warn(mapping.warnings)
         renamed = len(mapping.migration().metrics)

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from wbmigrate.check.model import FileReport
 from wbmigrate.cli.base import (
     CONTEXT,
     UserError,
@@ -42,7 +41,6 @@ from wbmigrate.mapping import Migration
 from wbmigrate.plan import Source
 from wbmigrate.report import verify as verify_report
 from wbmigrate.verify import (
-    Check,
     Finding,
     Verification,
     Verified,
@@ -103,9 +101,11 @@ def verify(
     base = _baseline(baseline, migration)
     against = base.source if base else ""
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
+        from wbmigrate.check.configs import verify_configs  # check's rules: for files only
+
         folder = Path(targets[0])
         verified = [verify_one(s, migration, options) for s in read_sources(folder, ())]
-        found = findings(verified, _configs(folder, migration, options))
+        found = findings(verified, verify_configs(folder, migration, options, status))
         run = Verification(targets[0], verified, found, against, files=True)
     else:
         label, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
@@ -114,43 +114,6 @@ def verify(
     if format_ in ("sarif", "github", "json"):
         status(verify_report.summary(run))
     finish(failed=not run.holds)
-
-
-def _configs(target: Path, migration: Migration, options: Options) -> list[Finding]:
-    """The configs among the files: an old key left (the mapping's key check) and, when
-    `prime_rl` is importable, what prime-rl's own schema rejects (as `check --validate`)."""
-    from wbmigrate.check.config import find_config
-    from wbmigrate.check.model import Rule
-    from wbmigrate.check.run import add_findings, check_paths
-    from wbmigrate.check.targets import Targets
-    from wbmigrate.check.validate import Validation, load_schema
-
-    kept = {Rule.RENAMED_CONFIG_KEY: Check.OLD_NAME_LEFT, Rule.CONFIG_INVALID: Check.CONFIG_INVALID}
-    config, targets = find_config(Path.cwd()), Targets(migration, options)
-    ignores = set(Rule) - set(kept)
-    reports = check_paths([target], targets, config, ignores)
-    schema = load_schema()
-    if isinstance(schema, str):
-        if any(_config_like(r) for r in reports):  # else nothing was left unvalidated
-            status(schema)
-    else:
-        validation = Validation(schema, targets)
-        reports = add_findings(reports, validation, config, ignores)
-        status(validation.summary())
-    return [
-        Finding(kept[f.rule], f.path, f.path, (f"line {f.line}",), f"line {f.line}", f.message)
-        for report in reports
-        for f in report.findings
-        if f.rule in kept
-    ]
-
-
-def _config_like(report: FileReport) -> bool:
-    """A file that may be a prime-rl config: TOML or YAML, or one with an old config key."""
-    suffix = Path(report.path).suffix
-    return suffix in (".toml", ".yaml", ".yml") or any(
-        f.rule.value == "renamed-config-key" for f in report.findings
-    )
 
 
 def _baseline(path: str | None, migration: Migration) -> Baseline | None:

@@ -9,6 +9,7 @@ is gone with no equivalent is disabled, never deleted.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from wbmigrate.edit.edits import Path, Set
@@ -62,12 +63,8 @@ def _own_text(description: Any) -> Any:
 def _filter(w: Walk, document: Any, gone: list[Fate]) -> None:
     if not isinstance(document, dict):
         return
-    metric_filter = document.get("run_metric_filter")
-    if isinstance(metric_filter, dict):
-        for kind in METRIC_FILTERS:
-            condition = metric_filter.get(kind)
-            if isinstance(condition, dict):
-                _metric(w, ("run_metric_filter", kind, "name"), condition.get("name"), gone)
+    for path, name in _conditions(document):
+        _metric(w, path, name, gone)
     legacy = document.get("metric_filter")
     if isinstance(legacy, str):
         w.embedded(
@@ -78,6 +75,17 @@ def _filter(w: Walk, document: Any, gone: list[Fate]) -> None:
         )
     elif isinstance(legacy, dict):
         _metric(w, ("metric_filter", "name"), legacy.get("name"), gone)
+
+
+def _conditions(document: dict[str, Any]) -> Iterator[tuple[Path, Any]]:
+    """The place and metric name of each condition of a run-metric filter."""
+    metric_filter = document.get("run_metric_filter")
+    if not isinstance(metric_filter, dict):
+        return
+    for kind in METRIC_FILTERS:
+        condition = metric_filter.get(kind)
+        if isinstance(condition, dict):
+            yield ("run_metric_filter", kind, "name"), condition.get("name")
 
 
 def _get_name(document: Any) -> Any:
@@ -154,31 +162,23 @@ def annotate(w: Walk, trigger: dict[str, Any]) -> None:
 
 def alert_metrics(trigger: Any) -> list[str]:
     """The metric names a run-metric alert watches (none for other triggers)."""
-    found: list[str] = []
-    event = (
-        trigger.get("event") or trigger.get("triggeringCondition")
-        if isinstance(trigger, dict)
-        else None
-    )
-    text = event.get("filter") if isinstance(event, dict) else None
-    try:
-        document = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        return found
+    event = None
+    if isinstance(trigger, dict):
+        event = trigger.get("event") or trigger.get("triggeringCondition")
+    document = _json(event.get("filter")) if isinstance(event, dict) else None
     if not isinstance(document, dict):
-        return found
-    metric_filter = document.get("run_metric_filter")
-    if isinstance(metric_filter, dict):
-        for kind in METRIC_FILTERS:
-            condition = metric_filter.get(kind)
-            if isinstance(condition, dict) and isinstance(condition.get("name"), str):
-                found.append(condition["name"])
+        return []
+    found = [name for _, name in _conditions(document) if isinstance(name, str)]
     legacy = document.get("metric_filter")
-    if isinstance(legacy, str):
-        try:
-            legacy = json.loads(legacy)
-        except ValueError:
-            legacy = None
+    legacy = _json(legacy) if isinstance(legacy, str) else legacy
     if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
         found.append(legacy["name"])
     return found
+
+
+def _json(text: Any) -> Any:
+    """The value a JSON string holds; None for anything else."""
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None

@@ -16,8 +16,7 @@ from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.names import mention_pattern
@@ -212,21 +211,6 @@ class Migration:
         """Each `distinct:` group as one set: every name, old or new, of any of its members."""
         return tuple(frozenset[str]().union(*group) for group in self.distinct_members)
 
-    def distinct_partners(self, name: str) -> tuple[frozenset[str], ...]:
-        """The metrics whose series `name`'s must stay apart from, each as every name it has
-        had (old or new); empty when `name` is in no distinct group."""
-        return self._partners.get(name, ())
-
-    @cached_property
-    def _partners(self) -> MappingABC[str, tuple[frozenset[str], ...]]:
-        partners: dict[str, dict[frozenset[str], None]] = {}
-        for group in self.distinct_members:
-            for member in group:
-                others = dict.fromkeys(other for other in group if other != member)
-                for name in member:
-                    partners.setdefault(name, {}).update(others)
-        return {name: tuple(others) for name, others in partners.items()}
-
 
 _PARTS = re.compile(r"[^/.]+")  # a name's parts: between `/` and `.`
 _WORDS = re.compile(r"[^_-]+")  # a part's words: between `_` and `-`
@@ -289,15 +273,6 @@ def _fate(name: str, resolution: Resolution) -> Fate:
         return Fate(name, resolution.new, False, version=version)
     assert resolution.removal is not None
     return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def frozen_dict(items: dict[K, V]) -> MappingABC[K, V]:
-    """A read-only view, so frozen dataclasses stay frozen all the way down."""
-    return MappingProxyType(items)
 
 
 class MappingError(WbmigrateError):

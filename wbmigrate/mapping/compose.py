@@ -8,16 +8,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from collections.abc import Mapping as MappingABC
 from dataclasses import replace
+from types import MappingProxyType
 
-from wbmigrate.mapping import (
-    Action,
-    ConfigRename,
-    Migration,
-    Removal,
-    Resolution,
-    Step,
-    frozen_dict,
-)
+from wbmigrate.mapping import Action, ConfigRename, Migration, Removal, Resolution, Step
 
 
 def compose(
@@ -33,9 +26,9 @@ def compose(
     return Migration(
         mapping_id=mapping_id,
         steps=steps,
-        metrics=frozen_dict(composed.metrics),
+        metrics=MappingProxyType(composed.metrics),
         config=tuple(composed.config),
-        irreversible=frozen_dict(many_to_one(steps)),
+        irreversible=MappingProxyType(many_to_one(steps)),
         distinct_members=distinct,
     )
 
@@ -138,7 +131,7 @@ def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:
 
 
 def _chain(first: MappingABC[str, str], then: MappingABC[str, str]) -> MappingABC[str, str]:
-    return frozen_dict({old: then.get(new, new) for old, new in first.items()})
+    return MappingProxyType({old: then.get(new, new) for old, new in first.items()})
 
 
 def many_to_one(steps: tuple[Step, ...]) -> dict[str, tuple[str, ...]]:

@@ -6,6 +6,7 @@ had across all the mapping's steps: its old names and the names it was renamed t
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 from wbmigrate.edit.located_yaml import Path as YamlPath
 from wbmigrate.mapping import Broken, Severity, Step
@@ -22,45 +23,41 @@ def expand(groups: Groups, steps: tuple[Step, ...]) -> tuple[tuple[frozenset[str
     return tuple(tuple(series.names(name) for name in dict.fromkeys(group)) for group in groups)
 
 
-def check(groups: Groups, steps: tuple[Step, ...]) -> list[Broken]:
+def check(groups: Groups, steps: tuple[Step, ...]) -> Iterator[Broken]:
     """Every distinct rule broken: a group too small, a member twice, a member the mapping does
     not know, two members the steps merge into one key."""
     if not groups:
-        return []
+        return
     series = _Series(steps)
-    found: list[Broken] = []
     for i, group in enumerate(groups):
         path = ("distinct", i)
         if len(group) < 2:
             listed = ", ".join(map(repr, group)) or "nothing"
             message = f"distinct group lists {listed}; name two or more metrics to keep apart"
-            found.append(Broken(path, "distinct-size", message))
+            yield Broken(path, "distinct-size", message)
             continue
         members: dict[str, int] = {}
         for j, name in enumerate(group):
             if name in members:
                 message = f"distinct group names {name!r} twice"
-                found.append(Broken((*path, j), "distinct-duplicate", message))
+                yield Broken((*path, j), "distinct-duplicate", message)
                 continue
             members[name] = j
             if name not in series.known:
-                found.append(_unknown((*path, j), name))
-        found += _merges(series, members, path)
-    return found
+                yield _unknown((*path, j), name)
+        yield from _merges(series, members, path)
 
 
-def _merges(series: _Series, members: dict[str, int], path: YamlPath) -> list[Broken]:
+def _merges(series: _Series, members: dict[str, int], path: YamlPath) -> Iterator[Broken]:
     """Each member that lands on a key of an earlier member, reported once, at the later one."""
-    found: list[Broken] = []
     earlier: list[str] = []
     for name, j in members.items():
         for other in earlier:
             merged = series.merged_into(other, name)
             if merged is not None:
-                found.append(Broken((*path, j), "distinct-merged", _merged(other, name, merged)))
+                yield Broken((*path, j), "distinct-merged", _merged(other, name, merged))
                 break
         earlier.append(name)
-    return found
 
 
 def _merged(first: str, second: str, key: str) -> str:

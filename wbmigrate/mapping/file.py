@@ -36,20 +36,17 @@ class Mapping:
 
     def migration(self, start: str | None = None, to: str | None = None) -> Migration:
         """Compose the steps from `start` to `to`, both included (default: all of them)."""
-        return compose(self.id, self.step_range(start, to), self.distinct_members)
+        first = self._index(start) if start is not None else 0
+        last = self._index(to) if to is not None else len(self.steps) - 1
+        if first > last:
+            raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
+        return compose(self.id, self.steps[first : last + 1], self.distinct_members)
 
     @cached_property
     def distinct_members(self) -> tuple[tuple[frozenset[str], ...], ...]:
         """The `distinct:` groups, each member as every name it has in any step: a group is
         about series, whatever range of steps a migration composes."""
         return expand(self.distinct, self.steps)
-
-    def step_range(self, start: str | None = None, to: str | None = None) -> tuple[Step, ...]:
-        first = self._index(start) if start is not None else 0
-        last = self._index(to) if to is not None else len(self.steps) - 1
-        if first > last:
-            raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
-        return self.steps[first : last + 1]
 
     def resolve(self, name: str) -> Resolution:
         """Resolve a whole metric name across every step of the mapping."""

@@ -11,23 +11,16 @@ import difflib
 import re
 import unicodedata
 from collections.abc import Mapping as MappingABC
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 
 from wbmigrate.edit.located_yaml import Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import (
-    ConfigRename,
-    MappingError,
-    Problem,
-    Removal,
-    Severity,
-    Step,
-    frozen_dict,
-)
+from wbmigrate.mapping import ConfigRename, MappingError, Problem, Removal, Severity, Step
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.rules import check as check_rules
 
@@ -76,21 +69,20 @@ _CONFIG_RENAME = {
 
 def parse_mapping(text: str, file: str) -> Mapping:
     """Build a Mapping from the YAML text of `file`; raise MappingError listing every error."""
-    checker = _Checker(file)
     try:
         located = load_located(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise MappingError(
-            [Problem(file, line, "yaml-syntax", f"invalid YAML: {problem}")]
-        ) from None
-    checker.located = located
-    for yaml_problem in located.problems:
-        code = "duplicate-old-key" if _is_old_name(yaml_problem.path) else "duplicate-key"
-        checker.error(yaml_problem.path, code, yaml_problem.message, line=yaml_problem.line)
-    mapping = checker.mapping(located.data, Path(file))
+        message = f"invalid YAML: {getattr(exc, 'problem', None) or exc}"
+        raise MappingError([Problem(file, line, "yaml-syntax", message)]) from None
+    checker = _Checker(file, located)
+    for found in located.problems:
+        path = found.path  # a key twice in a step's metrics is an old name twice
+        old_name = len(path) == 5 and path[0] == "steps" and path[2] == "metrics"
+        code = "duplicate-old-key" if old_name else "duplicate-key"
+        checker.error(path, code, found.message, line=found.line)
+    mapping = checker.mapping(located.data)
     if mapping is not None:
         checker.problems += check_rules(mapping, checker.located, file)
     errors = [p for p in checker.problems if p.severity is Severity.ERROR]
@@ -99,26 +91,24 @@ def parse_mapping(text: str, file: str) -> Mapping:
     return replace(mapping, warnings=tuple(sorted(checker.problems, key=lambda p: p.line)))
 
 
-def _scripts(text: str) -> set[str]:
-    """The scripts of a name's letters (`LATIN`, `CYRILLIC`...), by their Unicode names."""
-    return {unicodedata.name(ch, "?").split(" ")[0] for ch in text if ch.isalpha()}
-
-
-def _is_old_name(path: YamlPath) -> bool:
-    return len(path) == 5 and path[0] == "steps" and path[2] == "metrics"
-
-
+@dataclass
 class _Checker:
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.located = Located(None)
-        self.problems: list[Problem] = []
+    """Reads one mapping document, collecting every problem rather than stopping at the first."""
 
-    def error(self, path: YamlPath, code: str, message: str, line: int | None = None) -> None:
+    file: str
+    located: Located
+    problems: list[Problem] = field(default_factory=list)
+
+    def error(
+        self,
+        path: YamlPath,
+        code: str,
+        message: str,
+        line: int | None = None,
+        severity: Severity = Severity.ERROR,
+    ) -> None:
         line = line if line is not None else self.located.line(path)
-        self.problems.append(Problem(self.file, line, code, message))
-
-    # --- shape -------------------------------------------------------------------------------
+        self.problems.append(Problem(self.file, line, code, message, severity))
 
     def fields(self, obj: Any, path: YamlPath, spec: Spec, what: str) -> dict[str, Any] | None:
         """The valid fields of one object; every unknown, missing or mistyped one is an error."""
@@ -133,11 +123,8 @@ class _Checker:
             expected = spec[key][0]
             value = _coerce(value, expected)
             if value is _WRONG:
-                self.error(
-                    (*path, key),
-                    "wrong-type",
-                    f"{what} field {key!r} must be {_TYPE_NAMES[expected]}",
-                )
+                message = f"{what} field {key!r} must be {_TYPE_NAMES[expected]}"
+                self.error((*path, key), "wrong-type", message)
                 continue
             valid[key] = value
         missing = [key for key, (_, required) in spec.items() if required and key not in obj]
@@ -155,50 +142,37 @@ class _Checker:
         if not value.strip():
             self.error(path, "empty-name", f"{what} is empty", line)
             return None
+        hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
         if value != value.strip() or any(ch in value for ch in "\n\r\t"):
-            self.error(
-                path, "bad-name", f"{what} {value!r} has surrounding or control whitespace", line
-            )
+            message = f"{what} {value!r} has surrounding or control whitespace"
+        elif hidden:  # NUL, bidi controls, zero-width characters
+            message = f"{what} {value!r} has invisible characters ({hidden})"
+        else:
+            message = ""
+        if message:
+            self.error(path, "bad-name", message, line)
             return None
-        if not value.isprintable():  # NUL, bidi controls, zero-width characters
-            hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
-            self.error(
-                path, "bad-name", f"{what} {value!r} has invisible characters ({hidden})", line
-            )
-            return None
-        scripts = _scripts(value)
+        # The scripts of its letters (`LATIN`, `CYRILLIC`...), by their Unicode names.
+        scripts = {unicodedata.name(ch, "?").split(" ")[0] for ch in value if ch.isalpha()}
         if len(scripts) > 1:
-            self.problems.append(
-                Problem(
-                    self.file,
-                    line if line is not None else self.located.line(path),
-                    "mixed-script",
-                    f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a "
-                    "look-alike letter makes it another name",
-                    Severity.WARNING,
-                )
+            message = (
+                f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a look-alike "
+                "letter makes it another name"
             )
+            self.error(path, "mixed-script", message, line, Severity.WARNING)
         return value
 
-    # --- objects ------------------------------------------------------------------------------
-
-    def mapping(self, data: Any, path: Path | None) -> Mapping | None:
+    def mapping(self, data: Any) -> Mapping | None:
         top = self.fields(data, (), _TOP, "mapping file")
         if top is None:
             return None
         if top["format"] > FORMAT_VERSION:
-            self.error(
-                ("format",),
-                "format-version",
-                f"mapping format {top['format']} is newer than this wbmigrate reads "
-                f"({FORMAT_VERSION}); upgrade wbmigrate",
-            )
+            newer = f"mapping format {top['format']} is newer than this wbmigrate reads"
+            message = f"{newer} ({FORMAT_VERSION}); upgrade wbmigrate"
+            self.error(("format",), "format-version", message)
         if not _ID.match(top["id"]):
-            self.error(
-                ("id",),
-                "bad-id",
-                f"id {top['id']!r} must be lower-case letters, digits, '.', '_' or '-'",
-            )
+            message = f"id {top['id']!r} must be lower-case letters, digits, '.', '_' or '-'"
+            self.error(("id",), "bad-id", message)
         sources = [self.url(s, ("sources", i)) for i, s in enumerate(top["sources"])]
         steps = [self.step(s, ("steps", i)) for i, s in enumerate(top["steps"])]
         if not steps:
@@ -211,10 +185,11 @@ class _Checker:
             title=top["title"],
             format=top["format"],
             sources=tuple(s for s in sources if s),
-            path=path,
+            path=Path(self.file),
             steps=tuple(s for s in steps if s),
             description=top.get("description", ""),
-            distinct=_all_or_none(groups),
+            # all or none: the distinct rules must not report a later group at an earlier's line
+            distinct=() if None in groups else tuple(g for g in groups if g is not None),
         )
 
     def url(self, value: Any, path: YamlPath) -> str | None:
@@ -226,9 +201,8 @@ class _Checker:
     def group(self, data: Any, path: YamlPath) -> tuple[str, ...] | None:
         """One `distinct:` group: a list of metric names (its rules are in `distinct.py`)."""
         if not isinstance(data, list):
-            self.error(
-                path, "wrong-type", "a distinct group must be a list of metric names, e.g. [a, b]"
-            )
+            message = "a distinct group must be a list of metric names, e.g. [a, b]"
+            self.error(path, "wrong-type", message)
             return None
         names = [self.name(n, (*path, j), "distinct metric name") for j, n in enumerate(data)]
         return None if None in names else tuple(n for n in names if n is not None)
@@ -242,10 +216,9 @@ class _Checker:
         config = self.fields(fields.get("config", {}), (*path, "config"), _CONFIG, "config")
         if metrics is None or config is None or source is None:
             return None
-        renamed = self.renames(
-            metrics.get("renamed", {}), (*path, "metrics", "renamed"), "metric name"
-        )
-        removed = self.removals(metrics.get("removed", {}), (*path, "metrics", "removed"))
+        at = (*path, "metrics")
+        renamed = self.renames(metrics.get("renamed", {}), (*at, "renamed"), "metric name")
+        removed = self.removals(metrics.get("removed", {}), (*at, "removed"))
         configs = [
             self.config_rename(c, (*path, "config", "renamed", i))
             for i, c in enumerate(config.get("renamed", []))
@@ -257,8 +230,8 @@ class _Checker:
             date=fields["date"],
             source=source,
             summary=fields.get("summary", ""),
-            renamed=frozen_dict(renamed),
-            removed=frozen_dict(removed),
+            renamed=MappingProxyType(renamed),
+            removed=MappingProxyType(removed),
             config=tuple(c for c in configs if c),
             annotation=fields["annotation"].strip(),
         )
@@ -279,12 +252,9 @@ class _Checker:
             fields = self.fields(body, (*path, old), _REMOVAL, f"removal of {old!r}")
             if name is None or fields is None:
                 continue
-            equivalent = fields.get("equivalent")
-            if equivalent is not None:
-                equivalent = self.name(equivalent, (*path, old, "equivalent"), "equivalent")
-                if equivalent is None:
-                    continue
-            result[name] = Removal(fields["reason"].strip(), equivalent)
+            equivalent, at = fields.get("equivalent"), (*path, old, "equivalent")
+            if equivalent is None or self.name(equivalent, at, "equivalent") is not None:
+                result[name] = Removal(fields["reason"].strip(), equivalent)
         return result if len(result) == len(table) else None
 
     def config_rename(self, data: Any, path: YamlPath) -> ConfigRename | None:
@@ -298,21 +268,11 @@ class _Checker:
         for flag_old, flag_new in (cli or {}).items():
             for flag in (flag_old, flag_new):
                 if not flag.startswith("-"):
-                    self.error(
-                        (*path, "cli", flag_old),
-                        "bad-flag",
-                        f"command-line flag {flag!r} must start with '-'",
-                    )
+                    message = f"command-line flag {flag!r} must start with '-'"
+                    self.error((*path, "cli", flag_old), "bad-flag", message)
         if old is None or new is None or toml is None or cli is None:
             return None
-        return ConfigRename(old, new, frozen_dict(toml), frozen_dict(cli))
-
-
-def _all_or_none(groups: list[tuple[str, ...] | None]) -> tuple[tuple[str, ...], ...]:
-    """The groups when all are well formed; else none, so the distinct rules do not report a
-    later group at the place of an earlier one (the malformed one is an error already)."""
-    valid = tuple(g for g in groups if g is not None)
-    return valid if len(valid) == len(groups) else ()
+        return ConfigRename(old, new, MappingProxyType(toml), MappingProxyType(cli))
 
 
 _WRONG = object()  # marks a value of the wrong type
@@ -320,18 +280,15 @@ _WRONG = object()  # marks a value of the wrong type
 
 def _coerce(value: Any, expected: type) -> Any:
     """The value as `expected`, accepting what YAML users write (`version: 3`, a quoted date)."""
-    if isinstance(value, bool):
+    if isinstance(value, bool | dt.datetime):  # a bool is an int; a timestamp is not a day
         return _WRONG
     if expected is str and isinstance(value, int):
         return str(value)
-    if expected is dt.date:
-        if isinstance(value, str):
-            try:
-                return dt.date.fromisoformat(value)
-            except ValueError:
-                return _WRONG
-        if isinstance(value, dt.datetime):
-            return _WRONG  # a timestamp, not a day
+    if expected is dt.date and isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            return _WRONG
     return value if isinstance(value, expected) else _WRONG
 
 

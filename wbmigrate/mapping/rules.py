@@ -30,10 +30,9 @@ class _Entry:
 
 def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
     """Every rule broken by `mapping`, located by `located` in `file`."""
-    found: Found = []
+    found: list[Broken] = []
     for i, step in enumerate(mapping.steps):
-        metrics = list(_metric_entries(step, i))
-        found += _check_step(metrics, "metric")
+        found += _check_step(list(_metric_entries(step, i)), "metric")
         found += _check_equivalents(step, i)
         for what, entries in _config_tables(step, i):
             found += _check_step(entries, what)
@@ -51,166 +50,117 @@ def _metric_entries(step: Step, i: int) -> Iterator[_Entry]:
         yield _Entry(old, None, ("steps", i, "metrics", "removed", old))
 
 
+def _config_path_entries(step: Step, i: int) -> Iterator[_Entry]:
+    for j, rename in enumerate(step.config):
+        yield _Entry(rename.old, rename.new, ("steps", i, "config", "renamed", j, "old"))
+
+
 def _config_tables(step: Step, i: int) -> Iterator[tuple[str, list[_Entry]]]:
-    paths = []
     for j, rename in enumerate(step.config):
         at = ("steps", i, "config", "renamed", j)
-        paths.append(_Entry(rename.old, rename.new, (*at, "old")))
         yield "TOML key", [_Entry(o, n, (*at, "toml", o)) for o, n in rename.toml.items()]
         yield "command-line flag", [_Entry(o, n, (*at, "cli", o)) for o, n in rename.cli.items()]
-    yield "config path", paths
+    yield "config path", list(_config_path_entries(step, i))
 
 
-Found = list[Broken]
-
-
-def _check_step(entries: list[_Entry], what: str) -> Found:
-    found: Found = []
+def _check_step(entries: list[_Entry], what: str) -> Iterator[Broken]:
     olds: dict[str, _Entry] = {}
     for entry in entries:
         if entry.old in olds:
-            found.append(
-                Broken(
-                    entry.path,
-                    "duplicate-old-key",
-                    f"{what} {entry.old!r} appears twice in this step",
-                )
-            )
+            message = f"{what} {entry.old!r} appears twice in this step"
+            yield Broken(entry.path, "duplicate-old-key", message)
         olds.setdefault(entry.old, entry)
     for entry in entries:
         if entry.new is None:
             continue
         if entry.new == entry.old:
-            found.append(
-                Broken(entry.path, "cycle", f"cycle: {what} {entry.old!r} is renamed to itself")
-            )
+            message = f"cycle: {what} {entry.old!r} is renamed to itself"
+            yield Broken(entry.path, "cycle", message)
         elif entry.new in olds and olds[entry.new].new is None:
-            found.append(
-                Broken(
-                    entry.path,
-                    "rename-into-removed",
-                    f"{what} {entry.old!r} is renamed to {entry.new!r}, which this "
-                    "same step removes",
-                )
+            message = (
+                f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step removes"
             )
+            yield Broken(entry.path, "rename-into-removed", message)
         elif entry.new in olds:
-            found += _chain_in_step(entry, olds, what)
-    return found
+            yield from _chain_in_step(entry, olds, what)
 
 
-def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Found:
+def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Iterator[Broken]:
     chain = [entry.old]
     name: str | None = entry.new
     while name is not None and name in olds and name not in chain:
         chain.append(name)
         name = olds[name].new
-    if name == entry.old:
-        if entry.old != min(chain):  # report each cycle once
-            return []
-        loop = " -> ".join([*chain, entry.old])
-        return [Broken(entry.path, "cycle", f"cycle: {what}s {loop} in one step")]
-    return [
-        Broken(
-            entry.path,
-            "chain-in-step",
-            f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step "
-            "renames again; put the second rename in a later step",
+    if name != entry.old:
+        message = (
+            f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step renames "
+            "again; put the second rename in a later step"
         )
-    ]
+        yield Broken(entry.path, "chain-in-step", message)
+    elif entry.old == min(chain):  # report each cycle once
+        loop = " -> ".join([*chain, entry.old])
+        yield Broken(entry.path, "cycle", f"cycle: {what}s {loop} in one step")
 
 
-def _check_equivalents(step: Step, i: int) -> Found:
-    found: Found = []
+def _check_equivalents(step: Step, i: int) -> Iterator[Broken]:
     for old, removal in step.removed.items():
         path = ("steps", i, "metrics", "removed", old, "equivalent")
         equivalent = removal.equivalent
         if equivalent == old:
-            found.append(
-                Broken(path, "bad-equivalent", f"removed metric {old!r} is its own equivalent")
-            )
+            message = f"removed metric {old!r} is its own equivalent"
         elif equivalent is not None and equivalent in step.renamed:
-            found.append(
-                Broken(
-                    path,
-                    "bad-equivalent",
-                    f"equivalent {equivalent!r} is renamed by this same step; name "
-                    f"the key it becomes ({step.renamed[equivalent]!r})",
-                )
+            message = (
+                f"equivalent {equivalent!r} is renamed by this same step; name the key it "
+                f"becomes ({step.renamed[equivalent]!r})"
             )
         elif equivalent in step.removed:
-            found.append(
-                Broken(
-                    path,
-                    "bad-equivalent",
-                    f"equivalent {equivalent!r} is removed by this same step",
-                )
-            )
-    return found
+            message = f"equivalent {equivalent!r} is removed by this same step"
+        else:
+            continue
+        yield Broken(path, "bad-equivalent", message)
 
 
-def _check_versions(mapping: Mapping) -> Found:
-    found: Found = []
+def _check_versions(mapping: Mapping) -> Iterator[Broken]:
     seen: set[str] = set()
     for i, (before, step) in enumerate(zip((None, *mapping.steps), mapping.steps, strict=False)):
         if step.version in seen:
-            found.append(
-                Broken(
-                    ("steps", i, "version"),
-                    "duplicate-version",
-                    f"version {step.version!r} appears twice",
-                )
-            )
+            message = f"version {step.version!r} appears twice"
+            yield Broken(("steps", i, "version"), "duplicate-version", message)
         seen.add(step.version)
         if before is not None and step.date < before.date:
-            found.append(
-                Broken(
-                    ("steps", i, "date"),
-                    "step-order",
-                    f"step {step.version} ({step.date}) is dated before the step "
-                    f"above it ({before.date}); list steps oldest first",
-                )
+            message = (
+                f"step {step.version} ({step.date}) is dated before the step above it "
+                f"({before.date}); list steps oldest first"
             )
-    return found
+            yield Broken(("steps", i, "date"), "step-order", message)
 
 
-def _check_across(mapping: Mapping) -> Found:
+def _check_across(mapping: Mapping) -> Iterator[Broken]:
     """A name renamed away or removed by one step may not appear again in a later one."""
-    found: Found = []
     retired: dict[str, str] = {}  # name -> version of the step that retired it
     earlier = Composer()  # the steps above step i, composed one more at the end of each turn
     for i, step in enumerate(mapping.steps):
-        config_olds = {r.old: r.new for r in step.config}
         for entry in [*_metric_entries(step, i), *_config_path_entries(step, i)]:
             what = "config path" if entry.path[2] == "config" else "metric"
             if entry.old in retired:
-                found.append(
-                    Broken(
-                        entry.path,
-                        "name-reused",
-                        f"{what} {entry.old!r} was already renamed or removed in step "
-                        f"{retired[entry.old]}; a mapping cannot reuse a name",
-                    )
+                message = (
+                    f"{what} {entry.old!r} was already renamed or removed in step "
+                    f"{retired[entry.old]}; a mapping cannot reuse a name"
                 )
+                yield Broken(entry.path, "name-reused", message)
             elif entry.new in retired:
-                found.append(_reintroduced(entry, retired, earlier.metrics, what))
+                yield _reintroduced(entry, retired, earlier.metrics, what)
         for name, removal in step.removed.items():
             if removal.equivalent in retired:
-                found.append(
-                    Broken(
-                        ("steps", i, "metrics", "removed", name, "equivalent"),
-                        "bad-equivalent",
-                        f"equivalent {removal.equivalent!r} no longer exists: step "
-                        f"{retired[removal.equivalent]} renamed or removed it",
-                    )
+                message = (
+                    f"equivalent {removal.equivalent!r} no longer exists: step "
+                    f"{retired[removal.equivalent]} renamed or removed it"
                 )
+                path = ("steps", i, "metrics", "removed", name, "equivalent")
+                yield Broken(path, "bad-equivalent", message)
+        config_olds = [r.old for r in step.config]
         retired.update(dict.fromkeys([*step.renamed, *step.removed, *config_olds], step.version))
         earlier.add(step)
-    return found
-
-
-def _config_path_entries(step: Step, i: int) -> Iterator[_Entry]:
-    for j, rename in enumerate(step.config):
-        yield _Entry(rename.old, rename.new, ("steps", i, "config", "renamed", j, "old"))
 
 
 def _reintroduced(
@@ -229,27 +179,17 @@ def _reintroduced(
     )
 
 
-def _check_many_to_one(mapping: Mapping) -> Found:
-    found: Found = []
-    last = _last_renames_into(mapping)
+def _check_many_to_one(mapping: Mapping) -> Iterator[Broken]:
+    # Each rename target's last rename, in one pass: searching every step for each target was
+    # quadratic when many renames merge.
+    last = {
+        target: ("steps", i, "metrics", "renamed", old)
+        for i, step in enumerate(mapping.steps)
+        for old, target in step.renamed.items()
+    }
     for new, olds in many_to_one(mapping.steps).items():
-        found.append(
-            Broken(
-                last[new],
-                "many-to-one",
-                f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; "
-                "after migration their series cannot be told apart",
-                Severity.WARNING,
-            )
+        message = (
+            f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; after "
+            "migration their series cannot be told apart"
         )
-    return found
-
-
-def _last_renames_into(mapping: Mapping) -> dict[str, YamlPath]:
-    """Each rename target's last rename, in one pass: searching every step for each target
-    was quadratic when many renames merge."""
-    path: dict[str, YamlPath] = {}
-    for i, step in enumerate(mapping.steps):
-        for old, target in step.renamed.items():
-            path[target] = ("steps", i, "metrics", "renamed", old)
-    return path
+        yield Broken(last[new], "many-to-one", message, Severity.WARNING)

@@ -6,19 +6,19 @@ each finding's level: error (wbmigrate has a fix), warning (a person decides), n
 from __future__ import annotations
 
 import difflib
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from wbmigrate.check.model import FileReport, Finding, Level, Lines, Rule
+from wbmigrate.plan import indented
 from wbmigrate.report.words import plural
 
 JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.json): bump on change
 LEVEL_WIDTH = max(len(level.value) for level in Level)
 RULE_WIDTH = max(len(rule.value) for rule in Rule)
 FIX_MARK = "[*]"
-_string: Callable[[str], str] = json.encoder.encode_basestring  # a JSON string (C), as dumps
+REGION = ("start_line", "start_column", "end_line", "end_column", "text")  # a fix's, in JSON
 
 
 def findings_of(reports: list[FileReport]) -> list[Finding]:
@@ -104,14 +104,13 @@ def to_statistics(reports: list[FileReport], fixed: int = 0, quiet: bool = False
 
 def to_json(reports: list[FileReport]) -> str:
     """The report as schemas/check-report.schema.json describes it (`version` names the layout),
-    laid out as `json.dumps(indent=2, ensure_ascii=False)` does. The findings, which can be many
-    thousands, are written from a template (strings encoded by `json`'s own C encoder): the
-    standard library encodes indented JSON in pure Python."""
+    laid out as `json.dumps(indent=2, ensure_ascii=False)` does (`plan.indented`: in C, as the
+    findings can be many thousands)."""
     findings = findings_of(reports)
     regions = FixRegions(reports)
     data = {
         "version": JSON_VERSION,
-        "findings": [],
+        "findings": [_finding_entry(f, regions(f)) for f in findings],
         "summary": {
             "files": len(reports),
             "findings": len(findings),
@@ -120,59 +119,22 @@ def to_json(reports: list[FileReport]) -> str:
             "rules": dict(Counter(f.rule.value for f in findings)),
         },
     }
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if not findings:
-        return text
-    listed = ",\n".join(_finding_json(f, regions(f)) for f in findings)
-    return text.replace('"findings": []', f'"findings": [\n{listed}\n  ]', 1)
+    return indented(data) + "\n"
 
 
-_FINDING = """    {
-      "path": %s,
-      "line": %d,
-      "column": %d,
-      "end_line": %d,
-      "end_column": %d,
-      "rule": %s,
-      "level": %s,
-      "message": %s,
-      "fixable": %s,
-      "fix": %s
-    }"""
-_REGION = """        {
-          "start_line": %d,
-          "start_column": %d,
-          "end_line": %d,
-          "end_column": %d,
-          "text": %s
-        }"""
-
-
-def _finding_json(finding: Finding, fix: list[dict[str, Any]]) -> str:
-    """One finding of the JSON report, indented as an item of `findings`."""
-    regions = ",\n".join(
-        _REGION
-        % (
-            r["start_line"],
-            r["start_column"],
-            r["end_line"],
-            r["end_column"],
-            _string(r["text"]),
-        )
-        for r in fix
-    )
-    return _FINDING % (
-        _string(finding.path),
-        finding.line,
-        finding.column,
-        finding.end_line,
-        finding.end_column,
-        _string(finding.rule.value),
-        _string(finding.level.value),
-        _string(finding.message),
-        "true" if finding.fixable else "false",
-        f"[\n{regions}\n      ]" if fix else "[]",
-    )
+def _finding_entry(finding: Finding, fix: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "path": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "rule": finding.rule.value,
+        "level": finding.level.value,
+        "message": finding.message,
+        "fixable": finding.fixable,
+        "fix": fix,
+    }
 
 
 class FixRegions:
@@ -191,22 +153,12 @@ class FixRegions:
         lines = self._lines.get(finding.path)
         if lines is None:
             lines = self._lines[finding.path] = Lines(self._texts.get(finding.path, ""))
-        regions = []
-        for r in finding.fix:
-            (start_line, start_column), (end_line, end_column) = (
-                lines.position(r.start),
-                lines.position(r.end),
+        return [
+            dict(
+                zip(REGION, (*lines.position(r.start), *lines.position(r.end), r.text), strict=True)
             )
-            regions.append(
-                {
-                    "start_line": start_line,
-                    "start_column": start_column,
-                    "end_line": end_line,
-                    "end_column": end_column,
-                    "text": r.text,
-                }
-            )
-        return regions
+            for r in finding.fix
+        ]
 
 
 # --- Markdown ---------------------------------------------------------------------------------

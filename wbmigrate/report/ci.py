@@ -162,15 +162,15 @@ def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
     return {"description": {"text": "wbmigrate check --fix"}, "artifactChanges": [change]}
 
 
-def _region(finding: Finding) -> dict[str, int]:
-    line, column, end_line, end_column = _span(finding)
-    return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
-
-
-def _span(f: Finding) -> tuple[int, int, int, int]:
+def _region(f: Finding) -> dict[str, int]:
     """SARIF's region: a region on one line never ends before it starts."""
     end_column = f.end_column if f.end_line > f.line else max(f.end_column, f.column)
-    return f.line, f.column, f.end_line, end_column
+    return {
+        "startLine": f.line,
+        "startColumn": f.column,
+        "endLine": f.end_line,
+        "endColumn": end_column,
+    }
 
 
 def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:

@@ -23,6 +23,7 @@ from wbmigrate.plan_json import (
     summary_entry,
 )
 from wbmigrate.report import plan as plan_report
+from wbmigrate.report.plan import printed
 from wbmigrate.report.words import plural, printable
 
 COLUMNS = ("project", "objects", "to change", "warnings", "review", "upgraded", "boundary")
@@ -49,15 +50,9 @@ def _row(result: Result) -> list[str]:
         str(tally.statuses[Status.CHANGES]),
         str(tally.notes[NoteKind.WARNING]),
         str(tally.notes[NoteKind.REVIEW]),
-        _upgraded(history),
+        "?" if history is None else "yes" if history.upgraded else "no",
         boundary(history, plan.problem),
     ]
-
-
-def _upgraded(history: History | None) -> str:
-    if history is None:
-        return "?"
-    return "yes" if history.upgraded else "no"
 
 
 def boundary(history: History | None, problem: str | None) -> str:
@@ -91,16 +86,16 @@ def text_chunks(migration: Migration, options: Options, results: list[Result]) -
     for row in rows:
         cells = [printable(c).ljust(w) for c, w in zip(row, widths, strict=False)]
         lines.append("  ".join([*cells, printable(row[-1])]).rstrip())
-    yield _lines([*lines, "", totals(results), ""])
+    yield printed([*lines, "", totals(results), ""])
     for result in results:
         if result.error is not None:
-            yield _lines([f"== {result.target}", f"  error: {result.error}", ""])
+            yield printed([f"== {result.target}", f"  error: {result.error}", ""])
             continue
         plan: ProjectPlan = result.value
-        yield _lines([f"== {result.target}", *plan_report.history_lines(plan.options), ""])
+        yield printed([f"== {result.target}", *plan_report.history_lines(plan.options), ""])
         for lines_of_object in plan.rendered:
-            yield _lines(lines_of_object)
-        yield _lines([plan_report.summary(plan.tally), ""])
+            yield printed(lines_of_object)
+        yield printed([plan_report.summary(plan.tally), ""])
 
 
 def markdown_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
@@ -108,17 +103,17 @@ def markdown_chunks(migration: Migration, options: Options, results: list[Result
     head = "| " + " | ".join(COLUMNS) + " |"
     lines = [title, "", totals(results), "", head, "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(plan_report.md(c) for c in _row(r)) + " |" for r in results]
-    yield _lines([*lines, ""])
+    yield printed([*lines, ""])
     for result in results:
-        yield _lines([f"### {plan_report.md(result.target)}", ""])
+        yield printed([f"### {plan_report.md(result.target)}", ""])
         if result.error is not None:
-            yield _lines([f"**Error:** {plan_report.md(result.error)}", ""])
+            yield printed([f"**Error:** {plan_report.md(result.error)}", ""])
             continue
         plan: ProjectPlan = result.value
-        yield _lines([*plan_report.history_lines(plan.options), plan_report.summary(plan.tally)])
-        yield _lines([""])
+        yield printed([*plan_report.history_lines(plan.options), plan_report.summary(plan.tally)])
+        yield printed([""])
         for lines_of_object in plan.rendered:
-            yield _lines([line.replace("### ", "#### ", 1) for line in lines_of_object])
+            yield printed([line.replace("### ", "#### ", 1) for line in lines_of_object])
 
 
 def json_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
@@ -147,7 +142,3 @@ def json_chunks(migration: Migration, options: Options, results: list[Result]) -
         {"summary": {"projects": len(results), "failed": failed, **summary_entry(tally)}}
     )
     yield from chunks
-
-
-def _lines(lines: list[str]) -> str:
-    return "".join(printable(line) + "\n" for line in lines)

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from wbmigrate.engine.history import History, RunRef
+from wbmigrate.engine.history import RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Plan, Planned, Status, Tally
@@ -81,12 +81,12 @@ def text_chunks(
     migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
 ) -> Iterator[str]:
     tally = Tally()
-    yield _lines([header(migration, options), *history_lines(options), LEGEND, ""])
+    yield printed([header(migration, options), *history_lines(options), LEGEND, ""])
     for planned in map(tally.add, objects):
         if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
             continue
-        yield _lines(text_object(planned, verbose))
-    yield _lines([summary(tally)])
+        yield printed(text_object(planned, verbose))
+    yield printed([summary(tally)])
 
 
 def to_text(plan: Plan, verbose: bool = False) -> str:
@@ -107,31 +107,26 @@ def text_object(planned: Planned, verbose: bool) -> list[str]:
     return [*out, ""]
 
 
-def _lines(lines: list[str]) -> str:
+def printed(lines: list[str]) -> str:
     """Lines of a report; a control character in a name is escaped, so no object can forge a
     line (`Summary: ...`) of its own."""
     return "".join(printable(line) + "\n" for line in lines)
 
 
 def history_lines(options: Options) -> list[str]:
-    """The census line, when there were runs to read (a project without runs has no boundary
-    to tell, which `plan` says on stderr)."""
+    """What the key census found, when there were runs to read: how many runs, and the
+    project's own boundary (a project without runs has none to tell, which `plan` says on
+    stderr)."""
     history = options.history
-    return [history_line(history)] if history is not None and history.runs else []
-
-
-def history_line(history: History) -> str:
-    """What the key census found: how many runs, and the project's own boundary."""
+    if history is None or not history.runs:
+        return []
     last_old = f"the last run with old keys is {_run(history.last_old)}" if history.last_old else ""
     if not history.upgraded:
-        return f"Runs: {history.scope} read. Not upgraded: no run logged the new keys" + (
-            f"; {last_old}." if last_old else "."
-        )
+        end = f"; {last_old}." if last_old else "."
+        return [f"Runs: {history.scope} read. Not upgraded: no run logged the new keys{end}"]
     before = last_old or "no run logged the old keys"
-    return (
-        f"Runs: {history.scope} read. Boundary: {before}; the first with new keys is "
-        f"{_run(history.first_new)}."
-    )
+    first_new = f"the first with new keys is {_run(history.first_new)}"
+    return [f"Runs: {history.scope} read. Boundary: {before}; {first_new}."]
 
 
 def _run(run: RunRef | None) -> str:
@@ -173,12 +168,14 @@ def markdown_chunks(
     """The summary comes first, so the objects' sections are kept (as text) until the end."""
     tally = Tally()
     sections = [
-        _lines(markdown_object(planned, verbose))
+        printed(markdown_object(planned, verbose))
         for planned in map(tally.add, objects)
         if not (planned.status is Status.UNCHANGED and not _shown_notes(planned, verbose))
     ]
     title = f"## wbmigrate {header(migration, options).lower()}"
-    yield _lines([title, "", *history_lines(options), summary(tally).removeprefix("Summary: "), ""])
+    yield printed(
+        [title, "", *history_lines(options), summary(tally).removeprefix("Summary: "), ""]
+    )
     yield from sections
 
 
