@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from wbmigrate.check.model import FileReport, Finding, Level, Lines, Rule
-from wbmigrate.plan import indented
+from wbmigrate.plan_json import indented
 from wbmigrate.report.words import plural
 
 JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.json): bump on change
