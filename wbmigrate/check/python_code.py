@@ -15,6 +15,8 @@ import ast
 import re
 from collections.abc import Iterator
 
+from wbmigrate.check.documents import parse_error
+from wbmigrate.check.flags import flag_findings
 from wbmigrate.check.model import Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import Context, Kind, Module, is_prime_rl_config
@@ -39,14 +41,12 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        lines = Lines(text)
-        offset = lines.starts[max(0, min((exc.lineno or 1) - 1, len(lines.starts) - 1))]
-        at = offset + max(0, (exc.offset or 1) - 1)
-        message = f"not valid Python: {exc.msg}"
-        return Checked([lines.finding(label, at, offset, Rule.PARSE_ERROR, message)])
+        starts = Lines(text).starts
+        line = starts[max(0, min((exc.lineno or 1) - 1, len(starts) - 1))]
+        offset = line + max(0, (exc.offset or 1) - 1)
+        return parse_error(label, text, offset, f"not valid Python: {exc.msg}")
     except (ValueError, RecursionError) as exc:
-        lines = Lines(text)
-        return Checked([lines.finding(label, 0, 0, Rule.PARSE_ERROR, f"not valid Python: {exc}")])
+        return parse_error(label, text, 0, f"not valid Python: {exc}")
     lines = Lines(text)
     source = Source(label, text, lines, targets, lines.starts, Module.of(tree))
     findings: list[Finding] = []
@@ -71,7 +71,6 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
 
 def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
     value = str(node.value)
-    start, end = source.span(node)
     targets = source.targets
     found = accessor(value)
     fate = targets.migration.fate(found.name) if found else None
@@ -81,7 +80,7 @@ def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
         yield from _config_string(source, node, value)
     else:
         yield from _embedded_names(source, node, value)
-        yield from _flags(source, start, end)
+        yield from flag_findings(source.label, source.lines, targets, [source.span(node)])
 
 
 def _metric(
@@ -216,20 +215,6 @@ def _renamed_in(raw: str, renamed: dict[str, str]) -> str:
     for name, new in renamed.items():
         raw = _whole(name).sub(new.replace("\\", "\\\\"), raw)
     return raw
-
-
-def _flags(source: Source, start: int, end: int) -> Iterator[Finding]:
-    """Command-line flags in a string (`["rl", "--orchestrator.max-off-policy-steps", "8"]`)."""
-    pattern = source.targets.flag_pattern
-    if pattern is None:
-        return
-    for match in pattern.finditer(source.text, start, end):
-        old = match.group()
-        new = source.targets.flags[old]
-        fix = (Replacement(match.start(), match.end(), new),)
-        yield source.finding(
-            match.start(), match.end(), Rule.RENAMED_CONFIG_KEY, f"{old} -> {new} (flag)", fix
-        )
 
 
 # --- keyword arguments ------------------------------------------------------------------------

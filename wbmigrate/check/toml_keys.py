@@ -45,11 +45,6 @@ class Scan:
     comments: list[tuple[int, int]] = field(default_factory=list)
 
 
-def keys(text: str) -> Iterator[Key]:
-    """Every key of a valid TOML document, with its full path and position."""
-    return iter(scan(text).keys)
-
-
 def scanned_keys(found: Scan) -> tuple[set[KeyPath], Counter[KeyPath]]:
     """Every dotted path the scan implies (tables, headers and the parents of dotted keys), and
     how often each value-holding key occurs (arrays of tables repeat theirs)."""
