@@ -21,6 +21,7 @@ import bisect
 import functools
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -42,16 +43,11 @@ Checker = Callable[[str, str, Targets], Checked]
 # info-string word -> (the language's name, its checkers in the order their fixes are made)
 LANGUAGES: dict[str, tuple[str, tuple[Checker, ...]]] = {
     "toml": ("TOML", (check_toml,)),
-    "python": ("Python", (check_python,)),
-    "py": ("Python", (check_python,)),
-    "sh": ("shell", (check_flags,)),
-    "bash": ("shell", (check_flags,)),
-    "shell": ("shell", (check_flags,)),
-    "console": ("shell", (check_flags,)),
-    "zsh": ("shell", (check_flags,)),
-    "": ("shell", (check_flags,)),  # an unlabelled block: most often commands
-    "yaml": ("YAML", (check_yaml, check_flags)),  # CI steps run commands: flags, as in .yml files
-    "yml": ("YAML", (check_yaml, check_flags)),
+    **dict.fromkeys(("python", "py"), ("Python", (check_python,))),
+    # an unlabelled block ("") is most often commands
+    **dict.fromkeys(("sh", "bash", "shell", "console", "zsh", ""), ("shell", (check_flags,))),
+    # CI steps run commands: flags, as in .yml files
+    **dict.fromkeys(("yaml", "yml"), ("YAML", (check_yaml, check_flags))),
     "json": ("JSON", (check_json,)),
 }
 
@@ -128,12 +124,10 @@ def _check_block(
 def same_findings(wanted: list[Finding], found: list[Finding]) -> list[Finding]:
     """The findings of `found` that are `wanted` ones, by rule, message and order, in a text
     another checker's fixes have moved."""
-    left: dict[tuple[Rule, str], int] = {}
-    for finding in wanted:
-        left[finding.rule, finding.message] = left.get((finding.rule, finding.message), 0) + 1
+    left = Counter((finding.rule, finding.message) for finding in wanted)
     picked = []
     for finding in found:
-        if left.get((finding.rule, finding.message), 0) > 0:
+        if left[finding.rule, finding.message] > 0:
             left[finding.rule, finding.message] -= 1
             picked.append(finding)
     return picked
@@ -254,15 +248,7 @@ def _split(line: str, depth: int) -> tuple[str, str]:
 
 def _width(text: str) -> int:
     """Columns of leading whitespace (a tab to the next multiple of four)."""
-    column = 0
-    for ch in text:
-        if ch == " ":
-            column += 1
-        elif ch == "\t":
-            column += 4 - column % 4
-        else:
-            break
-    return column
+    return len(text[: len(text) - len(text.lstrip(" \t"))].expandtabs(4))
 
 
 def _chars(text: str, columns: int) -> int:
