@@ -23,7 +23,17 @@ _DATETIME = re.compile(
 )
 _TIME = re.compile(r"\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?")
 _ATOM = re.compile(r"[^\s,\]}#]+")  # numbers, booleans, inf, nan
-_ML_BASIC_END = re.compile(r'\\.|"""', re.S)
+# A string value or quoted key, multi-line ones first. A multi-line string may end with one or
+# two quotes just before its delimiter (four quotes at the end hold one quote, then close).
+_STRING = re.compile(
+    r"""
+    \"\"\"(?:\\.|[^\\])*?\"\"\"\"{0,2}    # multi-line basic (an escaped quote does not end it)
+    | '''.*?''''{0,2}                     # multi-line literal
+    | "(?:\\.|[^"\\])*"                   # basic
+    | '[^']*'                             # literal
+    """,
+    re.S | re.X,
+)
 
 
 @dataclass(frozen=True)
@@ -210,44 +220,16 @@ class _Scanner:
         self.pos += 1
 
     def _string_end(self, start: int) -> int:
-        text = self.text
-        if text.startswith('"""', start):
-            return _closing_quotes(text, _end_of_match(_ML_BASIC_END, text, start + 3, '"""'))
-        if text.startswith("'''", start):
-            return _closing_quotes(text, text.index("'''", start + 3) + 3)
-        if text[start] == "'":
-            return text.index("'", start + 1) + 1
-        pos = start + 1
-        while text[pos] != '"':
-            pos += 2 if text[pos] == "\\" else 1
-        return pos + 1
+        match = _STRING.match(self.text, start)
+        if match is None:
+            raise ValueError(f"unterminated string at {start}")
+        return match.end()
 
 
 def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
     match = pattern.match(text, pos)
     assert match is not None  # both patterns match the empty string
     return match.end()
-
-
-def _end_of_match(pattern: re.Pattern[str], text: str, pos: int, closing: str) -> int:
-    """Where `closing` ends, past every escape (an escaped quote does not close a string)."""
-    while True:
-        match = pattern.search(text, pos)
-        if match is None:
-            raise ValueError(f"unterminated string at {pos}")
-        if match.group() == closing:
-            return match.end()
-        pos = match.end()
-
-
-def _closing_quotes(text: str, end: int) -> int:
-    """A multi-line string may end with one or two quotes just before its delimiter (four
-    quotes at the end hold one quote, then close): the delimiter is the last three."""
-    quote = text[end - 1]
-    for _ in range(2):
-        if text.startswith(quote, end):
-            end += 1
-    return end
 
 
 def _unescape(raw: str) -> str:
