@@ -48,7 +48,7 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
     except (ValueError, RecursionError) as exc:
         return parse_error(label, text, 0, f"not valid Python: {exc}")
     lines = Lines(text)
-    source = Source(label, text, lines, targets, lines.starts, Module.of(tree))
+    source = Source(label, text, lines, targets, Module.of(tree))
     findings: list[Finding] = []
     anchors = targets.anchors  # every old name, key and flag holds one: most strings hold none
     for node, parent in source.module.parents.items():

@@ -9,13 +9,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wbmigrate.check.model import (
-    Checked,
-    Finding,
-    Lines,
-    Place,
-    apply_fixes,
-)
+from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
 from wbmigrate.edit.replacement import Replacement, apply
 
 Fix = Callable[[list[Finding]], str | None]
