@@ -38,9 +38,16 @@ class Source:
             self.offset(located.end_lineno, located.end_col_offset),
         )
 
+    def literal(self, node: ast.AST) -> tuple[int, str]:
+        """Where a node starts, and its source as written."""
+        start, end = self.span(node)
+        return start, self.text[start:end]
+
     def finding(
-        self, start: int, end: int, rule: Rule, message: str, fix: tuple[Replacement, ...] = ()
+        self, node: ast.AST, rule: Rule, message: str, fix: tuple[Replacement, ...] = ()
     ) -> Finding:
+        """A finding at the node."""
+        start, end = self.span(node)
         return self.lines.finding(self.label, start, end, rule, message, fix)
 
 
