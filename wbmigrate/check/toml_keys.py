@@ -77,15 +77,11 @@ def parsed_keys(data: dict[str, Any]) -> tuple[set[KeyPath], Counter[KeyPath]]:
             paths.add(path)
         if isinstance(value, dict):
             stack.extend(((*path, str(k)), v) for k, v in value.items())
-        elif isinstance(value, list) and _holds_table(value):
-            stack.extend((path, table) for table in _tables_in(value))
+        elif isinstance(value, list) and (tables := list(_tables_in(value))):
+            stack.extend((path, table) for table in tables)
         elif path:
             leaves[path] += 1
     return paths, leaves
-
-
-def _holds_table(items: list[Any]) -> bool:
-    return any(isinstance(i, dict) or (isinstance(i, list) and _holds_table(i)) for i in items)
 
 
 def _tables_in(items: list[Any]) -> Iterator[dict[str, Any]]:
@@ -187,11 +183,8 @@ class _Scanner:
             start, self.pos = self.pos, self._string_end(self.pos)
             self.found.strings.append((start, self.pos))
             return True
-        if ch == "[":
-            return self._array(path)
-        if ch == "{":
-            self._inline_table(path)
-            return False
+        if ch in "[{":
+            return self._items(ch, path)
         for pattern in (_DATETIME, _TIME, _ATOM):
             match = pattern.match(self.text, self.pos)
             if match:
@@ -199,25 +192,21 @@ class _Scanner:
                 return True
         raise ValueError(f"expected a value at {self.pos}")
 
-    def _array(self, path: KeyPath) -> bool:
+    def _items(self, opening: str, path: KeyPath) -> bool:
+        """An array's values or an inline table's pairs; whether it is an array holding no
+        table."""
+        closing, leaf = ("]", True) if opening == "[" else ("}", False)
         self.pos += 1
-        leaf = True
-        while self.skip_blank() and not self.peek("]"):
-            leaf = self.value(path) and leaf
+        while self.skip_blank() and not self.peek(closing):
+            if opening == "[":
+                leaf = self.value(path) and leaf
+            else:
+                self.pair(path)
             self.skip_blank()
             if self.peek(","):
                 self.pos += 1
         self.pos += 1
         return leaf
-
-    def _inline_table(self, path: KeyPath) -> None:
-        self.pos += 1
-        while self.skip_blank() and not self.peek("}"):
-            self.pair(path)
-            self.skip_blank()
-            if self.peek(","):
-                self.pos += 1
-        self.pos += 1
 
     def _string_end(self, start: int) -> int:
         match = _STRING.match(self.text, start)
