@@ -33,7 +33,7 @@ from wbmigrate.check.flags import check_flags
 from wbmigrate.check.model import Checked, Finding, Place, Rule, apply_fixes
 from wbmigrate.check.places import PROSE
 from wbmigrate.check.python_code import check_python
-from wbmigrate.check.snippets import Fix, Part, constant, lift, no_fix
+from wbmigrate.check.snippets import Part, constant, lift
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml
 from wbmigrate.edit.replacement import Replacement
@@ -65,16 +65,13 @@ def check_markdown(label: str, text: str, targets: Targets) -> Checked:
 
 def _block_part(label: str, block: Block, targets: Targets) -> Part:
     known = LANGUAGES.get(block.language)
-    fix: Fix
     shown = f"a `{block.language}` code block" if block.language else "a code block"
-    if known is None:
-        checked, fix = Checked(place=constant(Place(shown))), no_fix
-    else:
+    checked = Checked(place=constant(Place(shown)))
+    if known is not None:
         name, checkers = known
-        checked, fix = _check_block(label, block.text, targets, checkers)
+        checked = _check_block(label, block.text, targets, checkers)
         if any(f.rule is Rule.PARSE_ERROR for f in checked.findings):
-            broken = Place(f"{shown} that is not valid {name}")
-            checked, fix = Checked(place=constant(broken)), no_fix
+            checked = Checked(place=constant(Place(f"{shown} that is not valid {name}")))
     inner_place = checked.place or constant(Place(shown))
 
     def place(offset: int) -> Place:
@@ -90,13 +87,11 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
         return (move(minimal(block.text, new)[0]),)
 
     start, end = block.region
-    return Part(start, end, block.text, checked, block.outer, encode, move, fix, place)
+    return Part(start, end, block.text, checked, block.outer, encode, move, place)
 
 
-def _check_block(
-    label: str, text: str, targets: Targets, checkers: tuple[Checker, ...]
-) -> tuple[Checked, Fix]:
-    """The block's findings from each of its language's checkers, and the fix that makes the
+def _check_block(label: str, text: str, targets: Targets, checkers: tuple[Checker, ...]) -> Checked:
+    """The block's findings from each of its language's checkers, and a fix that makes the
     chosen ones with each checker in turn, as `check` fixes a file."""
     results = [checker(label, text, targets) for checker in checkers]
     merged = Checked(
@@ -118,7 +113,8 @@ def _check_block(
             current = new if new is not None else current
         return current
 
-    return merged, fix
+    merged.fix_text = fix
+    return merged
 
 
 def same_findings(wanted: list[Finding], found: list[Finding]) -> list[Finding]:

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
 from wbmigrate.edit.replacement import Replacement, apply
 
-Fix = Callable[[list[Finding]], str | None]
-
 
 @dataclass(frozen=True)
 class Part:
@@ -23,11 +21,10 @@ class Part:
     start: int  # where the part is in the outer text (for places)
     end: int
     text: str
-    checked: Checked  # the part's own findings, spans and places, in `text`'s offsets
+    checked: Checked  # the part's own findings, spans, places and fix, in `text`'s offsets
     outer: Callable[[int, bool], int]  # an offset in `text` (ending a span?) -> the outer text's
     encode: Callable[[str], tuple[Replacement, ...]]  # a new `text` -> edits of the outer text
     move: Callable[[Replacement], Replacement | None]  # one edit of `text` in the outer text
-    fix: Fix  # chosen findings of `checked` -> the new `text` (None: not safely)
     place: Callable[[int], Place]  # an outer offset inside the part -> the kind of place
 
 
@@ -78,7 +75,8 @@ def _fix_text(
             by_part.setdefault(id(part), (part, []))[1].append(inner)
     replacements: list[Replacement] = []
     for part, picked in by_part.values():
-        new = part.fix(picked)
+        fix = part.checked.fix_text  # (None: its findings' own fixes make the new text)
+        new = fix(picked) if fix else apply_fixes(part.text, picked)
         if new is not None and new != part.text:
             replacements += _edits(part, picked, new)
     return apply(text, replacements) if replacements else None
@@ -109,8 +107,3 @@ def _places(parts: list[Part], default: Place) -> Callable[[int], Place]:
 
 def constant(place: Place) -> Callable[[int], Place]:
     return lambda _: place
-
-
-def no_fix(chosen: list[Finding]) -> str | None:
-    """The fix of a part that is never fixed (an unknown language, a cell left alone)."""
-    return None
