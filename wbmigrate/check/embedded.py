@@ -87,13 +87,11 @@ def json_string(text: str, start: int, end: int, value: str) -> StringText | Non
         return None
     literal = text[start:end]
     ascii_only = literal.isascii() and ("\\u" in literal or text.isascii())
-    return StringText(
-        value,
-        read[1],
-        (start, end),
-        lambda piece: json.dumps(piece, ensure_ascii=ascii_only)[1:-1],
-        json.loads,
-    )
+
+    def encode(piece: str) -> str:
+        return json.dumps(piece, ensure_ascii=ascii_only)[1:-1]
+
+    return StringText(value, read[1], (start, end), encode, json.loads)
 
 
 def yaml_string(text: str, node: yaml.Node, value: str) -> StringText | None:

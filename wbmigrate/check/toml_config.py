@@ -70,16 +70,9 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked:
         fix: tuple[Replacement, ...] = ()
         if prefix == old.rpartition(".")[0]:
             fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
-        checked.findings.append(
-            lines.finding(
-                label,
-                key.start,
-                key.end,
-                Rule.RENAMED_CONFIG_KEY,
-                f"{old} -> {new} (config key)",
-                fix,
-            )
-        )
+        message = f"{old} -> {new} (config key)"
+        found = lines.finding(label, key.start, key.end, Rule.RENAMED_CONFIG_KEY, message, fix)
+        checked.findings.append(found)
 
 
 def _check_flags(label: str, lines: Lines, scan: Scan, targets: Targets) -> list[Finding]:

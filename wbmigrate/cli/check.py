@@ -85,10 +85,7 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
     "--exit-zero",
     "Exit 0 even when errors or warnings are found (2 still means a usage error or a bug).",
 )
-@_flag(
-    "--statistics",
-    "Print the number of findings per rule and level instead of the findings.",
-)
+@_flag("--statistics", "Print the number of findings per rule and level instead of the findings.")
 @_flag(
     "-q",
     "--quiet",
@@ -164,7 +161,7 @@ def check(
             click.echo(check_report.summary(reports), err=True)
         _finish(reports, any(r.fixed for r in reports), exit_zero)
         return
-    click.echo(_renderer(format_, fixed, statistics, quiet)(reports), nl=False)
+    click.echo(_rendered(reports, format_, fixed, statistics, quiet), nl=False)
     _finish(reports, _fails(reports), exit_zero)
 
 
@@ -180,20 +177,21 @@ def _validation(targets: Targets) -> Validation | None:
     return Validation(schema, targets)
 
 
-def _renderer(
-    format_: str, fixed: int, statistics: bool, quiet: bool
-) -> Callable[[list[FileReport]], str]:
+def _rendered(
+    reports: list[FileReport], format_: str, fixed: int, statistics: bool, quiet: bool
+) -> str:
+    """The report as asked for (the CI formats are imported only then)."""
     if statistics:
-        return lambda rs: check_report.to_statistics(rs, fixed, quiet)
-    if format_ in ("sarif", "github"):
-        from wbmigrate.report import ci as ci_report
+        return check_report.to_statistics(reports, fixed, quiet)
+    if format_ == "text":
+        return check_report.to_text(reports, fixed, quiet)
+    if format_ == "json":
+        return check_report.to_json(reports)
+    if format_ == "markdown":
+        return check_report.to_markdown(reports, fixed)
+    from wbmigrate.report import ci as ci_report
 
-        return ci_report.to_sarif if format_ == "sarif" else ci_report.to_github
-    return {
-        "text": lambda rs: check_report.to_text(rs, fixed, quiet),
-        "json": check_report.to_json,
-        "markdown": lambda rs: check_report.to_markdown(rs, fixed),
-    }[format_]
+    return ci_report.to_sarif(reports) if format_ == "sarif" else ci_report.to_github(reports)
 
 
 def _fails(reports: list[FileReport]) -> bool:
