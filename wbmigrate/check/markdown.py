@@ -60,7 +60,7 @@ def check_markdown(label: str, text: str, targets: Targets) -> Checked:
         for block in code_blocks(text)
         if targets.may_contain(block.text)
     ]
-    return lift(label, text, parts, PROSE)
+    return lift(label, text, parts, constant(PROSE))
 
 
 def _block_part(label: str, block: Block, targets: Targets) -> Part:

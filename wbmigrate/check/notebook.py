@@ -67,23 +67,17 @@ def check_notebook(label: str, text: str, targets: Targets) -> Checked:
         return Checked(place=constant(NOT_A_NOTEBOOK))
     document = JsonText(text)
     parts: list[Part] = []
-    outputs: list[tuple[int, int]] = []
+    outputs: list[tuple[int, int, Place]] = []
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict):
             continue
         if "outputs" in cell:
-            outputs.append(document.locate(("cells", index, "outputs")))
+            outputs.append((*document.locate(("cells", index, "outputs")), OUTPUT))
         source = read_source(document, ("cells", index, "source"), cell.get("source"))
         if source is not None and targets.may_contain(source.text):
             parts.append(_cell(label, str(cell.get("cell_type")), source, targets))
-    checked = lift(label, text, parts, METADATA)
     # outputs are never changed; an old name printed there is worth a note, no more
-    cells_place = checked.place or constant(METADATA)
-    regions = spans([(start, end, OUTPUT) for start, end in outputs], METADATA)
-    checked.place = lambda offset: (
-        regions(offset) if regions(offset) is OUTPUT else cells_place(offset)
-    )
-    return checked
+    return lift(label, text, parts, spans(outputs, METADATA))
 
 
 # --- checking a cell ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
+from wbmigrate.check.places import Places
 from wbmigrate.edit.replacement import Replacement, apply
 
 
@@ -28,7 +29,7 @@ class Part:
     place: Callable[[int], Place]  # an outer offset inside the part -> the kind of place
 
 
-def lift(label: str, text: str, parts: list[Part], default: Place) -> Checked:
+def lift(label: str, text: str, parts: list[Part], default: Places) -> Checked:
     """The outer text's Checked: every part's findings and seen spans moved out, places looked
     up in the part an offset is in (`default` elsewhere), and fixes made part by part."""
     lines = Lines(text)
@@ -93,14 +94,14 @@ def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
     return list(part.encode(new))
 
 
-def _places(parts: list[Part], default: Place) -> Callable[[int], Place]:
+def _places(parts: list[Part], default: Places) -> Places:
     starts = [part.start for part in parts]
 
     def place(offset: int) -> Place:
         i = bisect.bisect_right(starts, offset) - 1
         if i >= 0 and offset < parts[i].end:
             return parts[i].place(offset)
-        return default
+        return default(offset)
 
     return place
 
