@@ -58,10 +58,9 @@ def find_config(start: Path) -> CheckConfig:
     folder = start.resolve()
     for parent in [folder, *folder.parents]:
         candidate = parent / "pyproject.toml"
-        if candidate.is_file():
-            table = _table(candidate)
-            if table is not None:
-                return parse_config(table, candidate)
+        table = _table(candidate) if candidate.is_file() else None
+        if table is not None:
+            return parse_config(table, candidate)
         if (parent / ".git").exists():
             break
     return CheckConfig()

@@ -254,11 +254,8 @@ def _pattern(node: ast.AST) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         left = _pattern(node.left)
         return re.sub(r"%[-#0 +]*\d*(?:\.\d+)?[sdrfi]", "\0", left) if left else None
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-    ):
-        base = _pattern(node.func.value)
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr == "format":
+        base = _pattern(func.value)
         return re.sub(r"\{[^{}]*\}", "\0", base) if base else None
     return None

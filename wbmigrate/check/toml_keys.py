@@ -18,11 +18,11 @@ _WS = re.compile(r"[ \t]*")
 _TO_LINE_END = re.compile(r"[^\r\n]*")
 # Values that are neither strings, arrays nor inline tables. A date may be followed by a space
 # and a time (`1979-05-27 07:32:00Z`): one value, so the space must not end it.
-_DATETIME = re.compile(
+_SCALAR = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
+    r"|\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?"  # a time
+    r"|[^\s,\]}#]+"  # numbers, booleans, inf, nan
 )
-_TIME = re.compile(r"\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?")
-_ATOM = re.compile(r"[^\s,\]}#]+")  # numbers, booleans, inf, nan
 # A string value or quoted key, multi-line ones first. A multi-line string may end with one or
 # two quotes just before its delimiter (four quotes at the end hold one quote, then close).
 _STRING = re.compile(
@@ -185,12 +185,11 @@ class _Scanner:
             return True
         if ch in "[{":
             return self._items(ch, path)
-        for pattern in (_DATETIME, _TIME, _ATOM):
-            match = pattern.match(self.text, self.pos)
-            if match:
-                self.pos = match.end()
-                return True
-        raise ValueError(f"expected a value at {self.pos}")
+        match = _SCALAR.match(self.text, self.pos)
+        if match is None:
+            raise ValueError(f"expected a value at {self.pos}")
+        self.pos = match.end()
+        return True
 
     def _items(self, opening: str, path: KeyPath) -> bool:
         """An array's values or an inline table's pairs; whether it is an array holding no
