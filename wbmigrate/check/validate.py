@@ -26,7 +26,6 @@ from wbmigrate.check.config_models import Document, Model, Renames, candidates, 
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.errors import bug
-from wbmigrate.report.words import plural
 from wbmigrate.rewrite import too_big
 
 # prime-rl's entry points and the config model each loads (`[project.scripts]`; the classes its
@@ -226,7 +225,11 @@ class Validation:
         models = Counter(o.model for o in self.outcomes if o.status == "valid")
         by_model = ", ".join(f"{name} {count}" for name, count in models.most_common())
         return (
-            f"{head} {plural(sum(status.values()), 'prime-rl config')}: "
+            f"{head} {_configs(sum(status.values()))}: "
             f"{status['valid']} valid" + (f" ({by_model})" if by_model else "") + ", "
             f"{status['invalid']} invalid, {status['not validated']} not validated"
         )
+
+
+def _configs(count: int) -> str:
+    return f"{count} prime-rl config{'' if count == 1 else 's'}"
