@@ -13,7 +13,7 @@ from wbmigrate.check import toml_config
 from wbmigrate.check.model import Rule, apply_fixes
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml, placed
-from wbmigrate.check.toml_keys import Scan, keys, parsed_keys, scan, scanned_keys
+from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
 from wbmigrate.engine.model import Options
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())
@@ -37,7 +37,7 @@ inline = { orchestrator = { max_off_policy_steps = 5 } }
 
 
 def test_toml_keys_in_every_form():
-    found = {(k.path, TOML[k.start : k.end]) for k in keys(TOML)}
+    found = {(k.path, TOML[k.start : k.end]) for k in scan(TOML).keys}
     assert (("orchestrator", "max_off_policy_steps"), '"max_off_policy_steps"') in found
     assert (("trainer", "orchestrator", "max_off_policy_steps"), "max_off_policy_steps") in found
     assert (
@@ -109,7 +109,7 @@ def test_datetime_before_the_key_at_the_top_of_a_standalone_config():
 def test_quoted_keys_with_dots_are_one_key():
     text = '"orchestrator.max_off_policy_steps" = 8\n[a]\n"orchestrator.max_off_policy_steps" = 1\n'
     assert check_toml("rl.toml", text, TARGETS).findings == []
-    assert {k.path for k in keys(text)} == {
+    assert {k.path for k in scan(text).keys} == {
         ("orchestrator.max_off_policy_steps",),
         ("a", "orchestrator.max_off_policy_steps"),
     }

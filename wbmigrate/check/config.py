@@ -58,10 +58,9 @@ def find_config(start: Path) -> CheckConfig:
     folder = start.resolve()
     for parent in [folder, *folder.parents]:
         candidate = parent / "pyproject.toml"
-        if candidate.is_file():
-            table = _table(candidate)
-            if table is not None:
-                return parse_config(table, candidate)
+        table = _table(candidate) if candidate.is_file() else None
+        if table is not None:
+            return parse_config(table, candidate)
         if (parent / ".git").exists():
             break
     return CheckConfig()
@@ -100,11 +99,12 @@ def parse_config(table: dict[str, Any], path: Path) -> CheckConfig:
         mode=mode,
         start=_string(table, "from", path),
         to=_string(table, "to", path),
-        exclude=tuple(_strings(table, "exclude", path)),
+        exclude=tuple(_strings(table.get("exclude", []), path, "exclude")),
         select=_select(table, path),
-        ignore=_rules(_strings(table, "ignore", path), path),
+        ignore=_rules(_strings(table.get("ignore", []), path, "ignore"), path),
         per_file_ignores={
-            glob: _rules(_list_of_strings(rules, path), path) for glob, rules in per_file.items()
+            glob: _rules(_strings(rules, path, "per-file-ignores"), path)
+            for glob, rules in per_file.items()
         },
     )
 
@@ -116,11 +116,7 @@ def _string(table: dict[str, Any], key: str, path: Path) -> str | None:
     return value
 
 
-def _strings(table: dict[str, Any], key: str, path: Path) -> list[str]:
-    return _list_of_strings(table.get(key, []), path, key)
-
-
-def _list_of_strings(value: Any, path: Path, key: str = "per-file-ignores") -> list[str]:
+def _strings(value: Any, path: Path, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{path}: [tool.wbmigrate] {key} must be a list of strings")
     return value
@@ -130,7 +126,7 @@ def _select(table: dict[str, Any], path: Path) -> frozenset[Rule] | None:
     """None when absent; an empty list is refused rather than silently reporting nothing."""
     if "select" not in table:
         return None
-    rules = _rules(_strings(table, "select", path), path)
+    rules = _rules(_strings(table["select"], path, "select"), path)
     if not rules:
         raise ConfigError(
             f"{path}: [tool.wbmigrate] select must name at least one rule "

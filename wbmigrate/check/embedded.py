@@ -23,23 +23,10 @@ from wbmigrate.edit.replacement import Replacement
 
 Decode = Callable[[str], Any]  # the whole literal (quotes or block header included) -> value
 
-_JSON_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r"}
-_JSON_ESCAPES["t"] = "\t"
-# YAML's double-quoted escapes beyond JSON's (PyYAML's ESCAPE_REPLACEMENTS)
-_YAML_ESCAPES = {
-    **_JSON_ESCAPES,
-    "0": "\0",
-    "a": "\x07",
-    "v": "\x0b",
-    "e": "\x1b",
-    " ": " ",
-    "\t": "\t",
-    "N": "\x85",
-    "_": "\xa0",
-    "L": "\u2028",
-    "P": "\u2029",
-}
+_JSON_ESCAPES = dict(zip('"\\/bfnrt', '"\\/\b\f\n\r\t', strict=True))
+_YAML_ESCAPES: dict[str, str] = yaml.scanner.Scanner.ESCAPE_REPLACEMENTS  # JSON's and more
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8})|(.))", re.S)
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _HEADER = re.compile(r"([|>])([+-]?)[ \t]*(?:#[^\n]*)?\n")
 
 
@@ -100,13 +87,11 @@ def json_string(text: str, start: int, end: int, value: str) -> StringText | Non
         return None
     literal = text[start:end]
     ascii_only = literal.isascii() and ("\\u" in literal or text.isascii())
-    return StringText(
-        value,
-        read[1],
-        (start, end),
-        lambda piece: json.dumps(piece, ensure_ascii=ascii_only)[1:-1],
-        json.loads,
-    )
+
+    def encode(piece: str) -> str:
+        return json.dumps(piece, ensure_ascii=ascii_only)[1:-1]
+
+    return StringText(value, read[1], (start, end), encode, json.loads)
 
 
 def yaml_string(text: str, node: yaml.Node, value: str) -> StringText | None:
@@ -158,26 +143,14 @@ def _unescape(match: re.Match[str], escapes: dict[str, str]) -> str | None:
 
 
 def _joined_surrogates(value: str, offsets: list[int]) -> tuple[str, list[int]]:
-    """A JSON `\\ud83d\\ude00` pair is one character when read: join such pairs."""
-    if not any("\ud800" <= c <= "\udfff" for c in value):
-        return value, offsets
-    chars, kept = [], []
-    i = 0
-    while i < len(value):
-        c = value[i]
-        if (
-            "\ud800" <= c <= "\udbff"
-            and i + 1 < len(value)
-            and "\udc00" <= value[i + 1] <= "\udfff"
-        ):
-            chars.append(chr(0x10000 + ((ord(c) - 0xD800) << 10) + ord(value[i + 1]) - 0xDC00))
-            kept.append(offsets[i])
-            i += 2
-        else:
-            chars.append(c)
-            kept.append(offsets[i])
-            i += 1
-    return "".join(chars), [*kept, offsets[-1]]
+    """A JSON `\\ud83d\\ude00` pair is one character when read: join such pairs (the
+    character is where its first half was)."""
+    for pair in reversed(list(_SURROGATES.finditer(value))):
+        del offsets[pair.start() + 1]
+    joined = _SURROGATES.sub(
+        lambda m: m[0].encode("utf-16", "surrogatepass").decode("utf-16"), value
+    )
+    return joined, offsets
 
 
 def _double_quoted(piece: str) -> str:

@@ -12,6 +12,7 @@ anything else (a duplicate key, say) would be a silent change of meaning.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -22,61 +23,65 @@ from wbmigrate.check.places import hash_comments
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.replacement import Replacement
 
-_YAML_SUFFIXES = (".yaml", ".yml")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-NOT_FIXED_YAML = " (not fixed: renaming it here would change the YAML's data)"
-NOT_PARSED_YAML = " (not fixed: the file is not valid YAML)"
+Load = Callable[[str], Any]  # a text -> its data, None when it does not parse
 
 
 def check_flags(label: str, text: str, targets: Targets) -> Checked:
     checked = Checked(place=hash_comments(text, Place("a command")))
-    pattern = targets.flag_pattern
-    if pattern is None:
-        return checked
-    lines = Lines(text)
-    for match in pattern.finditer(text):
-        old = match.group()
-        new = targets.flags[old]
-        checked.findings.append(
-            lines.finding(
-                label,
-                match.start(),
-                match.end(),
-                Rule.RENAMED_CONFIG_KEY,
-                f"{old} -> {new} (flag)",
-                (Replacement(match.start(), match.end(), new),),
-            )
-        )
-    if label.endswith(_YAML_SUFFIXES) and checked.findings:
-        checked.findings = _safe_in_yaml(text, checked.findings, targets)
+    checked.findings = flag_findings(label, Lines(text), targets)
+    if label.endswith((".yaml", ".yml")) and checked.findings:
+        checked.findings = keeping_data(text, checked.findings, _load_yaml, "YAML", targets)
     return checked
 
 
-# --- YAML: a fix keeps the data ---------------------------------------------------------------
-
-
-def _safe_in_yaml(text: str, findings: list[Finding], targets: Targets) -> list[Finding]:
-    """The findings, each keeping its fix only if the YAML still means the same but for the
-    renamed flag. All fixes are tried together first (one parse); only if that fails is each
-    tried alone, so one bad spot never costs the others their fix."""
-    before = _load(text)
-    if before is None:
-        return [_unfixed(f, NOT_PARSED_YAML) for f in findings]
-    if _keeps_data(text, findings, before, targets):
-        return findings
+def flag_findings(
+    label: str, lines: Lines, targets: Targets, within: Iterable[tuple[int, int]] = ()
+) -> list[Finding]:
+    """A finding, with its fix, for each old flag in the text (only `within` these spans,
+    when given)."""
+    pattern = targets.flag_pattern
+    if pattern is None:
+        return []
     return [
-        f if _keeps_data(text, [f], before, targets) else _unfixed(f, NOT_FIXED_YAML)
-        for f in findings
+        lines.finding(
+            label,
+            match.start(),
+            match.end(),
+            Rule.RENAMED_CONFIG_KEY,
+            f"{match.group()} -> {targets.flags[match.group()]} (flag)",
+            (Replacement(match.start(), match.end(), targets.flags[match.group()]),),
+        )
+        for start, end in (within or [(0, len(lines.text))])
+        for match in pattern.finditer(lines.text, start, end)
     ]
 
 
-def _keeps_data(text: str, findings: list[Finding], before: Any, targets: Targets) -> bool:
-    fixed = apply_fixes(text, findings)
-    after = _load(fixed) if fixed is not None else None
-    return after is not None and same_but_flags(before, after, targets)
+# --- data files: a fix keeps the data ---------------------------------------------------------
 
 
-def _load(text: str) -> list[Any] | None:
+def keeping_data(
+    text: str, findings: list[Finding], load: Load, kind: str, targets: Targets
+) -> list[Finding]:
+    """The findings, each keeping its fix only if the `kind` (YAML, TOML) text still means the
+    same but for the renamed flag. All fixes are tried together first (one parse); only if that
+    fails is each tried alone, so one bad spot never costs the others their fix."""
+    before = load(text)
+    if before is None:
+        return [_unfixed(f, f"the file is not valid {kind}") for f in findings]
+
+    def keeps(chosen: list[Finding]) -> bool:
+        fixed = apply_fixes(text, chosen)
+        after = load(fixed) if fixed is not None else None
+        return after is not None and same_but_flags(before, after, targets)
+
+    if keeps(findings):
+        return findings
+    why = f"renaming it here would change the {kind}'s data"
+    return [f if keeps([f]) else _unfixed(f, why) for f in findings]
+
+
+def _load_yaml(text: str) -> list[Any] | None:
     """Every document of a YAML stream (a Kubernetes manifest often holds several), or None
     when it does not parse. Loaded safely: YAML's own types only."""
     try:
@@ -127,4 +132,4 @@ def holds_flag(data: Any, targets: Targets) -> bool:
 
 
 def _unfixed(finding: Finding, why: str) -> Finding:
-    return replace(finding, message=finding.message + why, fix=())
+    return replace(finding, message=f"{finding.message} (not fixed: {why})", fix=())

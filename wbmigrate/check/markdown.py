@@ -21,6 +21,7 @@ import bisect
 import functools
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -32,7 +33,7 @@ from wbmigrate.check.flags import check_flags
 from wbmigrate.check.model import Checked, Finding, Place, Rule, apply_fixes
 from wbmigrate.check.places import PROSE
 from wbmigrate.check.python_code import check_python
-from wbmigrate.check.snippets import Fix, Part, constant, lift, no_fix
+from wbmigrate.check.snippets import Part, constant, lift
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml
 from wbmigrate.edit.replacement import Replacement
@@ -42,16 +43,11 @@ Checker = Callable[[str, str, Targets], Checked]
 # info-string word -> (the language's name, its checkers in the order their fixes are made)
 LANGUAGES: dict[str, tuple[str, tuple[Checker, ...]]] = {
     "toml": ("TOML", (check_toml,)),
-    "python": ("Python", (check_python,)),
-    "py": ("Python", (check_python,)),
-    "sh": ("shell", (check_flags,)),
-    "bash": ("shell", (check_flags,)),
-    "shell": ("shell", (check_flags,)),
-    "console": ("shell", (check_flags,)),
-    "zsh": ("shell", (check_flags,)),
-    "": ("shell", (check_flags,)),  # an unlabelled block: most often commands
-    "yaml": ("YAML", (check_yaml, check_flags)),  # CI steps run commands: flags, as in .yml files
-    "yml": ("YAML", (check_yaml, check_flags)),
+    **dict.fromkeys(("python", "py"), ("Python", (check_python,))),
+    # an unlabelled block ("") is most often commands
+    **dict.fromkeys(("sh", "bash", "shell", "console", "zsh", ""), ("shell", (check_flags,))),
+    # CI steps run commands: flags, as in .yml files
+    **dict.fromkeys(("yaml", "yml"), ("YAML", (check_yaml, check_flags))),
     "json": ("JSON", (check_json,)),
 }
 
@@ -64,21 +60,18 @@ def check_markdown(label: str, text: str, targets: Targets) -> Checked:
         for block in code_blocks(text)
         if targets.may_contain(block.text)
     ]
-    return lift(label, text, parts, PROSE)
+    return lift(label, text, parts, constant(PROSE))
 
 
 def _block_part(label: str, block: Block, targets: Targets) -> Part:
     known = LANGUAGES.get(block.language)
-    fix: Fix
     shown = f"a `{block.language}` code block" if block.language else "a code block"
-    if known is None:
-        checked, fix = Checked(place=constant(Place(shown))), no_fix
-    else:
+    checked = Checked(place=constant(Place(shown)))
+    if known is not None:
         name, checkers = known
-        checked, fix = _check_block(label, block.text, targets, checkers)
+        checked = _check_block(label, block.text, targets, checkers)
         if any(f.rule is Rule.PARSE_ERROR for f in checked.findings):
-            broken = Place(f"{shown} that is not valid {name}")
-            checked, fix = Checked(place=constant(broken)), no_fix
+            checked = Checked(place=constant(Place(f"{shown} that is not valid {name}")))
     inner_place = checked.place or constant(Place(shown))
 
     def place(offset: int) -> Place:
@@ -94,13 +87,11 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
         return (move(minimal(block.text, new)[0]),)
 
     start, end = block.region
-    return Part(start, end, block.text, checked, block.outer, encode, move, fix, place)
+    return Part(start, end, block.text, checked, block.outer, encode, move, place)
 
 
-def _check_block(
-    label: str, text: str, targets: Targets, checkers: tuple[Checker, ...]
-) -> tuple[Checked, Fix]:
-    """The block's findings from each of its language's checkers, and the fix that makes the
+def _check_block(label: str, text: str, targets: Targets, checkers: tuple[Checker, ...]) -> Checked:
+    """The block's findings from each of its language's checkers, and a fix that makes the
     chosen ones with each checker in turn, as `check` fixes a file."""
     results = [checker(label, text, targets) for checker in checkers]
     merged = Checked(
@@ -122,18 +113,17 @@ def _check_block(
             current = new if new is not None else current
         return current
 
-    return merged, fix
+    merged.fix_text = fix
+    return merged
 
 
 def same_findings(wanted: list[Finding], found: list[Finding]) -> list[Finding]:
     """The findings of `found` that are `wanted` ones, by rule, message and order, in a text
     another checker's fixes have moved."""
-    left: dict[tuple[Rule, str], int] = {}
-    for finding in wanted:
-        left[finding.rule, finding.message] = left.get((finding.rule, finding.message), 0) + 1
+    left = Counter((finding.rule, finding.message) for finding in wanted)
     picked = []
     for finding in found:
-        if left.get((finding.rule, finding.message), 0) > 0:
+        if left[finding.rule, finding.message] > 0:
             left[finding.rule, finding.message] -= 1
             picked.append(finding)
     return picked
@@ -254,15 +244,7 @@ def _split(line: str, depth: int) -> tuple[str, str]:
 
 def _width(text: str) -> int:
     """Columns of leading whitespace (a tab to the next multiple of four)."""
-    column = 0
-    for ch in text:
-        if ch == " ":
-            column += 1
-        elif ch == "\t":
-            column += 4 - column % 4
-        else:
-            break
-    return column
+    return len(text[: len(text) - len(text.lstrip(" \t"))].expandtabs(4))
 
 
 def _chars(text: str, columns: int) -> int:

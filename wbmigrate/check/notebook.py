@@ -23,14 +23,14 @@ from dataclasses import dataclass
 
 from wbmigrate import json_values
 from wbmigrate.check.documents import parse_error
-from wbmigrate.check.flags import check_flags
+from wbmigrate.check.flags import check_flags, flag_findings
 from wbmigrate.check.markdown import check_markdown
-from wbmigrate.check.model import Checked, Place, Rule, apply_fixes
+from wbmigrate.check.model import Checked, Lines, Place, Rule
 from wbmigrate.check.notebook_sources import CellSource, read_source
 from wbmigrate.check.places import spans
 from wbmigrate.check.python_code import check_python
 from wbmigrate.check.residual import residual
-from wbmigrate.check.snippets import Fix, Part, constant, lift, no_fix
+from wbmigrate.check.snippets import Part, constant, lift
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.json import JsonText
 
@@ -67,23 +67,17 @@ def check_notebook(label: str, text: str, targets: Targets) -> Checked:
         return Checked(place=constant(NOT_A_NOTEBOOK))
     document = JsonText(text)
     parts: list[Part] = []
-    outputs: list[tuple[int, int]] = []
+    outputs: list[tuple[int, int, Place]] = []
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict):
             continue
         if "outputs" in cell:
-            outputs.append(document.locate(("cells", index, "outputs")))
+            outputs.append((*document.locate(("cells", index, "outputs")), OUTPUT))
         source = read_source(document, ("cells", index, "source"), cell.get("source"))
         if source is not None and targets.may_contain(source.text):
             parts.append(_cell(label, str(cell.get("cell_type")), source, targets))
-    checked = lift(label, text, parts, METADATA)
     # outputs are never changed; an old name printed there is worth a note, no more
-    cells_place = checked.place or constant(METADATA)
-    regions = spans([(start, end, OUTPUT) for start, end in outputs], METADATA)
-    checked.place = lambda offset: (
-        regions(offset) if regions(offset) is OUTPUT else cells_place(offset)
-    )
-    return checked
+    return lift(label, text, parts, spans(outputs, METADATA))
 
 
 # --- checking a cell ---------------------------------------------------------------------------
@@ -92,46 +86,38 @@ def check_notebook(label: str, text: str, targets: Targets) -> Checked:
 def _cell(label: str, kind: str, source: CellSource, targets: Targets) -> Part:
     """A cell as a part of the notebook: its findings, and a result on its line for every old
     name no check accounted for (found here in the source's text, not in its escaped form)."""
-    checked, fix = check_cell(label, kind, source.text, targets)
+    checked = check_cell(label, kind, source.text, targets)
     accounted = [f.span for f in checked.findings] + checked.seen
     checked.findings += residual(label, source.text, targets, accounted, checked.place)
     place = constant(CELLS.get(kind, Place(f"a {kind} cell")))
     start, end = source.span
-    return Part(
-        start, end, source.text, checked, source.outer, source.encode, source.move, fix, place
-    )
+    return Part(start, end, source.text, checked, source.outer, source.encode, source.move, place)
 
 
-def check_cell(label: str, kind: str, text: str, targets: Targets) -> tuple[Checked, Fix]:
-    """A cell's findings in its own text, and how to fix chosen ones."""
+def check_cell(label: str, kind: str, text: str, targets: Targets) -> Checked:
+    """A cell's findings in its own text."""
     if kind == "markdown":
-        checked = check_markdown(label, text, targets)
-        return checked, checked.fix_text
+        return check_markdown(label, text, targets)
     if kind == "code":
         return check_code(label, text, targets)
-    return Checked(place=constant(CELLS.get(kind, Place(f"a {kind} cell")))), no_fix
+    return Checked(place=constant(CELLS.get(kind, Place(f"a {kind} cell"))))
 
 
-def check_code(label: str, text: str, targets: Targets) -> tuple[Checked, Fix]:
+def check_code(label: str, text: str, targets: Targets) -> Checked:
     """A code cell: Python with IPython's syntax taken out, and flags in its shell commands."""
     cell_magic = _CELL_MAGIC.match(text)
     name = cell_magic["name"] if cell_magic else None
     if name in SHELL_CELLS:
-        checked = check_flags(label, text, targets)
-        return checked, lambda chosen: apply_fixes(text, chosen)
+        return check_flags(label, text, targets)
     if name is not None and name not in PYTHON_CELLS:
-        return Checked(place=constant(Place(f"a %%{name} cell"))), no_fix
+        return Checked(place=constant(Place(f"a %%{name} cell")))
     shell = magics(text)
     # a cell's last line has no newline; the Python checker is given one (offsets stay)
     python = check_python(label, blanked(text, shell) + "\n", targets)
     if any(f.rule is Rule.PARSE_ERROR for f in python.findings):
         python = Checked(place=constant(Place("a code cell that is not valid Python")))
     inside = [(start, end) for start, end, _ in shell]
-    flags = [
-        f
-        for f in check_flags(label, text, targets).findings
-        if any(s <= f.span[0] and f.span[1] <= e for s, e in inside)
-    ]
+    flags = flag_findings(label, Lines(text), targets, inside)
     python_place = python.place or constant(CELLS["code"])
 
     def place(offset: int) -> Place:
@@ -139,8 +125,7 @@ def check_code(label: str, text: str, targets: Targets) -> tuple[Checked, Fix]:
             return SHELL_COMMAND
         return python_place(offset)
 
-    checked = Checked(python.findings + flags, seen=python.seen, place=place)
-    return checked, lambda chosen: apply_fixes(text, chosen)
+    return Checked(python.findings + flags, seen=python.seen, place=place)
 
 
 def magics(text: str) -> list[tuple[int, int, bool]]:

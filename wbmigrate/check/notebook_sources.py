@@ -70,10 +70,8 @@ class CellSource:
     def outer(self, offset: int, end: bool = False) -> int:
         """The file offset of an offset of the text; a span's end at a line's end stays in
         that line's string."""
-        ats = self.ats
-        found = (bisect.bisect_left if end else bisect.bisect_right)(ats, offset) - 1
-        i = min(max(found, 0), len(ats) - 1)
-        return self.strings[i].position(offset - ats[i])
+        string = self.strings[self._string(offset, end)]
+        return string.position(offset - string.at)
 
     def encode(self, new: str) -> tuple[Replacement, ...]:
         """Edits of the file that make `new` the source. Lines that stay keep their bytes; a

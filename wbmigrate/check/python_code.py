@@ -15,6 +15,8 @@ import ast
 import re
 from collections.abc import Iterator
 
+from wbmigrate.check.documents import parse_error
+from wbmigrate.check.flags import flag_findings
 from wbmigrate.check.model import Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import Context, Kind, Module, is_prime_rl_config
@@ -39,16 +41,14 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        lines = Lines(text)
-        offset = lines.starts[max(0, min((exc.lineno or 1) - 1, len(lines.starts) - 1))]
-        at = offset + max(0, (exc.offset or 1) - 1)
-        message = f"not valid Python: {exc.msg}"
-        return Checked([lines.finding(label, at, offset, Rule.PARSE_ERROR, message)])
+        starts = Lines(text).starts
+        line = starts[max(0, min((exc.lineno or 1) - 1, len(starts) - 1))]
+        offset = line + max(0, (exc.offset or 1) - 1)
+        return parse_error(label, text, offset, f"not valid Python: {exc.msg}")
     except (ValueError, RecursionError) as exc:
-        lines = Lines(text)
-        return Checked([lines.finding(label, 0, 0, Rule.PARSE_ERROR, f"not valid Python: {exc}")])
+        return parse_error(label, text, 0, f"not valid Python: {exc}")
     lines = Lines(text)
-    source = Source(label, text, lines, targets, lines.starts, Module.of(tree))
+    source = Source(label, text, lines, targets, Module.of(tree))
     findings: list[Finding] = []
     anchors = targets.anchors  # every old name, key and flag holds one: most strings hold none
     for node, parent in source.module.parents.items():
@@ -71,7 +71,6 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
 
 def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
     value = str(node.value)
-    start, end = source.span(node)
     targets = source.targets
     found = accessor(value)
     fate = targets.migration.fate(found.name) if found else None
@@ -81,53 +80,40 @@ def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
         yield from _config_string(source, node, value)
     else:
         yield from _embedded_names(source, node, value)
-        yield from _flags(source, start, end)
+        yield from flag_findings(source.label, source.lines, targets, [source.span(node)])
 
 
 def _metric(
     source: Source, node: ast.Constant, found: Accessor, fate: Fate, context: Context
 ) -> Iterator[Finding]:
-    start, end = source.span(node)
-    raw = source.text[start:end]
-    name = found.name
+    start, raw = source.literal(node)
+    name, new, dual = found.name, fate.new, source.targets.dual
     rule = Rule.REMOVED_METRIC if fate.removed else Rule.RENAMED_METRIC
-    if not context.known:
-        yield source.finding(start, end, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
-        return
     spelled = raw.count(name) == 1  # not built from parts (`"off_policy/" "mean"`)
-    siblings = present(source, node, spelled) if context.in_list else None
-    dual = source.targets.dual
-    if fate.new is None:
-        if siblings is not None and dual:
-            message = f"{name} is no longer logged; kept for runs from before the boundary"
-            yield source.finding(start, end, Rule.MENTION, message)
-        elif siblings is not None:
-            yield source.finding(
-                start, end, rule, f"{name} is no longer logged: drop it", drop(source, node)
-            )
-        else:
-            reason = f" ({fate.reason})" if fate.reason else ""
-            yield source.finding(
-                start, end, rule, f"{name} is no longer logged and nothing replaces it{reason}"
-            )
-        return
-    new = found.with_name(fate.new)
-    if siblings is not None and new in siblings:
-        if dual:
-            source.seen.append((start, end))  # the old key beside its new one: fine in dual
-        else:
-            yield source.finding(
-                start, end, rule, f"{name} -> {fate.new} (already listed)", drop(source, node)
-            )
-        return
-    if siblings is not None and dual:
-        fix = insert_after(source, node, raw.replace(name, fate.new, 1)) if spelled else ()
-        yield source.finding(start, end, rule, f"{name} -> {fate.new} (dual: add beside it)", fix)
-        return
-    note = " (removed; the new key carries the same values)" if fate.removed else ""
-    yield source.finding(
-        start, end, rule, f"{name} -> {fate.new}{note}", replace_inner(raw, start, name, fate.new)
-    )
+    siblings = present(source, node, spelled) if context.in_list and context.known else None
+    listed = siblings is not None and new is not None and found.with_name(new) in siblings
+    if not context.known:
+        yield source.finding(node, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
+    elif new is None and siblings is not None and dual:
+        message = f"{name} is no longer logged; kept for runs from before the boundary"
+        yield source.finding(node, Rule.MENTION, message)
+    elif new is None and siblings is not None:
+        yield source.finding(node, rule, f"{name} is no longer logged: drop it", drop(source, node))
+    elif new is None:
+        reason = f" ({fate.reason})" if fate.reason else ""
+        message = f"{name} is no longer logged and nothing replaces it{reason}"
+        yield source.finding(node, rule, message)
+    elif listed and dual:
+        source.seen.append(source.span(node))  # the old key beside its new one: fine in dual
+    elif listed:
+        yield source.finding(node, rule, f"{name} -> {new} (already listed)", drop(source, node))
+    elif siblings is not None and dual:
+        fix = insert_after(source, node, raw.replace(name, new, 1)) if spelled else ()
+        yield source.finding(node, rule, f"{name} -> {new} (dual: add beside it)", fix)
+    else:
+        note = " (removed; the new key carries the same values)" if fate.removed else ""
+        fix = replace_inner(raw, start, name, new)
+        yield source.finding(node, rule, f"{name} -> {new}{note}", fix)
 
 
 def _unplaced(name: str, fate: Fate, context: Context) -> str:
@@ -148,22 +134,18 @@ def _unplaced(name: str, fate: Fate, context: Context) -> str:
 
 def _config_string(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
     """A config key as a string: renamed as a key of a config dict, reviewed where read."""
-    start, end = source.span(node)
-    raw = source.text[start:end]
-    targets = source.targets
-    new = targets.config_keys.get(value) or targets.config_leaves[value]
+    start, raw = source.literal(node)
+    new = source.targets.config_keys.get(value) or source.targets.config_leaves[value]
     context = source.module.context(node)
     if context.dict_key and context.kind is not Kind.HISTORY:
-        message = f"{value} -> {new} (config key)"
-        yield source.finding(
-            start, end, Rule.RENAMED_CONFIG_KEY, message, replace_inner(raw, start, value, new)
-        )
+        fix = replace_inner(raw, start, value, new)
+        yield source.finding(node, Rule.RENAMED_CONFIG_KEY, f"{value} -> {new} (config key)", fix)
         return
     where = "code that reads a config (old configs keep the old key)"
     if context.kind is not Kind.HISTORY:
         where = context.kind.value
     message = f"{value} (now {new}) in {where}; review it (rewritten only as a config dict key)"
-    yield source.finding(start, end, Rule.NEEDS_REVIEW, message)
+    yield source.finding(node, Rule.NEEDS_REVIEW, message)
 
 
 def _embedded_names(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
@@ -174,37 +156,30 @@ def _embedded_names(source: Source, node: ast.Constant, value: str) -> Iterator[
     fates = {n: f for n in dict.fromkeys(names) if (f := source.targets.migration.fate(n))}
     if not fates:
         return
-    start, end = source.span(node)
-    raw = source.text[start:end]
+    start, raw = source.literal(node)
     context = source.module.context(node)
     for name, fate in fates.items():
         rule = Rule.REMOVED_METRIC if fate.removed else Rule.RENAMED_METRIC
         if not context.known:
-            yield source.finding(start, end, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
+            yield source.finding(node, Rule.NEEDS_REVIEW, _unplaced(name, fate, context))
         elif fate.new is None:
-            message = f"{name} is no longer logged and nothing replaces it"
-            yield source.finding(start, end, rule, message)
+            yield source.finding(node, rule, f"{name} is no longer logged and nothing replaces it")
         elif context.in_list and source.targets.dual:
             renamed = {n: f.new for n, f in fates.items() if f.new}
             if _renamed_in(value, renamed) in (siblings(source.module, node) or []):
-                source.seen.append((start, end))  # its rewritten twin is there already
+                source.seen.append(source.span(node))  # its rewritten twin is there already
                 return
             new_raw = _renamed_in(raw, renamed)
             fix = insert_after(source, node, new_raw) if new_raw != raw else ()
-            yield source.finding(
-                start,
-                end,
-                rule,
-                f"{name} -> {fate.new} (in an expression; dual: add beside it)",
-                fix,
-            )
+            message = f"{name} -> {fate.new} (in an expression; dual: add beside it)"
+            yield source.finding(node, rule, message, fix)
             return  # one insertion carries every renamed name of the expression
         else:
             fix = tuple(
                 Replacement(start + m.start(), start + m.end(), fate.new)
                 for m in _whole(name).finditer(raw)
             )
-            yield source.finding(start, end, rule, f"{name} -> {fate.new} (in an expression)", fix)
+            yield source.finding(node, rule, f"{name} -> {fate.new} (in an expression)", fix)
 
 
 def _whole(name: str) -> re.Pattern[str]:
@@ -216,20 +191,6 @@ def _renamed_in(raw: str, renamed: dict[str, str]) -> str:
     for name, new in renamed.items():
         raw = _whole(name).sub(new.replace("\\", "\\\\"), raw)
     return raw
-
-
-def _flags(source: Source, start: int, end: int) -> Iterator[Finding]:
-    """Command-line flags in a string (`["rl", "--orchestrator.max-off-policy-steps", "8"]`)."""
-    pattern = source.targets.flag_pattern
-    if pattern is None:
-        return
-    for match in pattern.finditer(source.text, start, end):
-        old = match.group()
-        new = source.targets.flags[old]
-        fix = (Replacement(match.start(), match.end(), new),)
-        yield source.finding(
-            match.start(), match.end(), Rule.RENAMED_CONFIG_KEY, f"{old} -> {new} (flag)", fix
-        )
 
 
 # --- keyword arguments ------------------------------------------------------------------------
@@ -245,14 +206,10 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
     start = source.offset(node.lineno, node.col_offset)
     if source.text[start : start + len(name)] != name:
         return
-    new = source.targets.config_leaves[name]
-    yield source.finding(
-        start,
-        start + len(name),
-        Rule.RENAMED_CONFIG_KEY,
-        f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})",
-        (Replacement(start, start + len(name), new),),
-    )
+    new, end = source.targets.config_leaves[name], start + len(name)
+    message = f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})"
+    fix = (Replacement(start, end, new),)
+    yield source.lines.finding(source.label, start, end, Rule.RENAMED_CONFIG_KEY, message, fix)
 
 
 # --- keys built at run time -------------------------------------------------------------------
@@ -274,14 +231,9 @@ def _computed(source: Source, node: ast.AST, parent: ast.AST | None) -> Iterator
         if regex.fullmatch(name) and name.split("/")[0] in fixed
     ]
     if matches:
-        start, end = source.span(node)
         shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
-        yield source.finding(
-            start,
-            end,
-            Rule.NEEDS_REVIEW,
-            f"a key built here may be an old name ({shown}); check it",
-        )
+        message = f"a key built here may be an old name ({shown}); check it"
+        yield source.finding(node, Rule.NEEDS_REVIEW, message)
 
 
 def _pattern(node: ast.AST) -> str | None:
@@ -302,11 +254,8 @@ def _pattern(node: ast.AST) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         left = _pattern(node.left)
         return re.sub(r"%[-#0 +]*\d*(?:\.\d+)?[sdrfi]", "\0", left) if left else None
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
-    ):
-        base = _pattern(node.func.value)
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr == "format":
+        base = _pattern(func.value)
         return re.sub(r"\{[^{}]*\}", "\0", base) if base else None
     return None

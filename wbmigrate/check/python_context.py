@@ -60,10 +60,9 @@ class Module:
         for parent, node in _edges(tree):
             module.parents[node] = parent
             if isinstance(node, ast.Import):
-                for alias in node.names:
-                    module.imports[alias.asname or alias.name.split(".")[0]] = (
-                        alias.name if alias.asname else alias.name.split(".")[0]
-                    )
+                for alias in node.names:  # `import a.b` binds `a`; `import a.b as c` binds a.b
+                    origin = alias.name if alias.asname else alias.name.split(".")[0]
+                    module.imports[alias.asname or origin] = origin
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for alias in node.names:
                     module.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"

@@ -22,13 +22,12 @@ class Source:
     text: str
     lines: Lines
     targets: Targets
-    line_starts: list[int]
     module: Module
     seen: list[tuple[int, int]] = field(default_factory=list)
 
     def offset(self, line: int, byte_column: int) -> int:
         """A character offset from an ast position (1-based line, UTF-8 byte column)."""
-        start = self.line_starts[line - 1]
+        start = self.lines.starts[line - 1]
         raw = self.text[start : start + byte_column + 1].encode()[:byte_column]
         return start + len(raw.decode(errors="ignore"))
 
@@ -39,9 +38,16 @@ class Source:
             self.offset(located.end_lineno, located.end_col_offset),
         )
 
+    def literal(self, node: ast.AST) -> tuple[int, str]:
+        """Where a node starts, and its source as written."""
+        start, end = self.span(node)
+        return start, self.text[start:end]
+
     def finding(
-        self, start: int, end: int, rule: Rule, message: str, fix: tuple[Replacement, ...] = ()
+        self, node: ast.AST, rule: Rule, message: str, fix: tuple[Replacement, ...] = ()
     ) -> Finding:
+        """A finding at the node."""
+        start, end = self.span(node)
         return self.lines.finding(self.label, start, end, rule, message, fix)
 
 
@@ -95,7 +101,7 @@ def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replaceme
     later = parent.elts[index + 1] if index + 1 < len(parent.elts) else None
     later_line = later.lineno if later is not None else parent.end_lineno
     if later_line is not None and later_line > source.lines.position(end)[0]:
-        line_start = source.line_starts[source.lines.position(end)[0] - 1]
+        line_start = source.lines.starts[source.lines.position(end)[0] - 1]
         indent = re.match(r"[ \t]*", source.text[line_start:]).group()  # type: ignore[union-attr]
         return (Replacement(end, end, f",\n{indent}{literal}"),)
     return (Replacement(end, end, f", {literal}"),)

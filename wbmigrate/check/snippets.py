@@ -9,16 +9,9 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wbmigrate.check.model import (
-    Checked,
-    Finding,
-    Lines,
-    Place,
-    apply_fixes,
-)
+from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
+from wbmigrate.check.places import Places
 from wbmigrate.edit.replacement import Replacement, apply
-
-Fix = Callable[[list[Finding]], str | None]
 
 
 @dataclass(frozen=True)
@@ -29,15 +22,14 @@ class Part:
     start: int  # where the part is in the outer text (for places)
     end: int
     text: str
-    checked: Checked  # the part's own findings, spans and places, in `text`'s offsets
+    checked: Checked  # the part's own findings, spans, places and fix, in `text`'s offsets
     outer: Callable[[int, bool], int]  # an offset in `text` (ending a span?) -> the outer text's
     encode: Callable[[str], tuple[Replacement, ...]]  # a new `text` -> edits of the outer text
     move: Callable[[Replacement], Replacement | None]  # one edit of `text` in the outer text
-    fix: Fix  # chosen findings of `checked` -> the new `text` (None: not safely)
     place: Callable[[int], Place]  # an outer offset inside the part -> the kind of place
 
 
-def lift(label: str, text: str, parts: list[Part], default: Place) -> Checked:
+def lift(label: str, text: str, parts: list[Part], default: Places) -> Checked:
     """The outer text's Checked: every part's findings and seen spans moved out, places looked
     up in the part an offset is in (`default` elsewhere), and fixes made part by part."""
     lines = Lines(text)
@@ -84,7 +76,8 @@ def _fix_text(
             by_part.setdefault(id(part), (part, []))[1].append(inner)
     replacements: list[Replacement] = []
     for part, picked in by_part.values():
-        new = part.fix(picked)
+        fix = part.checked.fix_text  # (None: its findings' own fixes make the new text)
+        new = fix(picked) if fix else apply_fixes(part.text, picked)
         if new is not None and new != part.text:
             replacements += _edits(part, picked, new)
     return apply(text, replacements) if replacements else None
@@ -101,22 +94,17 @@ def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
     return list(part.encode(new))
 
 
-def _places(parts: list[Part], default: Place) -> Callable[[int], Place]:
+def _places(parts: list[Part], default: Places) -> Places:
     starts = [part.start for part in parts]
 
     def place(offset: int) -> Place:
         i = bisect.bisect_right(starts, offset) - 1
         if i >= 0 and offset < parts[i].end:
             return parts[i].place(offset)
-        return default
+        return default(offset)
 
     return place
 
 
 def constant(place: Place) -> Callable[[int], Place]:
     return lambda _: place
-
-
-def no_fix(chosen: list[Finding]) -> str | None:
-    """The fix of a part that is never fixed (an unknown language, a cell left alone)."""
-    return None

@@ -57,20 +57,14 @@ def _parameters(
         members, at, outer = stack.pop()
         for key, spec in members.items():
             dotted = (*outer, *str(key).split("."))
-            new = _renamed(dotted, targets)
+            new = targets.config_keys.get(".".join(dotted))
+            if new is None and len(dotted) == 1:  # a standalone key: the leaf's rename
+                new = targets.config_leaves.get(dotted[0])
             if new is not None:
                 found.append(_parameter(members, (*at, key), str(key), outer, new))
             if isinstance(spec, dict) and isinstance(spec.get("parameters"), dict):
                 stack.append((spec["parameters"], (*at, key, "parameters"), dotted))
     return found
-
-
-def _renamed(dotted: tuple[str, ...], targets: Targets) -> str | None:
-    """The new dotted key of a parameter, or None when the mapping leaves it alone."""
-    new = targets.config_keys.get(".".join(dotted))
-    if new is None and len(dotted) == 1:
-        new = targets.config_leaves.get(dotted[0])
-    return new
 
 
 def _parameter(

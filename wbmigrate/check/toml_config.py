@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import replace
 from typing import Any
 
-from wbmigrate.check.flags import holds_flag, same_but_flags
-from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
+from wbmigrate.check.documents import parse_error
+from wbmigrate.check.flags import flag_findings, holds_flag, keeping_data
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import COMMENT, Places, hash_comments, spans
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
@@ -42,17 +42,7 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"at line (\d+), column (\d+)", str(exc))
         offset = lines.starts[int(match[1]) - 1] + int(match[2]) - 1 if match else 0
-        return Checked(
-            [
-                lines.finding(
-                    label,
-                    offset,
-                    offset,
-                    Rule.PARSE_ERROR,
-                    f"not valid TOML: {str(exc).split(' (at')[0]}",
-                )
-            ]
-        )
+        return parse_error(label, text, offset, f"not valid TOML: {str(exc).split(' (at')[0]}")
     scan = placed(text, data)
     if scan is None:
         checked = Checked(place=hash_comments(text, TOML_VALUE))
@@ -61,7 +51,7 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
         return checked
     checked = Checked(place=_places(text, scan))
     _check_keys(label, lines, scan, targets, checked)
-    checked.findings += _check_flags(label, text, lines, scan, data, targets)
+    checked.findings += _check_flags(label, lines, scan, targets)
     return checked
 
 
@@ -80,55 +70,23 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked:
         fix: tuple[Replacement, ...] = ()
         if prefix == old.rpartition(".")[0]:
             fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
-        checked.findings.append(
-            lines.finding(
-                label,
-                key.start,
-                key.end,
-                Rule.RENAMED_CONFIG_KEY,
-                f"{old} -> {new} (config key)",
-                fix,
-            )
-        )
+        message = f"{old} -> {new} (config key)"
+        found = lines.finding(label, key.start, key.end, Rule.RENAMED_CONFIG_KEY, message, fix)
+        checked.findings.append(found)
 
 
-def _check_flags(
-    label: str, text: str, lines: Lines, scan: Scan, data: Any, targets: Targets
-) -> list[Finding]:
+def _check_flags(label: str, lines: Lines, scan: Scan, targets: Targets) -> list[Finding]:
     """Old flags inside string values, renamed in place; kept fixable only if the file still
     parses to the same data but for the flags."""
-    pattern = targets.flag_pattern
-    if pattern is None:
-        return []
-    found = [
-        lines.finding(
-            label,
-            match.start(),
-            match.end(),
-            Rule.RENAMED_CONFIG_KEY,
-            f"{match.group()} -> {targets.flags[match.group()]} (flag)",
-            (Replacement(match.start(), match.end(), targets.flags[match.group()]),),
-        )
-        for start, end in scan.strings
-        for match in pattern.finditer(text, start, end)
-    ]
-    if not found or _keeps_data(text, found, data, targets):
-        return found
-    return [f if _keeps_data(text, [f], data, targets) else _unfixed(f) for f in found]
+    found = flag_findings(label, lines, targets, scan.strings)
+    return keeping_data(lines.text, found, _load, "TOML", targets) if found else found
 
 
-def _keeps_data(text: str, findings: list[Finding], data: Any, targets: Targets) -> bool:
-    fixed = apply_fixes(text, findings)
+def _load(text: str) -> dict[str, Any] | None:
     try:
-        after = tomllib.loads(fixed) if fixed is not None else None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        return False
-    return after is not None and same_but_flags(data, after, targets)
-
-
-def _unfixed(finding: Finding) -> Finding:
-    message = finding.message + " (not fixed: renaming it here would change the TOML's data)"
-    return replace(finding, message=message, fix=())
+        return None
 
 
 def _needs_places(data: Any, targets: Targets) -> bool:

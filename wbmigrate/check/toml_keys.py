@@ -18,12 +18,22 @@ _WS = re.compile(r"[ \t]*")
 _TO_LINE_END = re.compile(r"[^\r\n]*")
 # Values that are neither strings, arrays nor inline tables. A date may be followed by a space
 # and a time (`1979-05-27 07:32:00Z`): one value, so the space must not end it.
-_DATETIME = re.compile(
+_SCALAR = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
+    r"|\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?"  # a time
+    r"|[^\s,\]}#]+"  # numbers, booleans, inf, nan
 )
-_TIME = re.compile(r"\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?")
-_ATOM = re.compile(r"[^\s,\]}#]+")  # numbers, booleans, inf, nan
-_ML_BASIC_END = re.compile(r'\\.|"""', re.S)
+# A string value or quoted key, multi-line ones first. A multi-line string may end with one or
+# two quotes just before its delimiter (four quotes at the end hold one quote, then close).
+_STRING = re.compile(
+    r"""
+    \"\"\"(?:\\.|[^\\])*?\"\"\"\"{0,2}    # multi-line basic (an escaped quote does not end it)
+    | '''.*?''''{0,2}                     # multi-line literal
+    | "(?:\\.|[^"\\])*"                   # basic
+    | '[^']*'                             # literal
+    """,
+    re.S | re.X,
+)
 
 
 @dataclass(frozen=True)
@@ -43,11 +53,6 @@ class Scan:
     tables: list[KeyPath] = field(default_factory=list)  # `[a.b]` and `[[a.b]]` headers
     strings: list[tuple[int, int]] = field(default_factory=list)  # string values, quotes too
     comments: list[tuple[int, int]] = field(default_factory=list)
-
-
-def keys(text: str) -> Iterator[Key]:
-    """Every key of a valid TOML document, with its full path and position."""
-    return iter(scan(text).keys)
 
 
 def scanned_keys(found: Scan) -> tuple[set[KeyPath], Counter[KeyPath]]:
@@ -72,15 +77,11 @@ def parsed_keys(data: dict[str, Any]) -> tuple[set[KeyPath], Counter[KeyPath]]:
             paths.add(path)
         if isinstance(value, dict):
             stack.extend(((*path, str(k)), v) for k, v in value.items())
-        elif isinstance(value, list) and _holds_table(value):
-            stack.extend((path, table) for table in _tables_in(value))
+        elif isinstance(value, list) and (tables := list(_tables_in(value))):
+            stack.extend((path, table) for table in tables)
         elif path:
             leaves[path] += 1
     return paths, leaves
-
-
-def _holds_table(items: list[Any]) -> bool:
-    return any(isinstance(i, dict) or (isinstance(i, list) and _holds_table(i)) for i in items)
 
 
 def _tables_in(items: list[Any]) -> Iterator[dict[str, Any]]:
@@ -182,77 +183,41 @@ class _Scanner:
             start, self.pos = self.pos, self._string_end(self.pos)
             self.found.strings.append((start, self.pos))
             return True
-        if ch == "[":
-            return self._array(path)
-        if ch == "{":
-            self._inline_table(path)
-            return False
-        for pattern in (_DATETIME, _TIME, _ATOM):
-            match = pattern.match(self.text, self.pos)
-            if match:
-                self.pos = match.end()
-                return True
-        raise ValueError(f"expected a value at {self.pos}")
+        if ch in "[{":
+            return self._items(ch, path)
+        match = _SCALAR.match(self.text, self.pos)
+        if match is None:
+            raise ValueError(f"expected a value at {self.pos}")
+        self.pos = match.end()
+        return True
 
-    def _array(self, path: KeyPath) -> bool:
+    def _items(self, opening: str, path: KeyPath) -> bool:
+        """An array's values or an inline table's pairs; whether it is an array holding no
+        table."""
+        closing, leaf = ("]", True) if opening == "[" else ("}", False)
         self.pos += 1
-        leaf = True
-        while self.skip_blank() and not self.peek("]"):
-            leaf = self.value(path) and leaf
+        while self.skip_blank() and not self.peek(closing):
+            if opening == "[":
+                leaf = self.value(path) and leaf
+            else:
+                self.pair(path)
             self.skip_blank()
             if self.peek(","):
                 self.pos += 1
         self.pos += 1
         return leaf
 
-    def _inline_table(self, path: KeyPath) -> None:
-        self.pos += 1
-        while self.skip_blank() and not self.peek("}"):
-            self.pair(path)
-            self.skip_blank()
-            if self.peek(","):
-                self.pos += 1
-        self.pos += 1
-
     def _string_end(self, start: int) -> int:
-        text = self.text
-        if text.startswith('"""', start):
-            return _closing_quotes(text, _end_of_match(_ML_BASIC_END, text, start + 3, '"""'))
-        if text.startswith("'''", start):
-            return _closing_quotes(text, text.index("'''", start + 3) + 3)
-        if text[start] == "'":
-            return text.index("'", start + 1) + 1
-        pos = start + 1
-        while text[pos] != '"':
-            pos += 2 if text[pos] == "\\" else 1
-        return pos + 1
+        match = _STRING.match(self.text, start)
+        if match is None:
+            raise ValueError(f"unterminated string at {start}")
+        return match.end()
 
 
 def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
     match = pattern.match(text, pos)
     assert match is not None  # both patterns match the empty string
     return match.end()
-
-
-def _end_of_match(pattern: re.Pattern[str], text: str, pos: int, closing: str) -> int:
-    """Where `closing` ends, past every escape (an escaped quote does not close a string)."""
-    while True:
-        match = pattern.search(text, pos)
-        if match is None:
-            raise ValueError(f"unterminated string at {pos}")
-        if match.group() == closing:
-            return match.end()
-        pos = match.end()
-
-
-def _closing_quotes(text: str, end: int) -> int:
-    """A multi-line string may end with one or two quotes just before its delimiter (four
-    quotes at the end hold one quote, then close): the delimiter is the last three."""
-    quote = text[end - 1]
-    for _ in range(2):
-        if text.startswith(quote, end):
-            end += 1
-    return end
 
 
 def _unescape(raw: str) -> str:

@@ -64,12 +64,9 @@ def load_schema() -> Schema | str:
     """prime-rl's models and loader, or the one line that says why they cannot be used."""
     try:
         importlib.import_module("prime_rl")
-    except ModuleNotFoundError as exc:
-        if exc.name == "prime_rl":
-            return NOT_IMPORTABLE
-        return _unusable(exc)
-    except Exception as exc:  # prime_rl's own import failed: said, never raised
-        return _unusable(exc)
+    except Exception as exc:  # not installed, or its own import failed: said, never raised
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name == "prime_rl"
+        return NOT_IMPORTABLE if missing else _unusable(exc)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -166,11 +163,7 @@ def _first_sentence(text: str) -> str:
 
 
 def _judged(
-    label: str,
-    document: Document,
-    results: list[tuple[Model, Loaded]],
-    stem: str,
-    renames: Renames,
+    label: str, document: Document, results: list[tuple[Model, Loaded]], stem: str, renames: Renames
 ) -> Outcome:
     valid = [model for model, loaded in results if loaded is None]
     if valid:

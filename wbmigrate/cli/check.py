@@ -9,16 +9,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
-from wbmigrate.check.model import FileReport, Level, Rule
+from wbmigrate.check.model import FileReport, Level
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets
-from wbmigrate.cli.base import (
-    CONTEXT,
-    examples,
-    finish,
-    migration_options,
-    migration_setup,
-)
+from wbmigrate.cli.base import CONTEXT, examples, finish, migration_options, migration_setup
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
 
@@ -27,6 +21,18 @@ if TYPE_CHECKING:  # --validate and the CI formats are imported when asked for
 
 FORMATS = ["text", "json", "sarif", "github", "markdown"]
 RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
+Command = Callable[..., Any]
+
+
+def _flag(*declarations: str) -> Callable[[Command], Command]:
+    """An on/off option: its names, then its help."""
+    *names, text = declarations
+    return click.option(*names, is_flag=True, help=text)
+
+
+def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
+    """--select and --ignore: a rule, repeatable."""
+    return click.option(name, dest, multiple=True, metavar="RULE", type=RULES, help=text)
 
 
 @click.command(
@@ -43,16 +49,11 @@ RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True), metavar="PATH...")
 @migration_options
-@click.option(
-    "--fix",
-    is_flag=True,
-    help="Rewrite files in place; only the changed names differ, comments and layout stay.",
-)
-@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
-@click.option(
+@_flag("--fix", "Rewrite files in place; only the changed names differ, comments and layout stay.")
+@_flag("--diff", "Print the fixes as a unified diff; write nothing.")
+@_flag(
     "--validate",
-    is_flag=True,
-    help="Also load each prime-rl config with prime-rl's own schema (after --fix: as fixed), "
+    "Also load each prime-rl config with prime-rl's own schema (after --fix: as fixed), "
     "when prime_rl is importable here; else say so and check keys against the mapping only.",
 )
 @click.option(
@@ -64,48 +65,31 @@ RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
     envvar="WBMIGRATE_FORMAT",
     help="json follows schemas/check-report.schema.json; github writes workflow annotations.",
 )
-@click.option(
+@_rules(
     "--select",
     "selected",
-    multiple=True,
-    metavar="RULE",
-    type=RULES,
-    help="Report only this rule (repeatable; replaces `select` of pyproject.toml).",
+    "Report only this rule (repeatable; replaces `select` of pyproject.toml).",
 )
-@click.option(
-    "--ignore",
-    "ignored",
-    multiple=True,
-    metavar="RULE",
-    type=RULES,
-    help="Do not report this rule (repeatable; applied after --select).",
-)
+@_rules("--ignore", "ignored", "Do not report this rule (repeatable; applied after --select).")
 @click.option(
     "--exclude",
     multiple=True,
     metavar="GLOB",
     help="Skip paths matching this gitignore-style pattern.",
 )
-@click.option(
+@_flag(
     "--force-exclude",
-    is_flag=True,
-    help="Apply exclude patterns to files named on the command line too (for pre-commit).",
+    "Apply exclude patterns to files named on the command line too (for pre-commit).",
 )
-@click.option(
+@_flag(
     "--exit-zero",
-    is_flag=True,
-    help="Exit 0 even when errors or warnings are found (2 still means a usage error or a bug).",
+    "Exit 0 even when errors or warnings are found (2 still means a usage error or a bug).",
 )
-@click.option(
-    "--statistics",
-    is_flag=True,
-    help="Print the number of findings per rule and level instead of the findings.",
-)
-@click.option(
+@_flag("--statistics", "Print the number of findings per rule and level instead of the findings.")
+@_flag(
     "-q",
     "--quiet",
-    is_flag=True,
-    help="Print only errors and warnings, without the summary line: nothing when all is clear.",
+    "Print only errors and warnings, without the summary line: nothing when all is clear.",
 )
 @click.pass_context
 def check(
@@ -143,7 +127,10 @@ def check(
     1 when some are (after --fix: left unfixed; with --diff: fixes to make), 2 usage or mapping
     error, or wbmigrate failed on a file (a bug: every other file is still reported).
     """
-    _refuse_conflicts(format_, diff, statistics)
+    if statistics and (diff or format_ != "text"):
+        raise click.UsageError(
+            "--statistics prints a text table: use it without --diff, with --format text"
+        )
     config = find_config(Path.cwd())
     _apply_config(ctx, setup, config)
     migration, options = migration_setup(**setup)
@@ -164,14 +151,17 @@ def check(
         for reason in done.refused:
             click.echo(f"Error: {reason}", err=True)
         reports, fixed = done.reports, done.count
-    reports = _validated(reports, validation, config, ignores, quiet)
+    if validation is not None:  # what prime-rl's schema rejects, as the files now are on disk
+        reports = add_findings(reports, validation, config, ignores)
+        if not quiet:
+            click.echo(validation.summary(), err=True)
     if diff:
         click.echo(check_report.to_diff(reports), nl=False)
         if not quiet:
             click.echo(check_report.summary(reports), err=True)
         _finish(reports, any(r.fixed for r in reports), exit_zero)
         return
-    click.echo(_renderer(format_, fixed, statistics, quiet)(reports), nl=False)
+    click.echo(_rendered(reports, format_, fixed, statistics, quiet), nl=False)
     _finish(reports, _fails(reports), exit_zero)
 
 
@@ -187,43 +177,21 @@ def _validation(targets: Targets) -> Validation | None:
     return Validation(schema, targets)
 
 
-def _validated(
-    reports: list[FileReport],
-    validation: Validation | None,
-    config: CheckConfig,
-    ignores: set[Rule],
-    quiet: bool,
-) -> list[FileReport]:
-    """The reports with what prime-rl's schema rejects in each file as it now is on disk."""
-    if validation is None:
-        return reports
-    reports = add_findings(reports, validation, config, ignores)
-    if not quiet:
-        click.echo(validation.summary(), err=True)
-    return reports
-
-
-def _refuse_conflicts(format_: str, diff: bool, statistics: bool) -> None:
-    if statistics and (diff or format_ != "text"):
-        raise click.UsageError(
-            "--statistics prints a text table: use it without --diff, with --format text"
-        )
-
-
-def _renderer(
-    format_: str, fixed: int, statistics: bool, quiet: bool
-) -> Callable[[list[FileReport]], str]:
+def _rendered(
+    reports: list[FileReport], format_: str, fixed: int, statistics: bool, quiet: bool
+) -> str:
+    """The report as asked for (the CI formats are imported only then)."""
     if statistics:
-        return lambda rs: check_report.to_statistics(rs, fixed, quiet)
-    if format_ in ("sarif", "github"):
-        from wbmigrate.report import ci as ci_report
+        return check_report.to_statistics(reports, fixed, quiet)
+    if format_ == "text":
+        return check_report.to_text(reports, fixed, quiet)
+    if format_ == "json":
+        return check_report.to_json(reports)
+    if format_ == "markdown":
+        return check_report.to_markdown(reports, fixed)
+    from wbmigrate.report import ci as ci_report
 
-        return ci_report.to_sarif if format_ == "sarif" else ci_report.to_github
-    return {
-        "text": lambda rs: check_report.to_text(rs, fixed, quiet),
-        "json": check_report.to_json,
-        "markdown": lambda rs: check_report.to_markdown(rs, fixed),
-    }[format_]
+    return ci_report.to_sarif(reports) if format_ == "sarif" else ci_report.to_github(reports)
 
 
 def _fails(reports: list[FileReport]) -> bool:
