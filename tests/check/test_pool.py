@@ -88,6 +88,7 @@ def test_a_kind_registered_as_the_docs_say_is_checked_by_workers(tmp_path, monke
     monkeypatch.syspath_prepend(tmp_path)
     monkeypatch.setitem(KINDS, "*.ini", ("ini_kind:check_ini",))
     monkeypatch.setattr(run_module, "cores", lambda: 2)  # the pool, whatever this machine has
+    monkeypatch.setattr(parallel, "CHUNK", 4)  # many chunks, some for each process
     tree = tmp_path / "tree"
     tree.mkdir()
     for i in range(run_module.PARALLEL_FILES + 20):
