@@ -10,8 +10,9 @@ from functools import partial
 from typing import Any
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.client import Client, GraphQLError, ShapeError
+from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.live.transport import ApiError
 
 BATCH = 50  # views read in one request at most (the aliases of one query)

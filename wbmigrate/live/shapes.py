@@ -79,6 +79,13 @@ def text(obj: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
+def project_of(data: dict[str, Any], entity: str, project: str) -> dict[str, Any]:
+    """The `project` of an answer; null is a project W&B does not have."""
+    if data.get("project") is None:
+        raise NotFoundError(f"project {entity}/{project} not found", 404)
+    return a_dict(data["project"], "project")
+
+
 def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> Iterator[list[Any]]:
     """The edges of each page of a cursor listing (`page(after)` gives its connection), until
     a page says none follow. A listing that could go on for ever stops with a `ShapeError`:
