@@ -132,12 +132,14 @@ class Journal:
     journal's length and last checksum go into the manifest, so lines deleted from its end are
     found too. Each event costs one appended line, so a run of thousands stays linear."""
 
-    def __init__(self, folder: Path, format_: str, info: dict[str, Any]) -> None:
+    format: str  # the manifest's format: a backup's or a backup set's
+
+    def __init__(self, folder: Path, info: dict[str, Any]) -> None:
         private_folder(folder)
         self.folder = folder
         self._lock = threading.Lock()
         self._manifest = {
-            "format": format_,
+            "format": self.format,
             "wbmigrate": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **info,
@@ -195,8 +197,7 @@ class Journal:
 class Backup(Journal):
     """The backup folder of one apply run (of one project), written as the run goes."""
 
-    def __init__(self, folder: Path, info: dict[str, Any]) -> None:
-        super().__init__(folder, FORMAT, info)
+    format = FORMAT
 
     def save(self, obj: LiveObject, sending: str) -> None:
         """Back up the object as fetched, and what is about to be sent in its place. Called
@@ -251,9 +252,11 @@ class BackupSet(Journal):
     their sub-folders (each a whole backup `rollback` can also take alone), and the journal
     records each project's start and end, each line durable at once."""
 
+    format = SET_FORMAT
+
     def __init__(self, folder: Path, info: dict[str, Any], targets: list[str]) -> None:
         projects = {target: sub_folder(target) for target in targets}
-        super().__init__(folder, SET_FORMAT, {**info, "projects": projects})
+        super().__init__(folder, {**info, "projects": projects})
 
     def folder_of(self, target: str) -> Path:
         return self.folder / sub_folder(target)
