@@ -12,16 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import (
-    Expected,
-    Job,
-    Outcome,
-    Rewritten,
-    WriteStatus,
-    plan_write,
-)
+from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
+from wbmigrate.live.outcomes import Expected, Job, Outcome, Rewritten, WriteStatus
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Status, Tally
 from wbmigrate.plan_json import mapping_entry
