@@ -199,14 +199,10 @@ class Backup(Journal):
 
     format = FORMAT
 
-    def save(self, obj: LiveObject, sending: str) -> None:
-        """Back up the object as fetched, and what is about to be sent in its place. Called
-        before anything is sent to W&B, and followed by `sync` before the write is sent."""
-        self.record(self.keep(obj, sending))
-
     def keep(self, obj: LiveObject, sending: str) -> dict[str, Any]:
-        """The object's file, written ahead of its turn: what `record` journals once it has
-        come, or `discard` removes if it never does."""
+        """Back up the object as fetched, and what is about to be sent in its place: its file,
+        written ahead of its turn, which `record` journals once it has come (followed by `sync`
+        before the write is sent), or `discard` removes if it never does."""
         name = f"{file_stem(obj.kind, obj.id)}.json"
         event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
         event["file_sha256"] = self._file(name, _original(obj))

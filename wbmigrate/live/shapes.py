@@ -46,13 +46,8 @@ def shown(value: Any) -> str:
     """What a JSON value is, in words (never its content, which could be anything)."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
+    words = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "a list"))
+    return next((word for kind, word in words if isinstance(value, kind)), "an object")
 
 
 def _unexpected(where: str, value: Any, expected: str) -> ShapeError:
