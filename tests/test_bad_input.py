@@ -15,7 +15,8 @@ from helpers import TARGET, snapshot
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Options
-from wbmigrate.live.client import ApiError, Client
+from wbmigrate.live.client import Client
+from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Source, plan_one
 from wbmigrate.rewrite import MAX_SPEC_BYTES, SpecError, rewrite_text
 

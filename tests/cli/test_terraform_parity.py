@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 from helpers import FIXTURES, REPO, TARGET, writes
 
-from wbmigrate.live.apply import WriteStatus
+from wbmigrate.live.outcomes import WriteStatus
 from wbmigrate.report.live import RESULT_FORMAT
 
 SCHEMA = json.loads((REPO / "schemas" / "live-result.schema.json").read_text())

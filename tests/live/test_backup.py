@@ -70,7 +70,7 @@ def folder(tmp_path):
     run over (its manifest closed)."""
     backup = Backup(tmp_path / "backup", INFO)
     for obj in (AUTOMATION, WORKSPACE, DRAFT, SECOND, REPORT):
-        backup.save(obj, obj.text.replace("blocks", "blocks2"))
+        backup.record(backup.keep(obj, obj.text.replace("blocks", "blocks2")))
     for obj in (REPORT, AUTOMATION, DRAFT):
         backup.written(obj)
     backup.close()
@@ -79,7 +79,7 @@ def folder(tmp_path):
 
 def test_the_folder_and_its_files_are_private(tmp_path):
     backup = Backup(tmp_path / "parent" / "run", INFO)
-    backup.save(REPORT, "{}")
+    backup.record(backup.keep(REPORT, "{}"))
     assert mode_of(backup.folder) == 0o700
     files = sorted(backup.folder.iterdir())
     assert [f.name for f in files] == [JOURNAL, MANIFEST, name_of(REPORT)]
@@ -127,7 +127,7 @@ def test_the_manifest_says_what_was_migrated_how_and_closes_with_the_journal(tmp
     }
     assert dt.datetime.fromisoformat(manifest["created"]).tzinfo is not None
     assert (backup.folder / JOURNAL).read_text() == ""
-    backup.save(REPORT, "{}")
+    backup.record(backup.keep(REPORT, "{}"))
     backup.close()
     closed = json.loads((backup.folder / MANIFEST).read_text())
     (line,) = journal(backup.folder)
@@ -136,7 +136,7 @@ def test_the_manifest_says_what_was_migrated_how_and_closes_with_the_journal(tmp
 
 def test_the_journal_gets_a_line_per_event_each_chained_to_the_last(tmp_path):
     backup = Backup(tmp_path / "run", INFO)
-    backup.save(REPORT, '{"sent": 1}')
+    backup.record(backup.keep(REPORT, '{"sent": 1}'))
     (first,) = journal(backup.folder)
     file_sha256 = hashlib.sha256((backup.folder / name_of(REPORT)).read_bytes()).hexdigest()
     assert first == {
@@ -149,7 +149,7 @@ def test_the_journal_gets_a_line_per_event_each_chained_to_the_last(tmp_path):
         "sending_sha256": digest(REPORT, '{"sent": 1}'),
         "checksum": first["checksum"],
     }
-    backup.save(AUTOMATION, AUTOMATION.text)
+    backup.record(backup.keep(AUTOMATION, AUTOMATION.text))
     backup.written(REPORT)
     backup.not_written(AUTOMATION, "changed")
     events = journal(backup.folder)
@@ -187,7 +187,7 @@ def test_file_names_are_apart_for_every_id_and_short(tmp_path, ids):
     assert all(MEMBER.fullmatch(n) and len(n) <= 80 for n in names)
     backup = Backup(tmp_path / "run", INFO)
     for object_id in ids:
-        backup.save(view(object_id, object_id), "{}")
+        backup.record(backup.keep(view(object_id, object_id), "{}"))
     backup.close()
     assert {r.original.id for r in load_backup(backup.folder).items} == set(ids)
 
@@ -215,8 +215,8 @@ def test_load_backup_reads_back_every_object_in_a_stable_order(folder):
 
 def test_an_object_not_written_after_all_is_left_alone_and_a_conflict_keeps_both(tmp_path):
     backup = Backup(tmp_path / "run", INFO)
-    backup.save(REPORT, "{}")
-    backup.save(SECOND, "{}")
+    backup.record(backup.keep(REPORT, "{}"))
+    backup.record(backup.keep(SECOND, "{}"))
     backup.not_written(REPORT, "changed")
     theirs = view("V4", "Beta report", spec='{"blocks":["theirs"]}')
     backup.conflict(SECOND, theirs)
@@ -374,7 +374,7 @@ def test_a_format_2_backup_with_a_long_id_is_read_back(tmp_path):
     80 when reading: a 70-character id lost its `.json` and the whole backup was unreadable."""
     long_id = "V" * 70
     backup = Backup(tmp_path / "run", INFO)
-    backup.save(view(long_id, "Long"), "{}")
+    backup.record(backup.keep(view(long_id, "Long"), "{}"))
     folder = as_format_2(tmp_path / "run")
     old_name = f"report-{safe_name(long_id)}.json"
     (folder / name_of(view(long_id, "Long"))).rename(folder / old_name)
@@ -673,7 +673,7 @@ def test_a_title_holding_the_key_never_reaches_the_journal(tmp_path):
     register(secret)
     try:
         backup = Backup(tmp_path / "run", INFO)
-        backup.save(view("V9", f"leaked {secret}"), '{"sent": 1}')
+        backup.record(backup.keep(view("V9", f"leaked {secret}"), '{"sent": 1}'))
         backup.not_written(view("V9", "x"), f"changed by {secret}")
         assert backup.close() is None
         text = (backup.folder / "journal.jsonl").read_text()

@@ -9,13 +9,9 @@ import pytest
 import requests
 import responses
 
-from wbmigrate.live.client import (
-    ApiError,
-    AuthError,
-    Client,
-    GraphQLError,
-    NotFoundError,
-)
+from wbmigrate.live.client import Client
+from wbmigrate.live.shapes import AuthError, GraphQLError, NotFoundError
+from wbmigrate.live.transport import ApiError
 
 BASE = "https://api.example.test"
 KEY = "sentinel-" + "x" * 40
@@ -180,7 +176,8 @@ def test_upsert_copies_every_field(client):
 
 @responses.activate
 def test_a_null_mutation_answer_is_one_line(client):
-    from wbmigrate.live.client import ShapeError, View
+    from wbmigrate.live.client import View
+    from wbmigrate.live.shapes import ShapeError
 
     view = View("V1", "abc123", "runs", "Title", "", "{}", "t", None, "team", "proj")
     responses.post(f"{BASE}/graphql", json={"data": {"upsertView": None}})

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from wbmigrate.live.client import ApiError, AuthError
 from wbmigrate.live.credentials import (
     DEFAULT_BASE_URL,
     check_transport,
@@ -19,6 +18,8 @@ from wbmigrate.live.credentials import (
     find_key,
     parse_host,
 )
+from wbmigrate.live.shapes import AuthError
+from wbmigrate.live.transport import ApiError
 
 KEY = "k" * 40
 

@@ -142,7 +142,7 @@ def test_backup_file_names_stay_inside_the_folder(tmp_path):
     backup = Backup(tmp_path / "backups", {})
     trigger = json.loads((FIXTURES / "demo-project/automations/staleness-high.json").read_text())
     hostile = LiveObject.of_trigger({**trigger, "id": "../../outside"}, "team", "async-rl")
-    backup.save(hostile, hostile.text)
+    backup.record(backup.keep(hostile, hostile.text))
     assert [p.name for p in tmp_path.iterdir()] == ["backups"]
     assert sorted(p.name for p in (tmp_path / "backups").iterdir()) == [
         "automation-_.._outside-e28b700f24.json",  # one name, no separator; the id's hash

@@ -30,7 +30,9 @@ from testserver import (
     replace_at,
     retry_after,
 )
-from wbmigrate.live.client import ApiError, Client, DeadlineExceeded, ShapeError, WaitTooLong
+from wbmigrate.live.client import Client
+from wbmigrate.live.shapes import ShapeError
+from wbmigrate.live.transport import ApiError, DeadlineExceeded, WaitTooLong
 from wbmigrate.live.transport import retry_after as parse_retry_after
 
 VIEWS = ("data", "project", "allViews")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from wbmigrate.live.apply import Outcome, WriteStatus
 from wbmigrate.live.export import Exported
 from wbmigrate.live.objects import ObjectRef
+from wbmigrate.live.outcomes import Outcome, WriteStatus
 from wbmigrate.live.project import Counts
 from wbmigrate.report.live import conflicts, export_line, found_line, interrupted, to_text
 

@@ -25,7 +25,7 @@ from wbmigrate.report.words import printable
 
 if TYPE_CHECKING:
     from wbmigrate.engine.model import Options
-    from wbmigrate.live.apply import Outcome
+    from wbmigrate.live.outcomes import Outcome
     from wbmigrate.mapping import Migration
 
 

@@ -30,21 +30,12 @@ from typing import TYPE_CHECKING
 from wbmigrate.engine.model import Options, Rewrite
 from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.live.outcomes import Expected, Job, Outcome, Rewritten, WriteStatus
+from wbmigrate.live.outcomes import Rewritten
 from wbmigrate.plan import Planned
 from wbmigrate.rewrite import NewText, rewrite_of
 
 if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
-
-__all__ = [
-    "Expected",
-    "Job",
-    "Outcome",
-    "Rewritten",
-    "WriteStatus",
-    "plan_write",
-]
 
 
 # --- planning, once ----------------------------------------------------------------------------

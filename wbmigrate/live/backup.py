@@ -132,12 +132,14 @@ class Journal:
     journal's length and last checksum go into the manifest, so lines deleted from its end are
     found too. Each event costs one appended line, so a run of thousands stays linear."""
 
-    def __init__(self, folder: Path, format_: str, info: dict[str, Any]) -> None:
+    format: str  # the manifest's format: a backup's or a backup set's
+
+    def __init__(self, folder: Path, info: dict[str, Any]) -> None:
         private_folder(folder)
         self.folder = folder
         self._lock = threading.Lock()
         self._manifest = {
-            "format": format_,
+            "format": self.format,
             "wbmigrate": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **info,
@@ -195,17 +197,12 @@ class Journal:
 class Backup(Journal):
     """The backup folder of one apply run (of one project), written as the run goes."""
 
-    def __init__(self, folder: Path, info: dict[str, Any]) -> None:
-        super().__init__(folder, FORMAT, info)
-
-    def save(self, obj: LiveObject, sending: str) -> None:
-        """Back up the object as fetched, and what is about to be sent in its place. Called
-        before anything is sent to W&B, and followed by `sync` before the write is sent."""
-        self.record(self.keep(obj, sending))
+    format = FORMAT
 
     def keep(self, obj: LiveObject, sending: str) -> dict[str, Any]:
-        """The object's file, written ahead of its turn: what `record` journals once it has
-        come, or `discard` removes if it never does."""
+        """Back up the object as fetched, and what is about to be sent in its place: its file,
+        written ahead of its turn, which `record` journals once it has come (followed by `sync`
+        before the write is sent), or `discard` removes if it never does."""
         name = f"{file_stem(obj.kind, obj.id)}.json"
         event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
         event["file_sha256"] = self._file(name, _original(obj))
@@ -251,9 +248,11 @@ class BackupSet(Journal):
     their sub-folders (each a whole backup `rollback` can also take alone), and the journal
     records each project's start and end, each line durable at once."""
 
+    format = SET_FORMAT
+
     def __init__(self, folder: Path, info: dict[str, Any], targets: list[str]) -> None:
         projects = {target: sub_folder(target) for target in targets}
-        super().__init__(folder, SET_FORMAT, {**info, "projects": projects})
+        super().__init__(folder, {**info, "projects": projects})
 
     def folder_of(self, target: str) -> Path:
         return self.folder / sub_folder(target)

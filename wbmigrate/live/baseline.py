@@ -63,13 +63,10 @@ def _from_plan(path: Path, migration: Migration) -> Baseline:
             match = PANEL.match(pointer) if isinstance(pointer, str) else None
             if match is None:
                 continue
-            shown = (
-                series_of(old)
-                if isinstance(old, dict)
-                else [a.name]
-                if (a := accessor(old))
-                else []
-            )
+            if isinstance(old, dict):
+                shown = series_of(old)
+            else:
+                shown = [a.name] if (a := accessor(old)) else []
             panels.setdefault(match["panel"], set()).update(newest(migration, k) for k in shown)
         if entry.kind == "automation":
             baseline.alerts[entry.id] = tuple(alerts)

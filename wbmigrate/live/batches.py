@@ -32,8 +32,8 @@ from wbmigrate.live.outcomes import (
     Outcome,
     Progress,
     WriteStatus,
+    changed,
     one_line,
-    since,
     to_send,
     verdict,
 )
@@ -284,7 +284,7 @@ def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
         return Outcome(obj.ref, WriteStatus.FAILED, one_line(exc))
     if now is None:
         return Outcome(obj.ref, WriteStatus.FAILED, "no longer exists")
-    return Outcome(obj.ref, WriteStatus.SKIPPED, f"changed since {since(job)}; plan again")
+    return changed(job)
 
 
 def _confirmed(sent: _Sent, back: LiveObject | None) -> Outcome:

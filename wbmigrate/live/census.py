@@ -22,7 +22,7 @@ from wbmigrate.engine.history import DEFAULT_RUNS, RunKeys, RunRef
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
-from wbmigrate.live.shapes import NotFoundError, a_dict, listing_pages
+from wbmigrate.live.shapes import a_dict, listing_pages, project_of
 from wbmigrate.safe_write import PRIVATE_MODE, write_text
 
 RUNS_PAGE = 100
@@ -99,9 +99,7 @@ def _list_runs(
         variables = {"entity": entity, "project": project, "after": after}
         first = min(RUNS_PAGE, cap - len(listed))
         data = client.execute(LIST_RUNS, {**variables, "first": first})
-        if data.get("project") is None:
-            raise NotFoundError(f"project {entity}/{project} not found", 404)
-        found = a_dict(data["project"], "project")
+        found = project_of(data, entity, project)
         count = found.get("runCount")
         total[0] = count if isinstance(count, int) and not isinstance(count, bool) else None
         return a_dict(found.get("runs"), "project.runs")

@@ -31,13 +31,12 @@ from wbmigrate.live.queries import (
 )
 from wbmigrate.live.shapes import (
     AuthError,
-    GraphQLError,
-    NotFoundError,
     ShapeError,
     a_dict,
     a_list,
     data_of,
     listing_pages,
+    project_of,
     text,
 )
 from wbmigrate.live.transport import (
@@ -46,26 +45,11 @@ from wbmigrate.live.transport import (
     BoundedRetry,
     Bounds,
     Deadline,
-    DeadlineExceeded,
     Stopped,
-    WaitTooLong,
     seconds,
     unreachable,
 )
 from wbmigrate.live.watchdog import Watch, WatchedAdapter
-
-__all__ = [
-    "PAGE_SIZE",
-    "ApiError",
-    "AuthError",
-    "Client",
-    "DeadlineExceeded",
-    "GraphQLError",
-    "NotFoundError",
-    "ShapeError",
-    "View",
-    "WaitTooLong",
-]
 
 PAGE_SIZE = 100
 RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -260,7 +244,7 @@ class Client:
         def page(after: str | None) -> dict[str, Any]:
             variables = {"entity": entity, "project": project, "viewType": view_type}
             data = self.execute(LIST_VIEWS, {**variables, "first": PAGE_SIZE, "after": after})
-            found = self._project(data, entity, project)
+            found = project_of(data, entity, project)
             return a_dict(found.get("allViews"), "project.allViews")
 
         what = f"{_LISTINGS.get(view_type, view_type)} of {entity}/{project}"
@@ -297,12 +281,8 @@ class Client:
     def triggers(self, entity: str, project: str) -> list[dict[str, Any]]:
         """The project's automations (null entries, which name nothing, are left out)."""
         data = self.execute(LIST_TRIGGERS, {"entity": entity, "project": project})
-        found = a_list(self._project(data, entity, project).get("triggers"), "project.triggers")
-        triggers = [a_dict(t, "an automation") for t in found if t is not None]
-        for trigger in triggers:
-            if not text(trigger, "id", "an automation"):
-                raise ShapeError("unexpected answer from W&B: an automation has no id")
-        return triggers
+        found = a_list(project_of(data, entity, project).get("triggers"), "project.triggers")
+        return [_trigger(t) for t in found if t is not None]
 
     def triggers_named(self, entity: str, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The entity's automations of each name, in one request, by id (an entity's listing
@@ -316,17 +296,9 @@ class Client:
             for edge in a_list(connection.get("edges"), "entity.triggers.edges"):
                 node = a_dict(edge, "an edge of entity.triggers").get("node")
                 if node is not None:
-                    trigger = a_dict(node, "an automation")
-                    trigger_id = text(trigger, "id", "an automation")
-                    if not trigger_id:
-                        raise ShapeError("unexpected answer from W&B: an automation has no id")
-                    found[trigger_id] = trigger
+                    trigger = _trigger(node)
+                    found[trigger["id"]] = trigger
         return found
-
-    def _project(self, data: dict[str, Any], entity: str, project: str) -> dict[str, Any]:
-        if data.get("project") is None:
-            raise NotFoundError(f"project {entity}/{project} not found", 404)
-        return a_dict(data["project"], "project")
 
     def upsert_view(self, view: View, spec: str) -> str | None:
         """Save `spec` into an existing view, every other field copied from it; the time W&B
@@ -352,6 +324,14 @@ class Client:
         data = self.execute(UPDATE_TRIGGER, {"input": fields})
         answer = a_dict(data.get("updateFilterTrigger"), "updateFilterTrigger")
         return _saved_at(answer.get("trigger"), "updateFilterTrigger.trigger")
+
+
+def _trigger(node: Any) -> dict[str, Any]:
+    """An automation of an answer: an object with an id, or a `ShapeError`."""
+    trigger = a_dict(node, "an automation")
+    if not text(trigger, "id", "an automation"):
+        raise ShapeError("unexpected answer from W&B: an automation has no id")
+    return trigger
 
 
 def _saved_at(node: Any, where: str) -> str | None:

@@ -18,18 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.engine.model import Options
-from wbmigrate.live.backup import (
-    BackupError,
-)
+from wbmigrate.live.backup import BackupError
 from wbmigrate.live.client import PAGE_SIZE, Client
-from wbmigrate.live.project import (
-    NAME,
-    Counts,
-    Project,
-    Selector,
-    plan_project,
-    with_history,
-)
+from wbmigrate.live.project import NAME, Counts, Project, Selector, plan_project, with_history
 from wbmigrate.live.shapes import a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally

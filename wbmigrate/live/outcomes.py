@@ -115,7 +115,7 @@ def to_send(job: Job) -> Outcome | str:
     time is not the run's (and the plan, which everything waits for, stays short)."""
     obj, expected, plan = job.obj, job.expected, job.plan
     if obj.fingerprint != expected.fingerprint:
-        return Outcome(obj.ref, WriteStatus.SKIPPED, f"changed since {since(job)}; plan again")
+        return changed(job)
     if plan.new_text is None:
         return Outcome(obj.ref, WriteStatus.UNCHANGED)
     if expected.changes is not None and signature(plan.changes) != expected.changes:
@@ -151,8 +151,10 @@ def guard(original: str, plan: Rewritten) -> str | None:
     return None
 
 
-def since(job: Job) -> str:
-    return "the saved plan" if job.expected.changes is not None else "it was read"
+def changed(job: Job) -> Outcome:
+    """A job whose object is no longer as planned: not written."""
+    since = "the saved plan" if job.expected.changes is not None else "it was read"
+    return Outcome(job.obj.ref, WriteStatus.SKIPPED, f"changed since {since}; plan again")
 
 
 def verdict(

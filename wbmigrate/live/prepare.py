@@ -12,16 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import (
-    Expected,
-    Job,
-    Outcome,
-    Rewritten,
-    WriteStatus,
-    plan_write,
-)
+from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
+from wbmigrate.live.outcomes import Expected, Job, Outcome, Rewritten, WriteStatus
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Status, Tally
 from wbmigrate.plan_json import mapping_entry
@@ -84,7 +78,7 @@ def prepare_apply(
 def backup_folder(entity: str, project: str, given: Path | None = None) -> Path:
     """The backup folder an apply run will use (`given`, or a fresh default), checked before
     anything is read: one that cannot be made or written is refused in one line."""
-    folder = given or _default_backup_folder(entity, project)
+    folder = given or default_folder(f"{entity}-{project}")
     check_folder(folder)
     return folder
 
@@ -94,17 +88,13 @@ def start_backup(
 ) -> Backup:
     """The backup folder of an apply run (default `wbmigrate-backups/ENTITY-PROJECT-TIME`),
     its manifest saying what was migrated how and where."""
-    folder = folder or _default_backup_folder(project.entity, project.project)
+    folder = folder or default_folder(f"{project.entity}-{project.project}")
     info = {
         "target": project.target,
         "base_url": project.client.base_url,
         **mapping_entry(migration, options),
     }
     return Backup(folder, info)
-
-
-def _default_backup_folder(entity: str, project: str) -> Path:
-    return default_folder(f"{entity}-{project}")
 
 
 def _gone(saved: SavedPlan | None, seen: set[str]) -> list[Outcome]:

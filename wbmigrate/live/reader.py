@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.client import Client, GraphQLError, ShapeError
+from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.outcomes import one_line
+from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.live.transport import ApiError
 
 BATCH = 50  # views read in one request at most (the aliases of one query)
@@ -66,15 +68,15 @@ class Reader:
 
     def _round(self, objs: Sequence[LiveObject], apart: Sequence[LiveObject] = ()) -> Fresh:
         parts = [_parts([o for o in group if o.view], self.batched) for group in (objs, apart)]
-        tasks = [partial(self._views, part) for part in parts[0] + parts[1]]
+        tasks = [functools.partial(self._views, part) for part in parts[0] + parts[1]]
         projects: dict[tuple[str, str], list[LiveObject]] = {}
         for obj in [*objs, *apart]:
             if obj.view is None:
                 projects.setdefault((obj.entity, obj.project), []).append(obj)
-        tasks += [partial(self._triggers, wanted) for wanted in projects.values()]
+        tasks += [functools.partial(self._triggers, wanted) for wanted in projects.values()]
         if len(tasks) == 1:
             return tasks[0]()
-        return _sum(self._pool.map(lambda task: task(), tasks))
+        return functools.reduce(Fresh.add, self._pool.map(lambda task: task(), tasks), Fresh())
 
     def _views(self, part: list[LiveObject]) -> Fresh:
         try:
@@ -152,13 +154,6 @@ def refuses_batches(exc: WbmigrateError) -> bool:
     return 400 <= status < 500 and status not in (401, 403, 408, 429)
 
 
-def _sum(parts: Iterator[Fresh]) -> Fresh:
-    total = Fresh()
-    for part in parts:
-        total.add(part)
-    return total
-
-
 def _trigger_objects(
     triggers: dict[str, dict[str, Any] | None], entity: str, project: str
 ) -> Fresh:
@@ -167,5 +162,4 @@ def _trigger_objects(
 
 
 def _failed(objs: list[LiveObject], exc: WbmigrateError) -> Fresh:
-    line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return Fresh(failed=dict.fromkeys((o.id for o in objs), line))
+    return Fresh(failed=dict.fromkeys((o.id for o in objs), one_line(exc)))

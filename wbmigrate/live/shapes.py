@@ -46,13 +46,8 @@ def shown(value: Any) -> str:
     """What a JSON value is, in words (never its content, which could be anything)."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
+    words = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "a list"))
+    return next((word for kind, word in words if isinstance(value, kind)), "an object")
 
 
 def _unexpected(where: str, value: Any, expected: str) -> ShapeError:
@@ -77,6 +72,13 @@ def text(obj: dict[str, Any], key: str, where: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise _unexpected(f"{key} of {where}", value, "a string")
     return value
+
+
+def project_of(data: dict[str, Any], entity: str, project: str) -> dict[str, Any]:
+    """The `project` of an answer; null is a project W&B does not have."""
+    if data.get("project") is None:
+        raise NotFoundError(f"project {entity}/{project} not found", 404)
+    return a_dict(data["project"], "project")
 
 
 def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> Iterator[list[Any]]:
