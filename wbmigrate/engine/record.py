@@ -95,32 +95,19 @@ class Record:
         self.notes.append(Note(pointer(path), kind, message, self.where, field, path))
 
     def _gone(self, path: Path, fate: Fate, field: str) -> None:
-        self.note(
-            path,
-            NoteKind.REVIEW,
-            f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})",
-            field,
-        )
+        gone = f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})"
+        self.note(path, NoteKind.REVIEW, gone, field)
 
     def _equivalent(self, path: Path, fate: Fate, field: str) -> None:
         if fate.removed and fate.new:
-            self.note(
-                path,
-                NoteKind.INFO,
-                f"{fate.old} is no longer logged; {fate.new} carries "
-                f"the same values ({fate.reason})",
-                field,
-            )
+            same = f"{fate.new} carries the same values ({fate.reason})"
+            self.note(path, NoteKind.INFO, f"{fate.old} is no longer logged; {same}", field)
 
     def _hides_history(self, path: Path, fate: Fate, field: str) -> None:
         if self.dual:
-            self.note(
-                path,
-                NoteKind.WARNING,
-                f"this field holds one key: it now shows {fate.new}, so runs from before "
-                f"the boundary (which only have {fate.old}) drop out of it",
-                field,
-            )
+            before = f"runs from before the boundary (which only have {fate.old})"
+            hides = f"this field holds one key: it now shows {fate.new}, so {before} drop out of it"
+            self.note(path, NoteKind.WARNING, hides, field)
 
     # --- what the project's runs logged (live, from the key census) ---------------------------
 
@@ -152,23 +139,13 @@ class Record:
         dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
         new, old = fate.new, fate.old
         assert new is not None
-        self.warn_unlogged(
-            path,
-            new,
-            field,
-            lambda scope: f"no run has logged {new} ({scope}): nothing shows for it until one does",
-            unless_waiting=True,
-        )
-        if companion and self.dual:
-            self.warn_unlogged(
-                path,
-                old,
-                field,
-                lambda scope: (
-                    f"no run has logged {old} either ({scope}): keeping it beside "
-                    f"{new} adds nothing here; --mode replace would keep only the new key"
-                ),
-            )
+        if (scope := self.unlogged(new, unless_waiting=True)) is not None:
+            blank = f"no run has logged {new} ({scope}): nothing shows for it until one does"
+            self.note(path, NoteKind.WARNING, blank, field)
+        if companion and self.dual and (scope := self.unlogged(old)) is not None:
+            instead = "--mode replace would keep only the new key"
+            idle = f"no run has logged {old} either ({scope}): keeping it beside {new} adds nothing"
+            self.note(path, NoteKind.WARNING, f"{idle} here; {instead}", field)
 
     def forget(self, path: Path) -> None:
         """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""
