@@ -124,6 +124,19 @@ def _get(config: dict[str, Any], key: str, kind: type) -> Any:
     return value if isinstance(value, kind) else kind()
 
 
+def _each(
+    rule: Callable[[Path, Any, str], None], path: Path, config: dict[str, Any], *keys: str
+) -> None:
+    """`rule` on each of `keys` in `config`: one key, an expression or text, each of which
+    leaves a field that is not set (None) alone."""
+    for key in keys:
+        rule((*path, key), config.get(key), key)
+
+
+def _metrics_series(config: dict[str, Any]) -> list[str]:
+    return _metrics(_get(config, "metrics", list))
+
+
 # --- line, scalar, bar ------------------------------------------------------------------------
 
 
@@ -133,9 +146,7 @@ def _universal(w: Walk, path: Path, config: dict[str, Any]) -> None:
     if "metrics" in config:
         w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
     _common(w, path, config)
-    for key in ("xAxis", "groupBy"):
-        if key in config:
-            w.single((*path, key), config[key], key)
+    _each(w.single, path, config, "xAxis", "groupBy")
     if "legendFields" in config:
         w.key_list((*path, "legendFields"), _get(config, "legendFields", list), "legendFields")
     _series_overrides(w, path, config)
@@ -152,8 +163,7 @@ def _series_overrides(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _universal(w, path, config)
-    if "xExpression" in config:
-        w.expression((*path, "xExpression"), config["xExpression"], "xExpression")
+    _each(w.expression, path, config, "xExpression")
     if config.get("useMetricRegex"):
         w.regex((*path, "metricRegex"), config.get("metricRegex"), "metricRegex")
 
@@ -172,11 +182,8 @@ def _common(w: Walk, path: Path, config: dict[str, Any]) -> None:
     """Fields that line, scalar and bar charts share."""
     if "expressions" in config:
         w.expressions((*path, "expressions"), _get(config, "expressions", list), "expressions")
-    if "legendTemplate" in config:
-        w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
-    for key in TITLES:
-        if key in config:
-            w.text((*path, key), config[key], key)
+    _each(w.expression, path, config, "legendTemplate")
+    _each(w.text, path, config, *TITLES)
 
 
 def _scalar(w: Walk, path: Path, config: dict[str, Any]) -> None:
@@ -188,8 +195,7 @@ def _scalar(w: Walk, path: Path, config: dict[str, Any]) -> None:
 def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
     w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
     _common(w, path, config)
-    if "groupBy" in config:
-        w.single((*path, "groupBy"), config["groupBy"], "groupBy")
+    _each(w.single, path, config, "groupBy")
     _series_overrides(w, path, config)
 
 
@@ -209,12 +215,9 @@ _LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex")
 
 
 def _scatter(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    for key in ("xAxis", "yAxis", "zAxis"):
-        if key in config:
-            w.single((*path, key), config[key], key)
-    if "legendTemplate" in config:
-        w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
-    w.text((*path, "chartTitle"), config.get("chartTitle"), "chartTitle")
+    _each(w.single, path, config, "xAxis", "yAxis", "zAxis")
+    _each(w.expression, path, config, "legendTemplate")
+    _each(w.text, path, config, "chartTitle")
 
 
 def _scatter_series(config: dict[str, Any]) -> list[str]:
@@ -228,7 +231,7 @@ def _parallel(w: Walk, path: Path, config: dict[str, Any]) -> None:
     columns = [c for c in _get(config, "columns", list) if isinstance(c, dict)]
     if len(columns) == len(_get(config, "columns", list)):
         w.key_list((*path, "columns"), columns, "columns", inner=("accessor",))
-    w.text((*path, "chartTitle"), config.get("chartTitle"), "chartTitle")
+    _each(w.text, path, config, "chartTitle")
 
 
 def _parallel_series(config: dict[str, Any]) -> list[str]:
@@ -237,8 +240,7 @@ def _parallel_series(config: dict[str, Any]) -> list[str]:
 
 
 def _importance(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    if "targetKey" in config:
-        w.single((*path, "targetKey"), config["targetKey"], "targetKey")
+    _each(w.single, path, config, "targetKey")
     for key in ("columnsPinned", "columnWidths"):
         w.key_map((*path, key), _get(config, key, dict), key)
     w.key_list((*path, "columnOrder"), _get(config, "columnOrder", list), "columnOrder")
@@ -249,7 +251,7 @@ def _media(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 
 def _markdown(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    w.text((*path, "value"), config.get("value"), "value")
+    _each(w.text, path, config, "value")
 
 
 # --- custom charts and weave panels -----------------------------------------------------------
@@ -343,12 +345,12 @@ PANEL_TYPES: dict[str, PanelType] = {
     "Run History Line Plot": PanelType(_line, _line_series, _LINE_FIELDS),
     "Scalar Chart": PanelType(
         _scalar,
-        lambda c: _metrics(_get(c, "metrics", list)),
+        _metrics_series,
         ("metrics", "expressions", "legendTemplate", *TITLES),
     ),
     "Bar Chart": PanelType(
         _bar,
-        lambda c: _metrics(_get(c, "metrics", list)),
+        _metrics_series,
         ("metrics", "expressions", "legendTemplate", *TITLES, "groupBy", *SERIES_OVERRIDES),
     ),
     "Scatter Plot": PanelType(

@@ -8,7 +8,8 @@ the rules so each module reads as one thing, and both stay short.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -17,23 +18,6 @@ import orjson
 from wbmigrate.edit.edits import Edit, Path, materialize, pointer
 from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
 from wbmigrate.mapping import Fate, Migration
-
-
-class _At:
-    """`Record.at`: a plain class, as a generator-based context manager costs more than the
-    panel it labels."""
-
-    __slots__ = ("label", "outer", "walk")
-
-    def __init__(self, walk: Record, label: str) -> None:
-        self.walk, self.label = walk, label
-
-    def __enter__(self) -> None:
-        self.outer = self.walk.where
-        self.walk.where = (*self.outer, self.label)
-
-    def __exit__(self, *exc: object) -> None:
-        self.walk.where = self.outer
 
 
 class Record:
@@ -65,9 +49,15 @@ class Record:
         anchors = self._anchors
         return anchors[0] in data if len(anchors) == 1 else any(map(data.__contains__, anchors))
 
-    def at(self, label: str) -> _At:
+    @contextmanager
+    def at(self, label: str) -> Iterator[None]:
         """Label what is walked inside: a panel, a run set, a section."""
-        return _At(self, label)
+        outer = self.where
+        self.where = (*outer, label)
+        try:
+            yield
+        finally:
+            self.where = outer
 
     # --- recording ----------------------------------------------------------------------------
 
