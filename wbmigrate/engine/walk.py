@@ -188,14 +188,8 @@ class Walk(Record):
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
         old_matched = sorted(outcome.matched & self.migration.old_names)
         if outcome.new is not None:
-            self.change(
-                Set(path, outcome.new),
-                ChangeAction.RENAMED,
-                pattern,
-                outcome.new,
-                field,
-                is_regex=True,
-            )
+            renamed = Set(path, outcome.new)
+            self.change(renamed, ChangeAction.RENAMED, pattern, outcome.new, field, is_regex=True)
             self.versions.update(f.version for k in old_matched if (f := self.fate(k)))
         elif outcome.review:
             why = (
@@ -228,13 +222,8 @@ class Walk(Record):
             self.versions.update(fates[name].version for name in renamed)
             found = [name for name in found if name not in renamed]
         if found:
-            self.note(
-                path,
-                NoteKind.REVIEW,
-                f"free text mentions {', '.join(found)}; text is "
-                "not rewritten (see --rewrite-text)",
-                field,
-            )
+            review = f"free text mentions {', '.join(found)}; text is not rewritten"
+            self.note(path, NoteKind.REVIEW, f"{review} (see --rewrite-text)", field)
 
     def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
         """A structure wbmigrate does not know: report every old name in it, change nothing."""
