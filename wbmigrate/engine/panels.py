@@ -15,7 +15,7 @@ from typing import Any
 from wbmigrate import names
 from wbmigrate.edit.edits import Path
 from wbmigrate.engine.model import NoteKind
-from wbmigrate.engine.shapes import as_list
+from wbmigrate.engine.shapes import as_list, nodes
 from wbmigrate.engine.walk import Walk
 
 SERIES_OVERRIDES = ("overrideSeriesTitles", "overrideColors", "overrideMarks", "overrideLineWidths")
@@ -386,12 +386,7 @@ def series_of(panel: Any) -> list[str]:
 def find_panels(spec: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
     """Every panel in a report or workspace spec (a dict with a `viewType` and a `config`),
     wherever it sits, in document order."""
-    stack: list[tuple[Path, Any]] = [(path, spec)]
-    while stack:
-        at, node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("viewType"), str) and isinstance(node.get("config"), dict):
-                yield at, node
-            stack += reversed([((*at, k), v) for k, v in node.items()])
-        elif isinstance(node, list):
-            stack += reversed([((*at, i), v) for i, v in enumerate(node)])
+    for at, node in nodes(spec, path):
+        panel = node if isinstance(node, dict) else {}
+        if isinstance(panel.get("viewType"), str) and isinstance(panel.get("config"), dict):
+            yield at, panel

@@ -12,7 +12,7 @@ them side by side is what keeps them consistent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +22,7 @@ from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
 from wbmigrate.engine.record import Record
 from wbmigrate.engine.regexes import rewrite_regex
+from wbmigrate.engine.shapes import nodes
 
 Decode = Callable[[Any], names.Accessor | None]
 
@@ -227,8 +228,8 @@ class Walk(Record):
 
     def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
         """A structure wbmigrate does not know: report every old name in it, change nothing."""
-        for at, text in _strings(value, path, self.may_hold):
-            if at in skip:
+        for at, text in nodes(value, path, self.may_hold):
+            if at in skip or not isinstance(text, str):
                 continue
             found = names.accessor(text)
             if found is not None and self.fate(found.name):
@@ -281,19 +282,6 @@ def _put(item: Any, inner: Path, value: Any) -> Any:
         return value
     head, *rest = inner
     return {**item, head: _put(item[head], tuple(rest), value)}
-
-
-def _strings(value: Any, path: Path, may_hold: Callable[[Any], bool]) -> Iterator[tuple[Path, str]]:
-    """Every string in `value`, in document order, but for containers `may_hold` rules out:
-    the cold parts of a big structure cost one C-speed test each."""
-    stack = [(path, value)]  # a stack, not recursion: any depth is fine
-    while stack:
-        at, node = stack.pop()
-        if isinstance(node, str):
-            yield at, node
-        elif isinstance(node, (dict, list)) and may_hold(node):
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            stack += reversed([((*at, k), v) for k, v in items])
 
 
 def _field(path: Path) -> str:
