@@ -199,16 +199,8 @@ def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _series_overrides(w, path, config)
 
 
-UNIVERSAL_FIELDS = (
-    "metrics",
-    "expressions",
-    "legendTemplate",
-    *TITLES,
-    "xAxis",
-    "groupBy",
-    "legendFields",
-    *SERIES_OVERRIDES,
-)
+COMMON_FIELDS = ("metrics", "expressions", "legendTemplate", *TITLES)  # `_common`'s, and metrics
+UNIVERSAL_FIELDS = (*COMMON_FIELDS, "xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES)
 _LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex")
 
 # --- scatter, parallel coordinates, parameter importance, media -------------------------------
@@ -274,14 +266,10 @@ def _query_fields(w: Walk, path: Path, fields: list[Any]) -> None:
             continue
         label = f"userQuery {query_field.get('name')}"
         for j, arg in enumerate(_get(query_field, "args", list)):
-            at = (*path, i, "args", j, "value")
-            if (
-                isinstance(arg, dict)
-                and arg.get("name") == "keys"
-                and isinstance(arg.get("value"), list)
-            ):
+            at, arg = (*path, i, "args", j, "value"), arg if isinstance(arg, dict) else {}
+            if arg.get("name") == "keys" and isinstance(arg.get("value"), list):
                 w.key_list(at, arg["value"], f"{label} keys")
-            elif isinstance(arg, dict) and arg.get("name") == "tableKey":
+            elif arg.get("name") == "tableKey":
                 w.single(at, arg.get("value"), f"{label} tableKey")
         _query_fields(w, (*path, i, "fields"), _get(query_field, "fields", list))
 
@@ -343,16 +331,8 @@ def _none(config: dict[str, Any]) -> list[str]:
 
 PANEL_TYPES: dict[str, PanelType] = {
     "Run History Line Plot": PanelType(_line, _line_series, _LINE_FIELDS),
-    "Scalar Chart": PanelType(
-        _scalar,
-        _metrics_series,
-        ("metrics", "expressions", "legendTemplate", *TITLES),
-    ),
-    "Bar Chart": PanelType(
-        _bar,
-        _metrics_series,
-        ("metrics", "expressions", "legendTemplate", *TITLES, "groupBy", *SERIES_OVERRIDES),
-    ),
+    "Scalar Chart": PanelType(_scalar, _metrics_series, COMMON_FIELDS),
+    "Bar Chart": PanelType(_bar, _metrics_series, (*COMMON_FIELDS, "groupBy", *SERIES_OVERRIDES)),
     "Scatter Plot": PanelType(
         _scatter, _scatter_series, ("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")
     ),
