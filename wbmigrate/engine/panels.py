@@ -59,21 +59,16 @@ def _unknown(w: Walk, path: Path, panel: dict[str, Any], config: dict[str, Any])
     metrics: when they are all gone, it is left as it is for review."""
     what = f"panel type {panel.get('viewType')!r}"
     series = _line_series(config)
-    if _all_gone(w, series):
-        _kept_for_review(w, path, panel, series, what)
+    if not _all_gone(w, series):
+        _universal(w, (*path, "config"), config)
+        rest = {k: v for k, v in config.items() if k not in UNIVERSAL_FIELDS}
+        w.scan(path, {**panel, "config": rest}, what)
         return
-    _universal(w, (*path, "config"), config)
-    rest = {k: v for k, v in config.items() if k not in UNIVERSAL_FIELDS}
-    w.scan(path, {**panel, "config": rest}, what)
-
-
-def _kept_for_review(
-    w: Walk, path: Path, panel: dict[str, Any], series: list[str], what: str
-) -> None:
     why = f"{_gone(w, series)}, but {what} is unknown and may show more: kept, review it"
     w.note(path, NoteKind.REVIEW, why, "panel")
-    metrics = _get(panel["config"], "metrics", list)
-    said = frozenset((*path, "config", "metrics", i) for i in range(len(metrics)))
+    said = frozenset(
+        (*path, "config", "metrics", i) for i in range(len(_get(config, "metrics", list)))
+    )
     w.scan(path, panel, what, skip=said)  # the rest; the metrics are named in the note
 
 
