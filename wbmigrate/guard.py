@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from wbmigrate.edit.edits import Delete, Edit, EditConflict, materialize
+from wbmigrate.engine.shapes import nodes
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.kinds.automation import METRIC_FILTERS
 
@@ -28,18 +29,14 @@ def parts(value: Any) -> Counter[str]:
     """Panels (objects with a `viewType`), series (entries of a `metrics` list), run-set filters
     (objects with a `key` and an `op`) and, in an alert, its conditions."""
     counts: Counter[str] = Counter()
-    stack: list[tuple[Any, str | int | None]] = [(value, None)]
-    while stack:  # a stack, not recursion: any depth is fine
-        node, key = stack.pop()
+    for at, node in nodes(value):
         if isinstance(node, dict):
             counts["panels"] += "viewType" in node
             counts["filters"] += "key" in node and "op" in node
             if isinstance(node.get("filter"), str) and "eventType" in node:
                 counts["conditions"] += _conditions(node["filter"])
-            stack += [(v, k) for k, v in node.items()]
-        elif isinstance(node, list):
-            counts["series"] += len(node) if key == "metrics" else 0
-            stack += [(v, None) for v in node]
+        elif isinstance(node, list) and at[-1:] == ("metrics",):
+            counts["series"] += len(node)
     return +counts  # without zero counts
 
 

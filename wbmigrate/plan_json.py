@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from wbmigrate.engine.history import History, RunRef, Span
-from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options
+from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
 from wbmigrate.plan import Planned, Status, Tally
 
 if TYPE_CHECKING:
@@ -138,30 +138,26 @@ def object_entry(planned: Planned) -> dict[str, Any]:
     if planned.error is not None:
         entry["error"] = planned.error
     if planned.result is not None:
+        title = planned.result.title
         entry["changes"] = [
-            {
-                "pointer": c.pointer,
-                "action": c.action.value,
-                "old": c.old,
-                "new": c.new,
-                "where": list(c.where),
-                "field": c.field,
-                "label": c.label(planned.result.title),
-            }
+            _located(c, title, action=c.action.value, old=c.old, new=c.new)
             for c in planned.result.changes
         ]
         entry["notes"] = [
-            {
-                "pointer": n.pointer,
-                "kind": n.kind.value,
-                "message": n.message,
-                "where": list(n.where),
-                "field": n.field,
-                "label": n.label(planned.result.title),
-            }
-            for n in planned.result.notes
+            _located(n, title, kind=n.kind.value, message=n.message) for n in planned.result.notes
         ]
     return entry
+
+
+def _located(item: Change | Note, title: str, **what: Any) -> dict[str, Any]:
+    """A change or note as data: its pointer, what it is, then where it is."""
+    return {
+        "pointer": item.pointer,
+        **what,
+        "where": list(item.where),
+        "field": item.field,
+        "label": item.label(title),
+    }
 
 
 class JsonDocument:

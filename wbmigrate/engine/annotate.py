@@ -10,10 +10,16 @@ import re
 from typing import Any
 
 from wbmigrate.engine.history import History, RunRef
-from wbmigrate.engine.model import Mode
 from wbmigrate.engine.walk import Walk
 
 _MARKER = re.compile(r"wbmigrate:(?P<id>[a-z0-9._-]+)@(?P<version>\S+?)(?=[_*\s)]|$)")
+
+
+DUAL = (
+    "Panels keep the old keys, which runs from before the boundary logged, and show "
+    "the new keys beside them. Compare values across the boundary with care."
+)
+REPLACE = "Panels now show only the new keys: runs from before the boundary do not appear in them."
 
 
 def marker(mapping_id: str, version: str) -> str:
@@ -46,18 +52,7 @@ def note_text(w: Walk) -> str:
         parts += [f"{boundary} ({step.pull or step.version}): {step.annotation}", ""]
     if w.options.history is not None and w.options.history.runs:
         parts += [project_boundary(w.options.history), ""]
-    if w.options.mode is Mode.DUAL:
-        parts += [
-            "Panels keep the old keys, which runs from before the boundary logged, and show "
-            "the new keys beside them. Compare values across the boundary with care.",
-            "",
-        ]
-    else:
-        parts += [
-            "Panels now show only the new keys: runs from before the boundary do not "
-            "appear in them.",
-            "",
-        ]
+    parts += [DUAL if w.dual else REPLACE, ""]
     parts.append(f"_Added by {marker(migration.mapping_id, migration.end.version)}_")
     return "\n".join(parts)
 

@@ -15,7 +15,7 @@ from typing import Any
 from wbmigrate import names
 from wbmigrate.edit.edits import Path
 from wbmigrate.engine.model import NoteKind
-from wbmigrate.engine.shapes import as_list
+from wbmigrate.engine.shapes import as_list, nodes
 from wbmigrate.engine.walk import Walk
 
 SERIES_OVERRIDES = ("overrideSeriesTitles", "overrideColors", "overrideMarks", "overrideLineWidths")
@@ -59,21 +59,16 @@ def _unknown(w: Walk, path: Path, panel: dict[str, Any], config: dict[str, Any])
     metrics: when they are all gone, it is left as it is for review."""
     what = f"panel type {panel.get('viewType')!r}"
     series = _line_series(config)
-    if _all_gone(w, series):
-        _kept_for_review(w, path, panel, series, what)
+    if not _all_gone(w, series):
+        _universal(w, (*path, "config"), config)
+        rest = {k: v for k, v in config.items() if k not in UNIVERSAL_FIELDS}
+        w.scan(path, {**panel, "config": rest}, what)
         return
-    _universal(w, (*path, "config"), config)
-    rest = {k: v for k, v in config.items() if k not in UNIVERSAL_FIELDS}
-    w.scan(path, {**panel, "config": rest}, what)
-
-
-def _kept_for_review(
-    w: Walk, path: Path, panel: dict[str, Any], series: list[str], what: str
-) -> None:
     why = f"{_gone(w, series)}, but {what} is unknown and may show more: kept, review it"
     w.note(path, NoteKind.REVIEW, why, "panel")
-    metrics = _get(panel["config"], "metrics", list)
-    said = frozenset((*path, "config", "metrics", i) for i in range(len(metrics)))
+    said = frozenset(
+        (*path, "config", "metrics", i) for i in range(len(_get(config, "metrics", list)))
+    )
     w.scan(path, panel, what, skip=said)  # the rest; the metrics are named in the note
 
 
@@ -124,6 +119,19 @@ def _get(config: dict[str, Any], key: str, kind: type) -> Any:
     return value if isinstance(value, kind) else kind()
 
 
+def _each(
+    rule: Callable[[Path, Any, str], None], path: Path, config: dict[str, Any], *keys: str
+) -> None:
+    """`rule` on each of `keys` in `config`: one key, an expression or text, each of which
+    leaves a field that is not set (None) alone."""
+    for key in keys:
+        rule((*path, key), config.get(key), key)
+
+
+def _metrics_series(config: dict[str, Any]) -> list[str]:
+    return _metrics(_get(config, "metrics", list))
+
+
 # --- line, scalar, bar ------------------------------------------------------------------------
 
 
@@ -133,9 +141,7 @@ def _universal(w: Walk, path: Path, config: dict[str, Any]) -> None:
     if "metrics" in config:
         w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
     _common(w, path, config)
-    for key in ("xAxis", "groupBy"):
-        if key in config:
-            w.single((*path, key), config[key], key)
+    _each(w.single, path, config, "xAxis", "groupBy")
     if "legendFields" in config:
         w.key_list((*path, "legendFields"), _get(config, "legendFields", list), "legendFields")
     _series_overrides(w, path, config)
@@ -152,8 +158,7 @@ def _series_overrides(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _universal(w, path, config)
-    if "xExpression" in config:
-        w.expression((*path, "xExpression"), config["xExpression"], "xExpression")
+    _each(w.expression, path, config, "xExpression")
     if config.get("useMetricRegex"):
         w.regex((*path, "metricRegex"), config.get("metricRegex"), "metricRegex")
 
@@ -172,11 +177,8 @@ def _common(w: Walk, path: Path, config: dict[str, Any]) -> None:
     """Fields that line, scalar and bar charts share."""
     if "expressions" in config:
         w.expressions((*path, "expressions"), _get(config, "expressions", list), "expressions")
-    if "legendTemplate" in config:
-        w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
-    for key in TITLES:
-        if key in config:
-            w.text((*path, key), config[key], key)
+    _each(w.expression, path, config, "legendTemplate")
+    _each(w.text, path, config, *TITLES)
 
 
 def _scalar(w: Walk, path: Path, config: dict[str, Any]) -> None:
@@ -188,33 +190,21 @@ def _scalar(w: Walk, path: Path, config: dict[str, Any]) -> None:
 def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
     w.key_list((*path, "metrics"), _get(config, "metrics", list), "metrics")
     _common(w, path, config)
-    if "groupBy" in config:
-        w.single((*path, "groupBy"), config["groupBy"], "groupBy")
+    _each(w.single, path, config, "groupBy")
     _series_overrides(w, path, config)
 
 
-UNIVERSAL_FIELDS = (
-    "metrics",
-    "expressions",
-    "legendTemplate",
-    *TITLES,
-    "xAxis",
-    "groupBy",
-    "legendFields",
-    *SERIES_OVERRIDES,
-)
+COMMON_FIELDS = ("metrics", "expressions", "legendTemplate", *TITLES)  # `_common`'s, and metrics
+UNIVERSAL_FIELDS = (*COMMON_FIELDS, "xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES)
 _LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex")
 
 # --- scatter, parallel coordinates, parameter importance, media -------------------------------
 
 
 def _scatter(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    for key in ("xAxis", "yAxis", "zAxis"):
-        if key in config:
-            w.single((*path, key), config[key], key)
-    if "legendTemplate" in config:
-        w.expression((*path, "legendTemplate"), config["legendTemplate"], "legendTemplate")
-    w.text((*path, "chartTitle"), config.get("chartTitle"), "chartTitle")
+    _each(w.single, path, config, "xAxis", "yAxis", "zAxis")
+    _each(w.expression, path, config, "legendTemplate")
+    _each(w.text, path, config, "chartTitle")
 
 
 def _scatter_series(config: dict[str, Any]) -> list[str]:
@@ -228,7 +218,7 @@ def _parallel(w: Walk, path: Path, config: dict[str, Any]) -> None:
     columns = [c for c in _get(config, "columns", list) if isinstance(c, dict)]
     if len(columns) == len(_get(config, "columns", list)):
         w.key_list((*path, "columns"), columns, "columns", inner=("accessor",))
-    w.text((*path, "chartTitle"), config.get("chartTitle"), "chartTitle")
+    _each(w.text, path, config, "chartTitle")
 
 
 def _parallel_series(config: dict[str, Any]) -> list[str]:
@@ -237,8 +227,7 @@ def _parallel_series(config: dict[str, Any]) -> list[str]:
 
 
 def _importance(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    if "targetKey" in config:
-        w.single((*path, "targetKey"), config["targetKey"], "targetKey")
+    _each(w.single, path, config, "targetKey")
     for key in ("columnsPinned", "columnWidths"):
         w.key_map((*path, key), _get(config, key, dict), key)
     w.key_list((*path, "columnOrder"), _get(config, "columnOrder", list), "columnOrder")
@@ -249,7 +238,7 @@ def _media(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 
 def _markdown(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    w.text((*path, "value"), config.get("value"), "value")
+    _each(w.text, path, config, "value")
 
 
 # --- custom charts and weave panels -----------------------------------------------------------
@@ -272,14 +261,10 @@ def _query_fields(w: Walk, path: Path, fields: list[Any]) -> None:
             continue
         label = f"userQuery {query_field.get('name')}"
         for j, arg in enumerate(_get(query_field, "args", list)):
-            at = (*path, i, "args", j, "value")
-            if (
-                isinstance(arg, dict)
-                and arg.get("name") == "keys"
-                and isinstance(arg.get("value"), list)
-            ):
+            at, arg = (*path, i, "args", j, "value"), arg if isinstance(arg, dict) else {}
+            if arg.get("name") == "keys" and isinstance(arg.get("value"), list):
                 w.key_list(at, arg["value"], f"{label} keys")
-            elif isinstance(arg, dict) and arg.get("name") == "tableKey":
+            elif arg.get("name") == "tableKey":
                 w.single(at, arg.get("value"), f"{label} tableKey")
         _query_fields(w, (*path, i, "fields"), _get(query_field, "fields", list))
 
@@ -341,16 +326,8 @@ def _none(config: dict[str, Any]) -> list[str]:
 
 PANEL_TYPES: dict[str, PanelType] = {
     "Run History Line Plot": PanelType(_line, _line_series, _LINE_FIELDS),
-    "Scalar Chart": PanelType(
-        _scalar,
-        lambda c: _metrics(_get(c, "metrics", list)),
-        ("metrics", "expressions", "legendTemplate", *TITLES),
-    ),
-    "Bar Chart": PanelType(
-        _bar,
-        lambda c: _metrics(_get(c, "metrics", list)),
-        ("metrics", "expressions", "legendTemplate", *TITLES, "groupBy", *SERIES_OVERRIDES),
-    ),
+    "Scalar Chart": PanelType(_scalar, _metrics_series, COMMON_FIELDS),
+    "Bar Chart": PanelType(_bar, _metrics_series, (*COMMON_FIELDS, "groupBy", *SERIES_OVERRIDES)),
     "Scatter Plot": PanelType(
         _scatter, _scatter_series, ("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")
     ),
@@ -384,12 +361,7 @@ def series_of(panel: Any) -> list[str]:
 def find_panels(spec: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
     """Every panel in a report or workspace spec (a dict with a `viewType` and a `config`),
     wherever it sits, in document order."""
-    stack: list[tuple[Path, Any]] = [(path, spec)]
-    while stack:
-        at, node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("viewType"), str) and isinstance(node.get("config"), dict):
-                yield at, node
-            stack += reversed([((*at, k), v) for k, v in node.items()])
-        elif isinstance(node, list):
-            stack += reversed([((*at, i), v) for i, v in enumerate(node)])
+    for at, node in nodes(spec, path):
+        panel = node if isinstance(node, dict) else {}
+        if isinstance(panel.get("viewType"), str) and isinstance(panel.get("config"), dict):
+            yield at, panel

@@ -101,7 +101,8 @@ def _candidates(
 def _substituted(pattern: str, pairs: dict[str, str], keep_old: bool) -> list[str]:
     """The pattern with each old name it spells out replaced by its new name, the original kept
     as an alternative when old keys must still match: `^off_policy/mean$` ->
-    `^staleness/rollout/mean$`. Offered only when every renamed key is spelled out."""
+    `^staleness/rollout/mean$`. Offered only when every renamed key is spelled out (some
+    key is: with none, the pattern would already match what it should)."""
     flags, body = _split_global_flags(pattern)
     text = body
     for old, new in sorted(pairs.items(), key=lambda pair: -len(pair[0])):
@@ -113,8 +114,6 @@ def _substituted(pattern: str, pairs: dict[str, str], keep_old: bool) -> list[st
                 break
         else:
             return []  # not spelled out as a whole name (`eval/off_policy/mean` is another)
-    if not pairs:
-        return []
     return [f"{flags}{body}|{text}" if keep_old else flags + text]
 
 

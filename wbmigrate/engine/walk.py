@@ -1,204 +1,34 @@
 """One rewrite in progress: the rules for each shape of metric-bearing field.
 
 Kind and panel modules call these primitives with a path into the original spec and the value
-found there; each records edits (for the new spec), changes (for the plan) and notes. The input
-is only read.
+found there; each records edits (for the new spec), changes (for the plan) and notes through
+`Record` (engine/record.py). The input is only read.
 
-Longer than most modules on purpose: every rule (one key, key lists, key maps, expressions,
-regexes, free text, unknown structures, embedded JSON) records into the same edit list under
-the same dual/replace semantics, and keeping them side by side is what keeps them consistent.
+Every rule (one key, key lists, key maps, expressions, regexes, free text, unknown structures,
+embedded JSON) records into the same edit list under the same dual/replace semantics: keeping
+them side by side is what keeps them consistent.
 """
 
 from __future__ import annotations
 
 import json
-import marshal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import orjson
-
 from wbmigrate import names
-from wbmigrate.edit.edits import (
-    AddKey,
-    Delete,
-    Edit,
-    Insert,
-    Path,
-    RenameKey,
-    Set,
-    materialize,
-    pointer,
-)
+from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
-from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
+from wbmigrate.engine.model import ChangeAction, NoteKind
+from wbmigrate.engine.record import Record
 from wbmigrate.engine.regexes import rewrite_regex
-from wbmigrate.mapping import Fate, Migration
+from wbmigrate.engine.shapes import nodes
 
 Decode = Callable[[Any], names.Accessor | None]
 
-FEW_ANCHORS = 8  # up to this many, free text is searched for each anchor before the pattern
 
-
-class _At:
-    """`Walk.at`: a plain class, as a generator-based context manager costs more than the
-    panel it labels."""
-
-    __slots__ = ("label", "outer", "walk")
-
-    def __init__(self, walk: Walk, label: str) -> None:
-        self.walk, self.label = walk, label
-
-    def __enter__(self) -> None:
-        self.outer = self.walk.where
-        self.walk.where = (*self.outer, self.label)
-
-    def __exit__(self, *exc: object) -> None:
-        self.walk.where = self.outer
-
-
-class Walk:
-    def __init__(self, migration: Migration, options: Options) -> None:
-        self.migration = migration
-        self.options = options
-        self.dual = options.mode is Mode.DUAL  # asked for every key met: an attribute
-        self.edits: list[Edit] = []
-        self.changes: list[Change] = []
-        self.change_edits: list[Edit] = []  # the edit that makes each change
-        self.notes: list[Note] = []
-        self.versions: set[str] = set()  # steps whose renames this spec needed
-        self.where: tuple[str, ...] = ()
-        self._mention = migration.mention  # compiled once per migration, not per object
-        self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
-        self._anchors = migration.anchor_bytes
-        anchors = migration.anchors
-        self._anchor_text = anchors if len(anchors) <= FEW_ANCHORS else None
-        self._serialise = _serialiser(self._anchors)
-
-    def may_mention(self, text: str) -> bool:
-        """Whether free text may name an old name: each holds an anchor, and a test for a few
-        anchors is cheaper than the mention pattern (with many, the pattern is tried at once)."""
-        anchors = self._anchor_text
-        return anchors is None or any(map(text.__contains__, anchors))
-
-    def may_hold(self, value: Any) -> bool:
-        """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
-        its serialised bytes (`_serialiser`) lets the walk skip it. An empty field (a third of
-        those asked about: the overrides a panel does not set) holds nothing."""
-        if not value:
-            return False
-        try:
-            data = self._serialise(value)
-        except (TypeError, ValueError):  # not data orjson (or marshal) writes: walk it
-            return True
-        anchors = self._anchors
-        return anchors[0] in data if len(anchors) == 1 else any(map(data.__contains__, anchors))
-
-    def at(self, label: str) -> _At:
-        """Label what is walked inside: a panel, a run set, a section."""
-        return _At(self, label)
-
-    # --- recording ----------------------------------------------------------------------------
-
-    def change(
-        self,
-        edit: Edit,
-        action: ChangeAction,
-        old: Any,
-        new: Any,
-        field: str,
-        at: Path | None = None,
-        version: str = "",
-        is_regex: bool = False,
-    ) -> None:
-        self.edits.append(edit)
-        where = at if at is not None else edit.path
-        self.changes.append(
-            Change(pointer(where), action, old, new, self.where, field, where, is_regex)
-        )
-        self.change_edits.append(edit)
-        if version:
-            self.versions.add(version)
-
-    def note(self, path: Path, kind: NoteKind, message: str, field: str) -> None:
-        self.notes.append(Note(pointer(path), kind, message, self.where, field, path))
-
-    def _gone(self, path: Path, fate: Fate, field: str) -> None:
-        self.note(
-            path,
-            NoteKind.REVIEW,
-            f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})",
-            field,
-        )
-
-    def _equivalent(self, path: Path, fate: Fate, field: str) -> None:
-        if fate.removed and fate.new:
-            self.note(
-                path,
-                NoteKind.INFO,
-                f"{fate.old} is no longer logged; {fate.new} carries "
-                f"the same values ({fate.reason})",
-                field,
-            )
-
-    def _hides_history(self, path: Path, fate: Fate, field: str) -> None:
-        if self.dual:
-            self.note(
-                path,
-                NoteKind.WARNING,
-                f"this field holds one key: it now shows {fate.new}, so runs from before "
-                f"the boundary (which only have {fate.old}) drop out of it",
-                field,
-            )
-
-    # --- what the project's runs logged (live, from the key census) ---------------------------
-
-    def unlogged(self, key: str, unless_waiting: bool = False) -> str | None:
-        """Which runs were read, when none of them logged `key`; None when one did, or when
-        there is no census (offline) or no run to tell from. Before a project upgrades no run
-        logs a new key: `unless_waiting` says nothing then in dual mode, which still shows the
-        old key (the plan says once that the project has not upgraded)."""
-        history = self.options.history
-        if history is None or not history.runs or history.logged(key):
-            return None
-        return None if unless_waiting and self.dual and not history.upgraded else history.scope
-
-    def warn_unlogged(
-        self,
-        path: Path,
-        key: str,
-        field: str,
-        message: Callable[[str], str],
-        unless_waiting: bool = False,
-    ) -> None:
-        """Warn, with `message(scope)`, when no run logged `key`."""
-        scope = self.unlogged(key, unless_waiting)
-        if scope is not None:
-            self.note(path, NoteKind.WARNING, message(scope), field)
-
-    def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
-        """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
-        dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
-        new, old = fate.new, fate.old
-        assert new is not None
-        self.warn_unlogged(
-            path,
-            new,
-            field,
-            lambda scope: f"no run has logged {new} ({scope}): nothing shows for it until one does",
-            unless_waiting=True,
-        )
-        if companion and self.dual:
-            self.warn_unlogged(
-                path,
-                old,
-                field,
-                lambda scope: (
-                    f"no run has logged {old} either ({scope}): keeping it beside "
-                    f"{new} adds nothing here; --mode replace would keep only the new key"
-                ),
-            )
+class Walk(Record):
+    """The rules, each recording through `Record`."""
 
     # --- one key --------------------------------------------------------------------------------
 
@@ -237,57 +67,31 @@ class Walk:
             return
         present = {key for item in items if isinstance(key := _dig(item, inner), str)}
         for i, item in enumerate(items):
-            old = _dig(item, inner)
+            old, at, label = _dig(item, inner), (*path, i), f"{field}[{i}]"
             found = decode(old)
             fate = self.fate(found.name) if found else None
             if found is None or fate is None:
                 continue
-            label = f"{field}[{i}]"
+            step = fate.version
             if fate.new is None:
                 if self.dual:
-                    self.note(
-                        (*path, i),
-                        NoteKind.INFO,
-                        f"{fate.old} is no longer logged; kept for runs from before the boundary",
-                        label,
-                    )
+                    kept = f"{fate.old} is no longer logged; kept for runs from before the boundary"
+                    self.note(at, NoteKind.INFO, kept, label)
                 else:
-                    self.change(
-                        Delete((*path, i)),
-                        ChangeAction.REMOVED,
-                        old,
-                        None,
-                        label,
-                        version=fate.version,
-                    )
+                    self.change(Delete(at), ChangeAction.REMOVED, old, None, label, version=step)
                 continue
             new = found.with_name(fate.new)
-            self._equivalent((*path, i), fate, label)
+            self._equivalent(at, fate, label)
             if self.dual and new not in present:
-                self.change(
-                    Insert((*path, i + 1), _put(item, inner, new)),
-                    ChangeAction.ADDED,
-                    old,
-                    new,
-                    label,
-                    at=(*path, i),
-                    version=fate.version,
-                )
-                self._logged((*path, i), fate, label, companion=True)
+                added = Insert((*path, i + 1), _put(item, inner, new))
+                self.change(added, ChangeAction.ADDED, old, new, label, at=at, version=step)
+                self._logged(at, fate, label, companion=True)
             elif not self.dual and new in present:
-                self.change(
-                    Delete((*path, i)), ChangeAction.REMOVED, old, None, label, version=fate.version
-                )
+                self.change(Delete(at), ChangeAction.REMOVED, old, None, label, version=step)
             elif not self.dual:
-                self.change(
-                    Set((*path, i, *inner), new),
-                    ChangeAction.RENAMED,
-                    old,
-                    new,
-                    label,
-                    version=fate.version,
-                )
-                self._logged((*path, i), fate, label)
+                renamed = Set((*at, *inner), new)
+                self.change(renamed, ChangeAction.RENAMED, old, new, label, version=step)
+                self._logged(at, fate, label)
             present.add(new)
 
     def single_list(self, path: Path, items: list[Any], field: str) -> None:
@@ -317,60 +121,23 @@ class Walk:
             fate = self.fate(found.name) if found else None
             if found is None or fate is None:
                 continue
-            label = f"{field}[{json.dumps(key)}]"
-            member = (*path, key)
+            label, member, step = f"{field}[{json.dumps(key)}]", (*path, key), fate.version
             new = found.with_name(fate.new) if fate.new else None
-            if self.dual:
-                if new is not None and dual_adds and new not in taken:
+            if self.dual:  # and so `dual_adds`
+                if new is not None and new not in taken:
                     taken.add(new)
-                    value = self.current(member, mapping[key])
-                    self.change(
-                        AddKey((*path, new), value, after=key),
-                        ChangeAction.ADDED,
-                        key,
-                        new,
-                        label,
-                        at=member,
-                        version=fate.version,
-                    )
+                    added = AddKey((*path, new), self.current(member, mapping[key]), after=key)
+                    self.change(added, ChangeAction.ADDED, key, new, label, at=member, version=step)
                     self._logged(member, fate, label, companion=True)
             elif new is None or new in taken:
                 self.forget(member)  # edits inside an entry that goes are moot
-                self.change(
-                    Delete(member), ChangeAction.REMOVED, key, None, label, version=fate.version
-                )
+                self.change(Delete(member), ChangeAction.REMOVED, key, None, label, version=step)
             else:
                 taken.add(new)
-                self.change(
-                    RenameKey(member, new),
-                    ChangeAction.RENAMED,
-                    key,
-                    new,
-                    label,
-                    version=fate.version,
-                )
+                renamed = RenameKey(member, new)
+                self.change(renamed, ChangeAction.RENAMED, key, new, label, version=step)
                 if dual_adds:  # a per-run series key: whether it shows is up to the run
                     self._logged(member, fate, label)
-
-    def forget(self, path: Path) -> None:
-        """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""
-        depth, inside = len(path), pointer(path) + "/"
-        self.edits = [e for e in self.edits if e.path[:depth] != path or len(e.path) == depth]
-        kept = [
-            (c, e)
-            for c, e in zip(self.changes, self.change_edits, strict=True)
-            if not c.pointer.startswith(inside)
-        ]
-        self.changes = [c for c, _ in kept]
-        self.change_edits = [e for _, e in kept]
-
-    def current(self, path: Path, value: Any) -> Any:
-        """`value` (found at `path`) with the edits recorded so far inside it applied."""
-        depth = len(path)
-        inside = [e for e in self.edits if e.path[:depth] == path and len(e.path) > depth]
-        if not inside:
-            return value
-        return materialize(value, [_rebase(e, depth) for e in inside])
 
     # --- expressions ------------------------------------------------------------------------------
 
@@ -379,21 +146,15 @@ class Walk:
         adds the rewritten expression after the original."""
         present = set(items)
         for i, expression in enumerate(items):
-            new = self._rewritten_expression((*path, i), expression, f"{field}[{i}]")
+            at, label = (*path, i), f"{field}[{i}]"
+            new = self._rewritten_expression(at, expression, label)
             if new is None:
                 continue
-            label = f"{field}[{i}]"
             if self.dual and new not in present:
-                self.change(
-                    Insert((*path, i + 1), new),
-                    ChangeAction.ADDED,
-                    expression,
-                    new,
-                    label,
-                    at=(*path, i),
-                )
+                added = Insert((*path, i + 1), new)
+                self.change(added, ChangeAction.ADDED, expression, new, label, at=at)
             elif not self.dual:
-                self.change(Set((*path, i), new), ChangeAction.RENAMED, expression, new, label)
+                self.change(Set(at, new), ChangeAction.RENAMED, expression, new, label)
             present.add(new)
 
     def expression(self, path: Path, value: Any, field: str) -> None:
@@ -428,31 +189,16 @@ class Walk:
         outcome = rewrite_regex(pattern, known, self._regex_target, ignore_case=ignore_case)
         old_matched = sorted(outcome.matched & self.migration.old_names)
         if outcome.new is not None:
-            self.change(
-                Set(path, outcome.new),
-                ChangeAction.RENAMED,
-                pattern,
-                outcome.new,
-                field,
-                is_regex=True,
-            )
+            renamed = Set(path, outcome.new)
+            self.change(renamed, ChangeAction.RENAMED, pattern, outcome.new, field, is_regex=True)
             self.versions.update(f.version for k in old_matched if (f := self.fate(k)))
-        elif outcome.review and old_matched:
-            self.note(
-                path,
-                NoteKind.REVIEW,
-                f"regex {pattern!r} matches {', '.join(old_matched)} "
-                f"but was left as it is: {outcome.review}",
-                field,
-            )
         elif outcome.review:
-            self.note(
-                path,
-                NoteKind.REVIEW,
-                f"regex {pattern!r} could not be checked against the renamed keys: "
-                f"{outcome.review}",
-                field,
+            why = (
+                f"matches {', '.join(old_matched)} but was left as it is"
+                if old_matched
+                else "could not be checked against the renamed keys"
             )
+            self.note(path, NoteKind.REVIEW, f"regex {pattern!r} {why}: {outcome.review}", field)
 
     def _regex_target(self, key: str) -> set[str]:
         fate = self.fate(key)
@@ -464,7 +210,7 @@ class Walk:
     def text(self, path: Path, value: Any, field: str) -> None:
         """Free text (markdown, titles, descriptions): reported for review, or rewritten when
         the `rewrite_text` option is on (names that are gone are always only reported)."""
-        if not isinstance(value, str) or not self.may_mention(value):
+        if not isinstance(value, str):
             return
         found = names.mentions(value, self._mention)
         if not found:
@@ -477,37 +223,23 @@ class Walk:
             self.versions.update(fates[name].version for name in renamed)
             found = [name for name in found if name not in renamed]
         if found:
-            self.note(
-                path,
-                NoteKind.REVIEW,
-                f"free text mentions {', '.join(found)}; text is "
-                "not rewritten (see --rewrite-text)",
-                field,
-            )
+            review = f"free text mentions {', '.join(found)}; text is not rewritten"
+            self.note(path, NoteKind.REVIEW, f"{review} (see --rewrite-text)", field)
 
     def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
         """A structure wbmigrate does not know: report every old name in it, change nothing."""
-        for at, text in _strings(value, path, self.may_hold):
-            if at in skip or not self.may_mention(text):
+        for at, text in nodes(value, path, self.may_hold):
+            if at in skip or not isinstance(text, str):
                 continue
             found = names.accessor(text)
             if found is not None and self.fate(found.name):
-                self.note(
-                    at,
-                    NoteKind.REVIEW,
-                    f"{what} holds {text!r}, which the mapping "
-                    "renames or removes; unknown structures are not rewritten",
-                    _field(at[len(path) :]),
-                )
-            elif names.mentions(text, self._mention):
-                self.note(
-                    at,
-                    NoteKind.REVIEW,
-                    f"{what} mentions "
-                    f"{', '.join(names.mentions(text, self._mention))}; unknown structures "
-                    "are not rewritten",
-                    _field(at[len(path) :]),
-                )
+                message = f"holds {text!r}, which the mapping renames or removes"
+            elif mentioned := names.mentions(text, self._mention):
+                message = f"mentions {', '.join(mentioned)}"
+            else:
+                continue
+            message = f"{what} {message}; unknown structures are not rewritten"
+            self.note(at, NoteKind.REVIEW, message, _field(at[len(path) :]))
 
     def embedded(
         self, path: Path, text: str, walk: Callable[[Walk, Any], None], field: str
@@ -550,33 +282,6 @@ def _put(item: Any, inner: Path, value: Any) -> Any:
         return value
     head, *rest = inner
     return {**item, head: _put(item[head], tuple(rest), value)}
-
-
-def _rebase(edit: Edit, depth: int) -> Edit:
-    return replace(edit, path=edit.path[depth:])
-
-
-def _serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
-    """What `may_hold` looks for the anchors in: orjson's JSON of a value, twice as fast to
-    write as `marshal`'s bytes (which were five times faster than `json.dumps`). orjson writes
-    a string's UTF-8 bytes as they are but for JSON's escapes (a quote, a backslash, a control
-    character), so an anchor with none of those is in a value exactly when it is in orjson's
-    text of it; for any other, `marshal`, which escapes nothing."""
-    escaped = any(byte in b'"\\' or byte < 0x20 for anchor in anchors for byte in anchor)
-    return marshal.dumps if escaped else orjson.dumps
-
-
-def _strings(value: Any, path: Path, may_hold: Callable[[Any], bool]) -> Iterator[tuple[Path, str]]:
-    """Every string in `value`, in document order, but for containers `may_hold` rules out:
-    the cold parts of a big structure cost one C-speed test each."""
-    stack = [(path, value)]  # a stack, not recursion: any depth is fine
-    while stack:
-        at, node = stack.pop()
-        if isinstance(node, str):
-            yield at, node
-        elif isinstance(node, (dict, list)) and may_hold(node):
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            stack += reversed([((*at, k), v) for k, v in items])
 
 
 def _field(path: Path) -> str:

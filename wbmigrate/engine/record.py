@@ -1,0 +1,172 @@
+"""What a walk records, and the notes every rule shares: the edits (for the new spec), the
+changes (for the plan), the notes, and what the project's runs logged (the key census).
+
+`Walk` (engine/walk.py) adds the rules for each shape of field on top: recording is split from
+the rules so each module reads as one thing, and both stay short.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from wbmigrate.edit.edits import Edit, Path, materialize, pointer
+from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
+from wbmigrate.mapping import Fate, Migration
+
+
+class Record:
+    def __init__(self, migration: Migration, options: Options) -> None:
+        self.migration = migration
+        self.options = options
+        self.dual = options.mode is Mode.DUAL  # asked for every key met: an attribute
+        self.edits: list[Edit] = []
+        self.changes: list[Change] = []
+        self.change_edits: list[Edit] = []  # the edit that makes each change
+        self.notes: list[Note] = []
+        self.versions: set[str] = set()  # steps whose renames this spec needed
+        self.where: tuple[str, ...] = ()
+        self._mention = migration.mention  # compiled once per migration, not per object
+        self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
+        self._anchors = migration.anchor_bytes
+        self._serialise = _serialiser(self._anchors)
+
+    def may_hold(self, value: Any) -> bool:
+        """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
+        its serialised bytes (`_serialiser`) lets the walk skip it. An empty field (a third of
+        those asked about: the overrides a panel does not set) holds nothing."""
+        if not value:
+            return False
+        try:
+            data = self._serialise(value)
+        except (TypeError, ValueError):  # not data orjson (or marshal) writes: walk it
+            return True
+        anchors = self._anchors
+        return anchors[0] in data if len(anchors) == 1 else any(map(data.__contains__, anchors))
+
+    @contextmanager
+    def at(self, label: str) -> Iterator[None]:
+        """Label what is walked inside: a panel, a run set, a section."""
+        outer = self.where
+        self.where = (*outer, label)
+        try:
+            yield
+        finally:
+            self.where = outer
+
+    # --- recording ----------------------------------------------------------------------------
+
+    def change(
+        self,
+        edit: Edit,
+        action: ChangeAction,
+        old: Any,
+        new: Any,
+        field: str,
+        at: Path | None = None,
+        version: str = "",
+        is_regex: bool = False,
+    ) -> None:
+        self.edits.append(edit)
+        where = at if at is not None else edit.path
+        self.changes.append(
+            Change(pointer(where), action, old, new, self.where, field, where, is_regex)
+        )
+        self.change_edits.append(edit)
+        if version:
+            self.versions.add(version)
+
+    def note(self, path: Path, kind: NoteKind, message: str, field: str) -> None:
+        self.notes.append(Note(pointer(path), kind, message, self.where, field, path))
+
+    def _gone(self, path: Path, fate: Fate, field: str) -> None:
+        gone = f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})"
+        self.note(path, NoteKind.REVIEW, gone, field)
+
+    def _equivalent(self, path: Path, fate: Fate, field: str) -> None:
+        if fate.removed and fate.new:
+            same = f"{fate.new} carries the same values ({fate.reason})"
+            self.note(path, NoteKind.INFO, f"{fate.old} is no longer logged; {same}", field)
+
+    def _hides_history(self, path: Path, fate: Fate, field: str) -> None:
+        if self.dual:
+            before = f"runs from before the boundary (which only have {fate.old})"
+            hides = f"this field holds one key: it now shows {fate.new}, so {before} drop out of it"
+            self.note(path, NoteKind.WARNING, hides, field)
+
+    # --- what the project's runs logged (live, from the key census) ---------------------------
+
+    def unlogged(self, key: str, unless_waiting: bool = False) -> str | None:
+        """Which runs were read, when none of them logged `key`; None when one did, or when
+        there is no census (offline) or no run to tell from. Before a project upgrades no run
+        logs a new key: `unless_waiting` says nothing then in dual mode, which still shows the
+        old key (the plan says once that the project has not upgraded)."""
+        history = self.options.history
+        if history is None or not history.runs or history.logged(key):
+            return None
+        return None if unless_waiting and self.dual and not history.upgraded else history.scope
+
+    def warn_unlogged(
+        self,
+        path: Path,
+        key: str,
+        field: str,
+        message: Callable[[str], str],
+        unless_waiting: bool = False,
+    ) -> None:
+        """Warn, with `message(scope)`, when no run logged `key`."""
+        scope = self.unlogged(key, unless_waiting)
+        if scope is not None:
+            self.note(path, NoteKind.WARNING, message(scope), field)
+
+    def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
+        """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
+        dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
+        new, old = fate.new, fate.old
+        assert new is not None
+        if (scope := self.unlogged(new, unless_waiting=True)) is not None:
+            blank = f"no run has logged {new} ({scope}): nothing shows for it until one does"
+            self.note(path, NoteKind.WARNING, blank, field)
+        if companion and self.dual and (scope := self.unlogged(old)) is not None:
+            instead = "--mode replace would keep only the new key"
+            idle = f"no run has logged {old} either ({scope}): keeping it beside {new} adds nothing"
+            self.note(path, NoteKind.WARNING, f"{idle} here; {instead}", field)
+
+    def forget(self, path: Path) -> None:
+        """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""
+        depth, inside = len(path), pointer(path) + "/"
+        self.edits = [e for e in self.edits if e.path[:depth] != path or len(e.path) == depth]
+        kept = [
+            (c, e)
+            for c, e in zip(self.changes, self.change_edits, strict=True)
+            if not c.pointer.startswith(inside)
+        ]
+        self.changes = [c for c, _ in kept]
+        self.change_edits = [e for _, e in kept]
+
+    def current(self, path: Path, value: Any) -> Any:
+        """`value` (found at `path`) with the edits recorded so far inside it applied."""
+        depth = len(path)
+        inside = [e for e in self.edits if e.path[:depth] == path and len(e.path) > depth]
+        if not inside:
+            return value
+        return materialize(value, [_rebase(e, depth) for e in inside])
+
+
+def _rebase(edit: Edit, depth: int) -> Edit:
+    return replace(edit, path=edit.path[depth:])
+
+
+def _serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
+    """What `may_hold` looks for the anchors in: orjson's JSON of a value, twice as fast to
+    write as `marshal`'s bytes (which were five times faster than `json.dumps`). orjson writes
+    a string's UTF-8 bytes as they are but for JSON's escapes (a quote, a backslash, a control
+    character), so an anchor with none of those is in a value exactly when it is in orjson's
+    text of it; for any other, `marshal`, which escapes nothing."""
+    escaped = any(byte in b'"\\' or byte < 0x20 for anchor in anchors for byte in anchor)
+    return marshal.dumps if escaped else orjson.dumps
