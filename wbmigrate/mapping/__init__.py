@@ -14,9 +14,8 @@ import heapq
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.names import mention_pattern
@@ -142,11 +141,6 @@ class Migration:
     # The mapping's `distinct:` groups, each as its members, each member as every name it has had
     # in any step of the mapping (not only this range's): series never to be merged into one.
     distinct_members: tuple[tuple[frozenset[str], ...], ...] = ()
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Its fields alone (sent to the live plan's workers): the derived name sets are built
-        again where it arrives, and the one here may be building them on another thread."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @property
     def start(self) -> Step:
