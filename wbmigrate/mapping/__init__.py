@@ -157,15 +157,12 @@ class Migration:
 
     def fate(self, name: str) -> Fate | None:
         """What becomes of `name`; None when the migration leaves it alone."""
-        known = self._fates.get(name)
-        if known is None and (resolution := self.metrics.get(name)) is not None:
-            known = self._fates[name] = _fate(name, resolution)
-        return known
+        return self._fates.get(name)
 
     @cached_property
     def _fates(self) -> dict[str, Fate]:
-        """Each fate asked for, built once: the walk asks again for every key it meets."""
-        return {}
+        """Every fate, built once: the walk asks again for every key it meets."""
+        return {name: _fate(name, resolution) for name, resolution in self.metrics.items()}
 
     # Derived name sets, built once per Migration: the walk asks for them for every object and
     # field, and rebuilding them there made planning quadratic in the size of the mapping.
