@@ -14,9 +14,8 @@ import heapq
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.names import mention_pattern
@@ -143,11 +142,6 @@ class Migration:
     # in any step of the mapping (not only this range's): series never to be merged into one.
     distinct_members: tuple[tuple[frozenset[str], ...], ...] = ()
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Its fields alone (sent to the live plan's workers): the derived name sets are built
-        again where it arrives, and the one here may be building them on another thread."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
     @property
     def start(self) -> Step:
         return self.steps[0]
@@ -163,15 +157,12 @@ class Migration:
 
     def fate(self, name: str) -> Fate | None:
         """What becomes of `name`; None when the migration leaves it alone."""
-        known = self._fates.get(name)
-        if known is None and (resolution := self.metrics.get(name)) is not None:
-            known = self._fates[name] = _fate(name, resolution)
-        return known
+        return self._fates.get(name)
 
     @cached_property
     def _fates(self) -> dict[str, Fate]:
-        """Each fate asked for, built once: the walk asks again for every key it meets."""
-        return {}
+        """Every fate, built once: the walk asks again for every key it meets."""
+        return {name: _fate(name, resolution) for name, resolution in self.metrics.items()}
 
     # Derived name sets, built once per Migration: the walk asks for them for every object and
     # field, and rebuilding them there made planning quadratic in the size of the mapping.
