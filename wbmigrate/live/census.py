@@ -171,15 +171,13 @@ class _Cache:
         where = f"{base_url}\n{entity}\n{project}".encode()
         name = hashlib.sha256(where).hexdigest()[:24] + ".json"
         self.path = folder / name if folder is not None else None
-        self.runs: dict[str, Any] = {}
-        if self.path is not None:
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return
-            if isinstance(data, dict) and data.get("format") == CACHE_FORMAT:
-                runs = data.get("runs")
-                self.runs = runs if isinstance(runs, dict) else {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8")) if self.path else {}
+        except (OSError, ValueError):
+            data = {}
+        ours = isinstance(data, dict) and data.get("format") == CACHE_FORMAT
+        runs = data.get("runs") if ours else None
+        self.runs: dict[str, Any] = runs if isinstance(runs, dict) else {}
 
     def get(self, item: Listed) -> frozenset[str] | None:
         entry = self.runs.get(item.run.id)

@@ -105,10 +105,7 @@ def find_key(host: Host, env: Mapping[str, str]) -> tuple[str, str]:
     key = (env.get("WANDB_API_KEY") or "").strip()
     if key:
         return key, "WANDB_API_KEY"
-    machines = [host.netloc]
-    upstream = FORGE.get(host.name)
-    if upstream:
-        machines.append(upstream)
+    machines = [host.netloc] + ([FORGE[host.name]] if host.name in FORGE else [])
     for path in _netrc_paths(env):
         for machine in machines:
             password = _netrc_password(path, machine)

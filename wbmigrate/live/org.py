@@ -134,9 +134,8 @@ def plan_projects(
     drafts: bool = True,
     runs: int = 0,
     cache: Path | None = None,
-    jobs: int = PROJECT_JOBS,
 ) -> list[Result]:
-    """Plan every project, `jobs` at a time; each project's objects are rendered as they are
+    """Plan every project, `PROJECT_JOBS` at a time; each project's objects are rendered as they are
     planned and let go, so memory holds one rendering per project, not its specs."""
 
     def one(entity: str, name: str) -> ProjectPlan:
@@ -147,7 +146,7 @@ def plan_projects(
         rendered = render(own, map(tally.add, planned))
         return ProjectPlan(project.target, own, found, tally, rendered, problem)
 
-    return each_project(targets, one, jobs)
+    return each_project(targets, one)
 
 
 # --- applying to many projects ----------------------------------------------------------------

@@ -12,6 +12,19 @@ SCOPE_TYPES = {
     "ArtifactPortfolio": "ARTIFACT_COLLECTION",
     "ArtifactSequence": "ARTIFACT_COLLECTION",
 }
+# the actions wbmigrate can write back: their type, config field and the fields copied into it
+ACTIONS = {
+    "NotificationTriggeredAction": (
+        "NOTIFICATION",
+        "notificationActionInput",
+        ("title", "message", "severity"),
+    ),
+    "GenericWebhookTriggeredAction": (
+        "GENERIC_WEBHOOK",
+        "genericWebhookActionInput",
+        ("requestPayload",),
+    ),
+}
 
 
 class UnsupportedTrigger(WbmigrateError):
@@ -41,29 +54,15 @@ def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
         "eventFilter": event["filter"],
     }
     kind = action.get("__typename")
-    if kind == "NotificationTriggeredAction":
-        fields["triggeredActionType"] = "NOTIFICATION"
-        fields["triggeredActionConfig"] = {
-            "notificationActionInput": {
-                "integrationID": _part(trigger, "action", "integration").get("id"),
-                "title": action.get("title"),
-                "message": action.get("message"),
-                "severity": action.get("severity"),
-            }
-        }
-    elif kind == "GenericWebhookTriggeredAction":
-        fields["triggeredActionType"] = "GENERIC_WEBHOOK"
-        fields["triggeredActionConfig"] = {
-            "genericWebhookActionInput": {
-                "integrationID": _part(trigger, "action", "integration").get("id"),
-                "requestPayload": action.get("requestPayload"),
-            }
-        }
-    else:
+    if kind not in ACTIONS:
         raise UnsupportedTrigger(
             f"{_named(trigger)}: its action ({kind}) cannot be "
             "written back safely; change it in the W&B UI"
         )
+    action_type, config, keys = ACTIONS[kind]
+    integration = {"integrationID": _part(trigger, "action", "integration").get("id")}
+    fields["triggeredActionType"] = action_type
+    fields["triggeredActionConfig"] = {config: integration | {k: action.get(k) for k in keys}}
     return fields
 
 
