@@ -8,23 +8,20 @@ import importlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import click
 
+from wbmigrate.engine.model import Mode, Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode, exit_code
+from wbmigrate.mapping import Migration, Severity
+from wbmigrate.mapping.load import find_mapping
 from wbmigrate.redact import RedactingStream, forget, redact
 
-if TYPE_CHECKING:
-    from wbmigrate.engine.model import Options
-    from wbmigrate.mapping import Migration
-
-# The values of `engine.model.Mode`, spelled here so that parsing the command line loads no
-# engine code before a live plan's first request (a test holds them equal).
-MODES = ("dual", "replace")
-
 DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
@@ -113,8 +110,6 @@ def examples(*lines: str) -> str:
 
 
 def warn(problems: tuple[Any, ...]) -> None:
-    from wbmigrate.mapping import Severity  # loaded with the mapping that has the problems
-
     for problem in problems:
         if problem.severity is Severity.WARNING:
             click.echo(f"Warning: {problem}", err=True)
@@ -139,7 +134,19 @@ def status(message: str) -> None:
 
 # --- migration options ------------------------------------------------------------------------
 
-_MIGRATION_OPTIONS = [
+
+def stacked(*options: Callable[[Any], Any]) -> Callable[[Command], Command]:
+    """One decorator that adds `options` to a command, in the order given."""
+
+    def add(command: Command) -> Command:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
+
+
+migration_options = stacked(
     click.option(
         "--mapping",
         "mapping_ref",
@@ -160,7 +167,7 @@ _MIGRATION_OPTIONS = [
     ),
     click.option(
         "--mode",
-        type=click.Choice(MODES),
+        type=click.Choice([mode.value for mode in Mode]),
         default="dual",
         show_default=True,
         envvar="WBMIGRATE_MODE",
@@ -185,14 +192,7 @@ _MIGRATION_OPTIONS = [
         help="Known metric keys of the project, one per line: sharpens the analysis "
         "of metric regexes.",
     ),
-]
-
-
-def migration_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every migrating command shares: which mapping, which steps, which mode."""
-    for option in reversed(_MIGRATION_OPTIONS):
-        command = option(command)
-    return command
+)  # every migrating command's: which mapping, which steps, which mode
 
 
 def migration_setup(
@@ -206,9 +206,6 @@ def migration_setup(
 ) -> tuple[Migration, Options]:
     """The migration and options the migration options give. The mapping is read here, not
     when the command starts: a live plan's first requests go out before it (see plan_live)."""
-    from wbmigrate.engine.model import Mode, Options
-    from wbmigrate.mapping.load import find_mapping
-
     mapping = find_mapping(mapping_ref)
     warn(mapping.warnings)
     keys = frozenset(line.strip() for line in project_keys or () if line.strip())

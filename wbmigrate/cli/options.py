@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import click
 
+from wbmigrate.cli.base import stacked
 from wbmigrate.engine.history import DEFAULT_RUNS
 
 DRAFTS = click.option(
@@ -32,7 +33,7 @@ RUNS = click.option(
     "would show a key no run logged. 0: skip.",
 )
 
-_CONNECTION_OPTIONS = [
+_CONNECTION_OPTIONS = stacked(
     click.option(
         "--allow-http",
         is_flag=True,
@@ -70,7 +71,7 @@ _CONNECTION_OPTIONS = [
         metavar="SECONDS",
         help="Stop the run with an error this long after it first connects (default: none).",
     ),
-]
+)
 
 
 @dataclass(frozen=True)
@@ -80,26 +81,16 @@ class Connection:
     allow_http: bool
     timeout: float
     retries: int
-    max_wait: float = 60.0  # the longest Retry-After obeyed
-    deadline: float | None = None  # seconds for the whole run, from the first connection
+    max_wait: float  # the longest Retry-After obeyed
+    deadline: float | None  # seconds for the whole run, from the first connection
 
 
 def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options of commands that talk to W&B, handed to the command as `connection`."""
 
     @functools.wraps(command)
-    def with_connection(
-        *args: Any,
-        allow_http: bool,
-        timeout: float,
-        retries: int,
-        max_wait: float,
-        deadline: float | None,
-        **kw: Any,
-    ) -> Any:
-        connection = Connection(allow_http, timeout, retries, max_wait, deadline)
+    def with_connection(*args: Any, **kw: Any) -> Any:
+        connection = Connection(**{f.name: kw.pop(f.name) for f in fields(Connection)})
         return command(*args, connection=connection, **kw)
 
-    for option in reversed(_CONNECTION_OPTIONS):
-        with_connection = option(with_connection)
-    return with_connection
+    return _CONNECTION_OPTIONS(with_connection)

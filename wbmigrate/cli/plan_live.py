@@ -15,7 +15,7 @@ import click
 from wbmigrate.cli.base import UserError, status
 from wbmigrate.cli.options import Connection
 from wbmigrate.cli.project import (
-    connect,
+    find_projects,
     live_selectors,
     live_target,
     names_many,
@@ -25,7 +25,7 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.org import TargetError, plan_projects, resolve
+from wbmigrate.live.org import TargetError, plan_projects
 from wbmigrate.live.project import Counts, plan_project
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.report import live as live_report
@@ -94,9 +94,7 @@ def _plan_many(
     selectors = live_selectors(targets)
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:
-        client = connect(live.connection)
-        status(f"Reading {', '.join(map(str, selectors))} from {client.base_url} ...")
-        projects = resolve(client, selectors)
+        client, projects = find_projects(selectors, live.connection)
     except (TargetError, WbmigrateError, click.ClickException) as exc:
         text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         hint = f" ({printable(targets[0])} is no file or folder either)" if alone else ""

@@ -19,12 +19,9 @@ from wbmigrate.cli.base import (
     migration_setup,
     status,
 )
+from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.cli.project import (
-    DRAFTS,
-    RUNS,
-    Connection,
     connect,
-    connection_options,
     live_selectors,
     live_target,
     names_many,
