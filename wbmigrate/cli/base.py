@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -17,7 +18,9 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode, exit_code
 from wbmigrate.mapping import Migration, Severity
 from wbmigrate.mapping.load import find_mapping
+from wbmigrate.plan import Planned
 from wbmigrate.redact import RedactingStream, forget, redact
+from wbmigrate.report import plan as plan_report
 
 DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
 
@@ -107,6 +110,22 @@ def _detailed_errors(ctx: click.Context) -> Iterator[None]:
 def examples(*lines: str) -> str:
     """An epilog of examples that click prints as written (\b stops its rewrapping)."""
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def print_plan(
+    format_: str, migration: Migration, options: Options, verbose: bool, planned: Iterable[Planned]
+) -> None:
+    """Stream `plan`'s report (of files or of a live project) to stdout, from its first object
+    on: an error reading the target (an unknown project, a refused key) then comes before any
+    output."""
+    if format_ == "json":
+        chunks = plan_report.json_chunks(migration, options, planned)
+    else:
+        render = plan_report.text_chunks if format_ == "text" else plan_report.markdown_chunks
+        chunks = render(migration, options, planned, verbose)
+    pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
+    for piece in itertools.chain(pieces, chunks):
+        click.echo(piece, nl=False)
 
 
 def warn(problems: tuple[Any, ...]) -> None:
