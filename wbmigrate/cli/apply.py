@@ -45,13 +45,6 @@ from wbmigrate.plan_json import mapping_entry
 from wbmigrate.report import plan as plan_report
 
 
-def _given(*names: str) -> set[str]:
-    """The options of this command that the command line set (not left at their default)."""
-    context = click.get_current_context()
-    source = click.core.ParameterSource.COMMANDLINE
-    return {name for name in names if context.get_parameter_source(name) is source}
-
-
 @click.command(
     context_settings=CONTEXT,
     epilog=examples(
@@ -135,11 +128,13 @@ def apply(
     saved = load_plan(Path(plan_path)) if plan_path else None
     if saved is not None:
         migration = saved_migration(saved, find_mapping(setup["mapping_ref"]), "/".join(live))
+        context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
+        named = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")  # if set
         check_options(
             saved,
             options,
             drafts == "migrate",
-            _given("mode", "rewrite_text", "no_annotate", "project_keys", "drafts"),
+            {name for name in named if context.get_parameter_source(name) is given},
         )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
