@@ -16,11 +16,16 @@ from wbmigrate.cli.base import (
     examples,
     finish,
     interruptible,
-    migration_options,
-    migration_setup,
     status,
 )
-from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
+from wbmigrate.cli.options import (
+    DRAFTS,
+    RUNS,
+    Connection,
+    connection_options,
+    migration_options,
+    migration_setup,
+)
 from wbmigrate.cli.project import (
     find_projects,
     live_selectors,

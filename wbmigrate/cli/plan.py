@@ -16,11 +16,16 @@ from wbmigrate.cli.base import (
     examples,
     finish,
     interruptible,
-    migration_options,
-    migration_setup,
     print_plan,
 )
-from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
+from wbmigrate.cli.options import (
+    DRAFTS,
+    RUNS,
+    Connection,
+    connection_options,
+    migration_options,
+    migration_setup,
+)
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
 from wbmigrate.mapping import Migration

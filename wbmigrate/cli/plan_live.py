@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from wbmigrate.cli.base import UserError, migration_setup, print_plan, status
-from wbmigrate.cli.options import Connection
+from wbmigrate.cli.base import UserError, print_plan, status
+from wbmigrate.cli.options import Connection, migration_setup
 from wbmigrate.cli.project import (
     find_projects,
     live_selectors,

@@ -9,17 +9,15 @@ from typing import Any
 import click
 
 from wbmigrate.check.model import FileReport
-from wbmigrate.cli.base import (
-    CONTEXT,
-    UserError,
-    examples,
-    finish,
-    interruptible,
+from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
+from wbmigrate.cli.options import (
+    DRAFTS,
+    RUNS,
+    Connection,
+    connection_options,
     migration_options,
     migration_setup,
-    status,
 )
-from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.cli.project import (
     connect,
     live_selectors,
