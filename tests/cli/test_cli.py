@@ -11,16 +11,9 @@ import pytest
 from helpers import FIXTURES, REPO
 
 from wbmigrate import __version__
-from wbmigrate.cli.base import MODES
-from wbmigrate.engine.model import Mode
 from wbmigrate.exit_codes import exit_code
 
 INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))
-
-
-def test_the_mode_choices_are_the_engines_modes():
-    """`--mode`'s choices are spelled in the CLI, so parsing it loads no engine code."""
-    assert tuple(mode.value for mode in Mode) == MODES
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ __all__ = ["cli", "main"]
 COMMANDS = {
     "plan": "wbmigrate.cli.plan:plan",
     "show": "wbmigrate.cli.show:show",
-    "apply": "wbmigrate.cli.live:apply",
+    "apply": "wbmigrate.cli.apply:apply",
     "rollback": "wbmigrate.cli.rollback:rollback",
     "verify": "wbmigrate.cli.verify:verify",
     "export": "wbmigrate.cli.export:export",

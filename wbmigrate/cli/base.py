@@ -1,30 +1,25 @@
-"""What every command shares: the group class, error handling, migration options, status and
-exit codes."""
+"""What every command shares: the group class, error handling, status, questions and exit
+codes (the option groups are in `cli.options`)."""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.exit_codes import ExitCode, exit_code
+from wbmigrate.mapping import Migration, Severity
+from wbmigrate.plan import Planned
 from wbmigrate.redact import RedactingStream, forget, redact
-
-if TYPE_CHECKING:
-    from wbmigrate.engine.model import Options
-    from wbmigrate.mapping import Migration
-
-# The values of `engine.model.Mode`, spelled here so that parsing the command line loads no
-# engine code before a live plan's first request (a test holds them equal).
-MODES = ("dual", "replace")
-
-DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
+from wbmigrate.report import plan as plan_report
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
@@ -112,9 +107,23 @@ def examples(*lines: str) -> str:
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def warn(problems: tuple[Any, ...]) -> None:
-    from wbmigrate.mapping import Severity  # loaded with the mapping that has the problems
+def print_plan(
+    format_: str, migration: Migration, options: Options, verbose: bool, planned: Iterable[Planned]
+) -> None:
+    """Stream `plan`'s report (of files or of a live project) to stdout, from its first object
+    on: an error reading the target (an unknown project, a refused key) then comes before any
+    output."""
+    if format_ == "json":
+        chunks = plan_report.json_chunks(migration, options, planned)
+    else:
+        render = plan_report.text_chunks if format_ == "text" else plan_report.markdown_chunks
+        chunks = render(migration, options, planned, verbose)
+    pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
+    for piece in itertools.chain(pieces, chunks):
+        click.echo(piece, nl=False)
 
+
+def warn(problems: tuple[Any, ...]) -> None:
     for problem in problems:
         if problem.severity is Severity.WARNING:
             click.echo(f"Warning: {problem}", err=True)
@@ -135,87 +144,6 @@ def finish(
 def status(message: str) -> None:
     """Progress and status go to stderr; stdout is for the report."""
     click.echo(message, err=True)
-
-
-# --- migration options ------------------------------------------------------------------------
-
-_MIGRATION_OPTIONS = [
-    click.option(
-        "--mapping",
-        "mapping_ref",
-        default=DEFAULT_MAPPING,
-        show_default=True,
-        envvar="WBMIGRATE_MAPPING",
-        metavar="ID|PATH",
-        help="A bundled mapping id or a mapping file.",
-    ),
-    click.option(
-        "--from",
-        "start",
-        metavar="VERSION",
-        help="First mapping step to apply (default: the oldest).",
-    ),
-    click.option(
-        "--to", metavar="VERSION", help="Last mapping step to apply (default: the latest)."
-    ),
-    click.option(
-        "--mode",
-        type=click.Choice(MODES),
-        default="dual",
-        show_default=True,
-        envvar="WBMIGRATE_MODE",
-        help="dual: keep each old key and add the new one beside it, so runs from "
-        "before the rename stay visible; replace: swap old keys for new ones.",
-    ),
-    click.option(
-        "--rewrite-text",
-        is_flag=True,
-        help="Also rewrite whole metric names in markdown, titles and descriptions "
-        "(default: report them for review).",
-    ),
-    click.option(
-        "--no-annotate",
-        is_flag=True,
-        help="Do not add the migration-boundary note to migrated views.",
-    ),
-    click.option(
-        "--project-keys",
-        type=click.File("r", encoding="utf-8"),
-        metavar="FILE",
-        help="Known metric keys of the project, one per line: sharpens the analysis "
-        "of metric regexes.",
-    ),
-]
-
-
-def migration_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every migrating command shares: which mapping, which steps, which mode."""
-    for option in reversed(_MIGRATION_OPTIONS):
-        command = option(command)
-    return command
-
-
-def migration_setup(
-    mapping_ref: str,
-    start: str | None,
-    to: str | None,
-    mode: str,
-    rewrite_text: bool,
-    no_annotate: bool,
-    project_keys: Any,
-) -> tuple[Migration, Options]:
-    """The migration and options the migration options give. The mapping is read here, not
-    when the command starts: a live plan's first requests go out before it (see plan_live)."""
-    from wbmigrate.engine.model import Mode, Options
-    from wbmigrate.mapping.load import find_mapping
-
-    mapping = find_mapping(mapping_ref)
-    warn(mapping.warnings)
-    keys = frozenset(line.strip() for line in project_keys or () if line.strip())
-    options = Options(
-        mode=Mode(mode), project_keys=keys, rewrite_text=rewrite_text, annotate=not no_annotate
-    )
-    return mapping.migration(start, to), options
 
 
 def confirm_or_refuse(question: str, yes: bool) -> None:

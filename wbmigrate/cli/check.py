@@ -12,7 +12,8 @@ from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets
-from wbmigrate.cli.base import CONTEXT, examples, finish, migration_options, migration_setup
+from wbmigrate.cli.base import CONTEXT, examples, finish
+from wbmigrate.cli.options import migration_options, migration_setup
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
 

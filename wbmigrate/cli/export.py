@@ -6,25 +6,11 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import (
-    CONTEXT,
-    examples,
-    finish,
-    interruptible,
-    status,
-)
-from wbmigrate.cli.project import (
-    DRAFTS,
-    Connection,
-    connection_options,
-    live_target,
-    open_project,
-    tell_found,
-)
+from wbmigrate.cli.base import CONTEXT, examples, finish, interruptible, status
+from wbmigrate.cli.options import DRAFTS, Connection, connection_options
+from wbmigrate.cli.project import live_target, open_project, tell_found
 from wbmigrate.live.export import export_objects, prepare_folder
-from wbmigrate.live.project import (
-    Counts,
-)
+from wbmigrate.live.project import Counts
 from wbmigrate.report import live as live_report
 
 
@@ -47,7 +33,6 @@ def export(target: str, folder: str, drafts: str, connection: Connection) -> Non
     under reports/, workspaces/ and automations/. `plan DIR` and `check` read them. An object
     that cannot be exported is reported in one line and the others are written (exit 1).
     """
-
     live = live_target(target)
     prepare_folder(Path(folder))
     project = open_project(live, drafts == "migrate", connection)
@@ -57,8 +42,6 @@ def export(target: str, folder: str, drafts: str, connection: Connection) -> Non
     for result in results:
         click.echo(live_report.export_line(result), err=result.path is None)
     written = sum(r.path is not None for r in results)
-    if written == len(results):
-        status(f"Exported {written} objects to {folder}.")
-    else:
-        status(f"Exported {written} of {len(results)} objects to {folder}.")
+    of = "" if written == len(results) else f" of {len(results)}"
+    status(f"Exported {written}{of} objects to {folder}.")
     finish(written < len(results))

@@ -1,16 +1,106 @@
-"""The options of the commands that talk to W&B, defined without loading the live side: a
-command that may work on files alone (`plan DIR`) starts without `requests`."""
+"""The option groups commands share: the migration options (which mapping, steps, mode) and
+those of the commands that talk to W&B, defined without loading the live side: a command that
+may work on files alone (`plan DIR`) starts without `requests`."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 import click
 
+from wbmigrate.cli.base import warn
 from wbmigrate.engine.history import DEFAULT_RUNS
+from wbmigrate.engine.model import Mode, Options
+from wbmigrate.mapping import Migration
+from wbmigrate.mapping.load import find_mapping
+
+DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def stacked(*options: Callable[[Any], Any]) -> Callable[[Command], Command]:
+    """One decorator that adds `options` to a command, in the order given."""
+
+    def add(command: Command) -> Command:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
+
+
+migration_options = stacked(
+    click.option(
+        "--mapping",
+        "mapping_ref",
+        default=DEFAULT_MAPPING,
+        show_default=True,
+        envvar="WBMIGRATE_MAPPING",
+        metavar="ID|PATH",
+        help="A bundled mapping id or a mapping file.",
+    ),
+    click.option(
+        "--from",
+        "start",
+        metavar="VERSION",
+        help="First mapping step to apply (default: the oldest).",
+    ),
+    click.option(
+        "--to", metavar="VERSION", help="Last mapping step to apply (default: the latest)."
+    ),
+    click.option(
+        "--mode",
+        type=click.Choice([mode.value for mode in Mode]),
+        default="dual",
+        show_default=True,
+        envvar="WBMIGRATE_MODE",
+        help="dual: keep each old key and add the new one beside it, so runs from "
+        "before the rename stay visible; replace: swap old keys for new ones.",
+    ),
+    click.option(
+        "--rewrite-text",
+        is_flag=True,
+        help="Also rewrite whole metric names in markdown, titles and descriptions "
+        "(default: report them for review).",
+    ),
+    click.option(
+        "--no-annotate",
+        is_flag=True,
+        help="Do not add the migration-boundary note to migrated views.",
+    ),
+    click.option(
+        "--project-keys",
+        type=click.File("r", encoding="utf-8"),
+        metavar="FILE",
+        help="Known metric keys of the project, one per line: sharpens the analysis "
+        "of metric regexes.",
+    ),
+)  # every migrating command's: which mapping, which steps, which mode
+
+
+def migration_setup(
+    mapping_ref: str,
+    start: str | None,
+    to: str | None,
+    mode: str,
+    rewrite_text: bool,
+    no_annotate: bool,
+    project_keys: Any,
+) -> tuple[Migration, Options]:
+    """The migration and options the migration options give. The mapping is read here, not
+    when the command starts: a live plan's first requests go out before it (see plan_live)."""
+    mapping = find_mapping(mapping_ref)
+    warn(mapping.warnings)
+    keys = frozenset(line.strip() for line in project_keys or () if line.strip())
+    options = Options(
+        mode=Mode(mode), project_keys=keys, rewrite_text=rewrite_text, annotate=not no_annotate
+    )
+    return mapping.migration(start, to), options
+
 
 DRAFTS = click.option(
     "--drafts",
@@ -32,7 +122,7 @@ RUNS = click.option(
     "would show a key no run logged. 0: skip.",
 )
 
-_CONNECTION_OPTIONS = [
+_CONNECTION_OPTIONS = stacked(
     click.option(
         "--allow-http",
         is_flag=True,
@@ -70,7 +160,7 @@ _CONNECTION_OPTIONS = [
         metavar="SECONDS",
         help="Stop the run with an error this long after it first connects (default: none).",
     ),
-]
+)
 
 
 @dataclass(frozen=True)
@@ -80,26 +170,16 @@ class Connection:
     allow_http: bool
     timeout: float
     retries: int
-    max_wait: float = 60.0  # the longest Retry-After obeyed
-    deadline: float | None = None  # seconds for the whole run, from the first connection
+    max_wait: float  # the longest Retry-After obeyed
+    deadline: float | None  # seconds for the whole run, from the first connection
 
 
 def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options of commands that talk to W&B, handed to the command as `connection`."""
 
     @functools.wraps(command)
-    def with_connection(
-        *args: Any,
-        allow_http: bool,
-        timeout: float,
-        retries: int,
-        max_wait: float,
-        deadline: float | None,
-        **kw: Any,
-    ) -> Any:
-        connection = Connection(allow_http, timeout, retries, max_wait, deadline)
+    def with_connection(*args: Any, **kw: Any) -> Any:
+        connection = Connection(**{f.name: kw.pop(f.name) for f in fields(Connection)})
         return command(*args, connection=connection, **kw)
 
-    for option in reversed(_CONNECTION_OPTIONS):
-        with_connection = option(with_connection)
-    return with_connection
+    return _CONNECTION_OPTIONS(with_connection)

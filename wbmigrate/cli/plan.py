@@ -3,10 +3,8 @@ projects at once."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -18,17 +16,20 @@ from wbmigrate.cli.base import (
     examples,
     finish,
     interruptible,
+    print_plan,
+)
+from wbmigrate.cli.options import (
+    DRAFTS,
+    RUNS,
+    Connection,
+    connection_options,
     migration_options,
     migration_setup,
 )
-from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
-from wbmigrate.plan import Planned, Status, Tally
-from wbmigrate.report import plan as plan_report
-
-if TYPE_CHECKING:
-    from wbmigrate.mapping import Migration
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import Status, Tally
 
 FORMATS = click.Choice(["text", "markdown", "json"])
 
@@ -108,48 +109,28 @@ def plan(
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
-        migration, options = migration_setup(**setup)
-        tally = _plan_files(Path(targets[0]), migration, options, format_, verbose)
+        tally = _plan_files(Path(targets[0]), *migration_setup(**setup), format_, verbose)
     else:
         from wbmigrate.cli.plan_live import Live, plan_live  # loaded only for a live target
 
-        def show(migration: Migration, options: Options, planned: Iterable[Planned]) -> None:
-            print_streamed(chunks_for(format_, migration, options, verbose)(planned))
-
         live = Live(out, drafts == "migrate", runs, connection)
-        tally = plan_live(targets, lambda: migration_setup(**setup), format_, verbose, live, show)
+        tally = plan_live(targets, setup, format_, verbose, live)
     finish(tally.failed, changes=detailed_exitcode and bool(tally.statuses[Status.CHANGES]))
-
-
-def chunks_for(
-    format_: str, migration: Migration, options: Options, verbose: bool
-) -> Callable[[Iterable[Planned]], Iterator[str]]:
-    return {
-        "text": lambda objs: plan_report.text_chunks(migration, options, objs, verbose),
-        "markdown": lambda objs: plan_report.markdown_chunks(migration, options, objs, verbose),
-        "json": lambda objs: plan_report.json_chunks(migration, options, objs),
-    }[format_]
 
 
 def _plan_files(
     target: Path, migration: Migration, options: Options, format_: str, verbose: bool
 ) -> Tally:
+    """The plan of spec files. A folder's `exclude` patterns of `[tool.wbmigrate]` are found
+    from the current folder as `check` finds them, so `plan DIR` reads exactly the spec files
+    `check DIR` reads (a file named alone is always read)."""
     tally = Tally()
-    planned = plan_files(target, _exclude(target), migration, options)
-    print_streamed(chunks_for(format_, migration, options, verbose)(map(tally.add, planned)))
+    exclude = find_config(Path.cwd()).exclude if target.is_dir() else ()
+    print_plan(
+        format_,
+        migration,
+        options,
+        verbose,
+        map(tally.add, plan_files(target, exclude, migration, options)),
+    )
     return tally
-
-
-def _exclude(target: Path) -> tuple[str, ...]:
-    """The `exclude` patterns of `[tool.wbmigrate]`, found from the current folder as `check`
-    finds them, so `plan DIR` reads exactly the spec files `check DIR` reads (a file named
-    alone is always read)."""
-    return find_config(Path.cwd()).exclude if target.is_dir() else ()
-
-
-def print_streamed(chunks: Iterator[str]) -> None:
-    """Stream a report to stdout, from its first object on: an error reading the target (an
-    unknown project, a refused key) then comes before any output."""
-    pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
-    for piece in itertools.chain(pieces, chunks):
-        click.echo(piece, nl=False)

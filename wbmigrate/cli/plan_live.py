@@ -5,17 +5,16 @@ side."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-from wbmigrate.cli.base import UserError, status
-from wbmigrate.cli.options import Connection
+from wbmigrate.cli.base import UserError, print_plan, status
+from wbmigrate.cli.options import Connection, migration_setup
 from wbmigrate.cli.project import (
-    connect,
+    find_projects,
     live_selectors,
     live_target,
     names_many,
@@ -23,21 +22,16 @@ from wbmigrate.cli.project import (
     read_history,
     tell_found,
 )
+from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.org import TargetError, plan_projects, resolve
+from wbmigrate.live.org import TargetError, plan_projects
 from wbmigrate.live.project import Counts, plan_project
-from wbmigrate.plan import Planned, Status, Tally
+from wbmigrate.mapping import Migration
+from wbmigrate.plan import Status, Tally
 from wbmigrate.report import live as live_report
 from wbmigrate.report import org as org_report
-from wbmigrate.report.words import printable
-
-if TYPE_CHECKING:
-    from wbmigrate.engine.model import Options
-    from wbmigrate.mapping import Migration
-
-    Setup = Callable[[], tuple[Migration, Options]]  # reads the mapping: migration, options
-    Show = Callable[[Migration, Options, Iterable[Planned]], None]  # a project's plan, streamed
+from wbmigrate.report.words import plural, printable
 
 
 @dataclass(frozen=True)
@@ -53,31 +47,31 @@ class Live:
 
 def plan_live(
     targets: tuple[str, ...],
-    setup: Setup,
+    setup: dict[str, Any],
     format_: str,
     verbose: bool,
     live: Live,
-    show: Show,
 ) -> Tally:
+    """The plan of one live project, or of the many the TARGETs name. The mapping (`setup`:
+    the migration options) is read once the project's first requests went out."""
     if len(targets) > 1 or (len(targets) == 1 and names_many(targets[0])):
         if live.out:
             raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")
-        return _plan_many(targets, *setup(), format_, verbose, live)
+        return _plan_many(targets, *migration_setup(**setup), format_, verbose, live)
     target = live_target(targets[0] if targets else None, files_too=True)
-    out = live.out
-    if out and not Path(out).resolve().parent.is_dir():
-        raise UserError(f"--out {printable(out)}: no such folder; nothing read")
+    if live.out and not Path(live.out).resolve().parent.is_dir():
+        raise UserError(f"--out {printable(live.out)}: no such folder; nothing read")
+    saved = Path(live.out) if live.out else None
     project = open_project(target, live.drafts, live.connection)
-    migration, options = setup()
+    migration, options = migration_setup(**setup)
     counts, tally = Counts(), Tally()
     objects = project.read(counts)  # its first pages are read while the census is
     options = read_history(project, migration, options, live.runs)
-    saved = Path(out) if out else None
     planned = plan_project(project, migration, options, counts, saved, objects)
-    show(migration, options, map(tally.add, planned))
+    print_plan(format_, migration, options, verbose, map(tally.add, planned))
     tell_found(counts, project.drafts)
-    if out:
-        status(f"Plan saved to {out}.")
+    if saved:
+        status(f"Plan saved to {live.out}.")
     return tally
 
 
@@ -94,14 +88,12 @@ def _plan_many(
     selectors = live_selectors(targets)
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:
-        client = connect(live.connection)
-        status(f"Reading {', '.join(map(str, selectors))} from {client.base_url} ...")
-        projects = resolve(client, selectors)
+        client, projects = find_projects(selectors, live.connection)
     except (TargetError, WbmigrateError, click.ClickException) as exc:
         text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         hint = f" ({printable(targets[0])} is no file or folder either)" if alone else ""
         raise UserError(f"{text}{hint}") from None
-    status(f"Planning {len(projects)} project{'s' if len(projects) != 1 else ''} ...")
+    status(f"Planning {plural(len(projects), 'project')} ...")
     results = plan_projects(
         client,
         projects,

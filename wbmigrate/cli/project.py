@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 import click
 
 from wbmigrate.cli.base import UserError, status
-from wbmigrate.cli.options import DRAFTS, RUNS, Connection, connection_options
+from wbmigrate.cli.options import Connection
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
+from wbmigrate.live.org import resolve
 from wbmigrate.live.project import Counts, Project, Selector, parse_target, selector, with_history
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
@@ -83,6 +84,16 @@ def open_project(live: tuple[str, str], drafts: bool, connection: Connection) ->
     project = Project(connect(connection), *live, drafts=drafts)
     status(f"Reading {project.target} from {project.client.base_url} ...")
     return project
+
+
+def find_projects(
+    selectors: list[Selector], connection: Connection
+) -> tuple[Client, list[tuple[str, str]]]:
+    """The projects `selectors` name (a `TargetError` when a pattern names none), connected;
+    their reading is announced on stderr."""
+    client = connect(connection)
+    status(f"Reading {', '.join(map(str, selectors))} from {client.base_url} ...")
+    return client, resolve(client, selectors)
 
 
 def tell_found(counts: Counts, drafts: bool) -> None:
@@ -187,6 +198,3 @@ def names_many(target: str) -> bool:
 def _url_path(url: str) -> str:
     parts = [p for p in url.split("://", 1)[1].split("/")[1:] if p]
     return "/".join(parts[:2])
-
-
-__all__ = ["DRAFTS", "RUNS", "Connection", "connection_options"]  # re-exported for the commands

@@ -8,22 +8,17 @@ from typing import Any
 
 import click
 
-from wbmigrate.cli.base import (
-    CONTEXT,
-    UserError,
-    examples,
-    finish,
-    interruptible,
-    migration_options,
-    migration_setup,
-    status,
-)
-from wbmigrate.cli.project import (
+from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
+from wbmigrate.cli.options import (
     DRAFTS,
     RUNS,
     Connection,
-    connect,
     connection_options,
+    migration_options,
+    migration_setup,
+)
+from wbmigrate.cli.project import (
+    connect,
     live_selectors,
     live_target,
     names_many,

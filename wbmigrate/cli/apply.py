@@ -1,7 +1,9 @@
-"""`wbmigrate apply`: write a migration to a live project (several: `cli.many`)."""
+"""`wbmigrate apply`: write a migration to one live project or to several."""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,40 +16,38 @@ from wbmigrate.cli.base import (
     examples,
     finish,
     interruptible,
-    migration_options,
-    migration_setup,
     status,
 )
-from wbmigrate.cli.batch import FORMAT, apply_projects, report
-from wbmigrate.cli.many import apply_many
-from wbmigrate.cli.project import (
+from wbmigrate.cli.options import (
     DRAFTS,
     RUNS,
     Connection,
     connection_options,
+    migration_options,
+    migration_setup,
+)
+from wbmigrate.cli.project import (
+    find_projects,
+    live_selectors,
     live_target,
     names_many,
     open_project,
     read_history,
     tell_found,
 )
-from wbmigrate.live.org import Prepared
+from wbmigrate.cli.writes import FORMAT, apply_projects, report
+from wbmigrate.engine.model import Options
+from wbmigrate.live.backup import BackupSet, check_folder, default_folder, safe_name
+from wbmigrate.live.census import cache_folder
+from wbmigrate.live.org import Prepared, TargetError, prepare_projects
 from wbmigrate.live.outcomes import failed
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import Counts
+from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
+from wbmigrate.plan_json import mapping_entry
 from wbmigrate.report import plan as plan_report
-
-
-def _given(*names: str) -> set[str]:
-    """The options of this command that the command line set (not left at their default)."""
-    context = click.get_current_context()
-    source = click.core.ParameterSource.COMMANDLINE
-    return {name for name in names if context.get_parameter_source(name) is source}
-
-
-# --- apply ---------------------------------------------------------------------------------------
 
 
 @click.command(
@@ -124,18 +124,8 @@ def apply(
         if plan_path:
             raise UserError("--plan applies one project's saved plan: give one ENTITY/PROJECT")
         migration, options = migration_setup(**setup)
-        apply_many(
-            targets,
-            migration,
-            options,
-            backup_dir,
-            yes,
-            jobs,
-            format_,
-            drafts == "migrate",
-            runs,
-            connection,
-        )
+        many = Many(backup_dir, yes, jobs, format_, drafts == "migrate", runs, connection)
+        apply_many(targets, migration, options, many)
         return
     live = live_target(targets[0])
     folder = backup_folder(*live, Path(backup_dir) if backup_dir else None)
@@ -143,11 +133,13 @@ def apply(
     saved = load_plan(Path(plan_path)) if plan_path else None
     if saved is not None:
         migration = saved_migration(saved, find_mapping(setup["mapping_ref"]), "/".join(live))
+        context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
+        named = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")  # if set
         check_options(
             saved,
             options,
             drafts == "migrate",
-            _given("mode", "rewrite_text", "no_annotate", "project_keys", "drafts"),
+            {name for name in named if context.get_parameter_source(name) is given},
         )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
@@ -167,3 +159,57 @@ def apply(
     confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder)
+
+
+@dataclass(frozen=True)
+class Many:
+    """What `apply` of several projects takes beyond the migration."""
+
+    backup_dir: str | None
+    yes: bool
+    jobs: int
+    format_: str
+    drafts: bool
+    runs: int
+    connection: Connection
+
+
+def apply_many(
+    targets: tuple[str, ...], migration: Migration, options: Options, many: Many
+) -> None:
+    """Every project read (four at a time), one question, one batch of writes across them
+    (`--jobs` at a time), one backup set with a sub-folder per project, and a report per
+    project. A project that cannot be read is reported and the others go on."""
+    selectors = live_selectors(targets)
+    label = safe_name("-".join(map(str, selectors)))
+    folder = Path(many.backup_dir) if many.backup_dir else default_folder(label)
+    check_folder(folder)
+    try:
+        client, projects = find_projects(selectors, many.connection)
+    except TargetError as exc:
+        raise UserError(str(exc)) from None
+    cache = cache_folder(os.environ) if many.runs else None
+    drafts, runs = many.drafts, many.runs
+    results = prepare_projects(client, projects, migration, options, drafts, runs, cache, status)
+    unreadable = {r.target: str(r.error) for r in results if r.error is not None}
+    ready: list[Prepared] = [r.value for r in results if r.error is None]
+    for target, error in unreadable.items():
+        status(f"{target}: could not be read ({error})")
+    for prepared in ready:
+        summary = plan_report.summary(prepared.work.tally).removeprefix("Summary: ")
+        status(f"{prepared.project.target}: {summary}")
+    writing = [p.project.target for p in ready if p.work.todo]
+    total = sum(len(p.work.todo) for p in ready)
+    if not total:
+        settled = {p.project.target: list(p.work.settled) for p in ready}
+        report(many.format_, "apply", settled, unreadable=unreadable, one=False)
+        if many.format_ != "json":
+            click.echo(f"Nothing to migrate in {len(ready)} projects.")
+        finish(bool(unreadable) or failed(o for s in settled.values() for o in s))
+        return
+    confirm_or_refuse(f"Write {total} objects in {len(writing)} projects?", many.yes)
+    info = {"base_url": client.base_url, **mapping_entry(migration, options)}
+    backups = BackupSet(folder, info, writing)
+    for target, error in unreadable.items():
+        backups.log(target, "not-read", reason=error)
+    apply_projects(client, ready, migration, many.jobs, many.format_, folder, backups, unreadable)
