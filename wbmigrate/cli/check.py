@@ -217,15 +217,9 @@ def _finish(reports: list[FileReport], failed: bool, exit_zero: bool) -> None:
 
 def _apply_config(ctx: click.Context, setup: dict[str, Any], config: CheckConfig) -> None:
     """Settings from [tool.wbmigrate], where the command line left the default."""
-    defaults = {
-        "mapping_ref": config.mapping,
-        "mode": config.mode,
-        "start": config.start,
-        "to": config.to,
-    }
+    defaults = {"mapping_ref": config.mapping, "mode": config.mode, "start": config.start}
+    defaults["to"] = config.to
+    unset = (click.core.ParameterSource.DEFAULT, None)
     for name, value in defaults.items():
-        if value is not None and ctx.get_parameter_source(name) in (
-            click.core.ParameterSource.DEFAULT,
-            None,
-        ):
+        if value is not None and ctx.get_parameter_source(name) in unset:
             setup[name] = value
