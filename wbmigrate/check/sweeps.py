@@ -13,7 +13,7 @@ from typing import Any
 from wbmigrate.check.model import Rule
 from wbmigrate.check.specs import Pending
 from wbmigrate.check.targets import Targets
-from wbmigrate.edit.edits import Edit, Path, RenameKey, Set
+from wbmigrate.edit.edits import Path, RenameKey, Set
 from wbmigrate.mapping import Fate
 
 ONE_METRIC = (
@@ -73,11 +73,9 @@ def _parameter(
     head = ".".join(outer)
     new_key = new[len(head) + 1 :] if head and new.startswith(head + ".") else new
     message = f"{'.'.join((*outer, key))} -> {new} (sweep parameter: a config key)"
-    edits: list[Edit] = []
     if head and not new.startswith(head + "."):
-        message += "; move it by hand"
-    elif new_key in members:
+        return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message + "; move it by hand")
+    if new_key in members:
         message += f"; {new_key} is set too, so remove this one by hand"
-    else:
-        edits.append(RenameKey(path, new_key))
-    return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message, edits)
+        return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message)
+    return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(path, new_key)])
