@@ -162,7 +162,8 @@ def check(
         _finish(reports, any(r.fixed for r in reports), exit_zero)
         return
     click.echo(_rendered(reports, format_, fixed, statistics, quiet), nl=False)
-    _finish(reports, _fails(reports), exit_zero)
+    # errors and warnings fail a run; notes are information and never do
+    _finish(reports, any(f.level is not Level.NOTE for r in reports for f in r.findings), exit_zero)
 
 
 def _validation(targets: Targets) -> Validation | None:
@@ -192,11 +193,6 @@ def _rendered(
     from wbmigrate.report import ci as ci_report
 
     return ci_report.to_sarif(reports) if format_ == "sarif" else ci_report.to_github(reports)
-
-
-def _fails(reports: list[FileReport]) -> bool:
-    """Errors and warnings fail a run; notes are information and never do."""
-    return any(f.level is not Level.NOTE for r in reports for f in r.findings)
 
 
 def _finish(reports: list[FileReport], failed: bool, exit_zero: bool) -> None:
