@@ -101,11 +101,8 @@ def parse_config(table: dict[str, Any], path: Path) -> CheckConfig:
         to=_string(table, "to", path),
         exclude=tuple(_strings(table.get("exclude", []), path, "exclude")),
         select=_select(table, path),
-        ignore=_rules(_strings(table.get("ignore", []), path, "ignore"), path),
-        per_file_ignores={
-            glob: _rules(_strings(rules, path, "per-file-ignores"), path)
-            for glob, rules in per_file.items()
-        },
+        ignore=_rules(table.get("ignore", []), path, "ignore"),
+        per_file_ignores={g: _rules(r, path, "per-file-ignores") for g, r in per_file.items()},
     )
 
 
@@ -126,7 +123,7 @@ def _select(table: dict[str, Any], path: Path) -> frozenset[Rule] | None:
     """None when absent; an empty list is refused rather than silently reporting nothing."""
     if "select" not in table:
         return None
-    rules = _rules(_strings(table["select"], path, "select"), path)
+    rules = _rules(table["select"], path, "select")
     if not rules:
         raise ConfigError(
             f"{path}: [tool.wbmigrate] select must name at least one rule "
@@ -135,7 +132,9 @@ def _select(table: dict[str, Any], path: Path) -> frozenset[Rule] | None:
     return rules
 
 
-def _rules(names: list[str], path: Path) -> frozenset[Rule]:
+def _rules(value: Any, path: Path, key: str) -> frozenset[Rule]:
+    """The rules a list of the table names (`key` says which list, when it is no list)."""
+    names = _strings(value, path, key)
     for name in names:
         if name == Rule.INTERNAL_ERROR.value:
             raise ConfigError(

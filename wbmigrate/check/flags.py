@@ -43,18 +43,15 @@ def flag_findings(
     pattern = targets.flag_pattern
     if pattern is None:
         return []
-    return [
-        lines.finding(
-            label,
-            match.start(),
-            match.end(),
-            Rule.RENAMED_CONFIG_KEY,
-            f"{match.group()} -> {targets.flags[match.group()]} (flag)",
-            (Replacement(match.start(), match.end(), targets.flags[match.group()]),),
-        )
-        for start, end in (within or [(0, len(lines.text))])
-        for match in pattern.finditer(lines.text, start, end)
-    ]
+    findings = []
+    for start, end in within or [(0, len(lines.text))]:
+        for match in pattern.finditer(lines.text, start, end):
+            old, new = match.group(), targets.flags[match.group()]
+            fix = (Replacement(match.start(), match.end(), new),)
+            message = f"{old} -> {new} (flag)"
+            rule = Rule.RENAMED_CONFIG_KEY
+            findings.append(lines.finding(label, match.start(), match.end(), rule, message, fix))
+    return findings
 
 
 # --- data files: a fix keeps the data ---------------------------------------------------------

@@ -79,9 +79,8 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
         return PROSE if inner is None else inner_place(inner)
 
     def move(edit: Replacement) -> Replacement:
-        return Replacement(
-            block.outer(edit.start), block.outer(edit.end), block.fix_lines(edit.text)
-        )
+        start, end = block.outer(edit.start), block.outer(edit.end)
+        return Replacement(start, end, block.fix_lines(edit.text))
 
     def encode(new: str) -> tuple[Replacement, ...]:
         return (move(minimal(block.text, new)[0]),)

@@ -163,7 +163,8 @@ def check(
         _finish(reports, any(r.fixed for r in reports), exit_zero)
         return
     click.echo(_rendered(reports, format_, fixed, statistics, quiet), nl=False)
-    _finish(reports, _fails(reports), exit_zero)
+    # errors and warnings fail a run; notes are information and never do
+    _finish(reports, any(f.level is not Level.NOTE for r in reports for f in r.findings), exit_zero)
 
 
 def _validation(targets: Targets) -> Validation | None:
@@ -195,11 +196,6 @@ def _rendered(
     return ci_report.to_sarif(reports) if format_ == "sarif" else ci_report.to_github(reports)
 
 
-def _fails(reports: list[FileReport]) -> bool:
-    """Errors and warnings fail a run; notes are information and never do."""
-    return any(f.level is not Level.NOTE for r in reports for f in r.findings)
-
-
 def _finish(reports: list[FileReport], failed: bool, exit_zero: bool) -> None:
     """The exit code, once the report is out. A file wbmigrate failed on is a bug, not a
     finding: exit 2 (the one exit path besides finish(), and --exit-zero does not hide it),
@@ -218,15 +214,9 @@ def _finish(reports: list[FileReport], failed: bool, exit_zero: bool) -> None:
 
 def _apply_config(ctx: click.Context, setup: dict[str, Any], config: CheckConfig) -> None:
     """Settings from [tool.wbmigrate], where the command line left the default."""
-    defaults = {
-        "mapping_ref": config.mapping,
-        "mode": config.mode,
-        "start": config.start,
-        "to": config.to,
-    }
+    defaults = {"mapping_ref": config.mapping, "mode": config.mode, "start": config.start}
+    defaults["to"] = config.to
+    unset = (click.core.ParameterSource.DEFAULT, None)
     for name, value in defaults.items():
-        if value is not None and ctx.get_parameter_source(name) in (
-            click.core.ParameterSource.DEFAULT,
-            None,
-        ):
+        if value is not None and ctx.get_parameter_source(name) in unset:
             setup[name] = value
