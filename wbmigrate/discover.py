@@ -209,10 +209,9 @@ def _ignores_above(root: Path) -> Ignores:
 
 def _read_spec(path: Path) -> GitIgnoreSpec | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    return _spec(lines)
+        return _spec(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:  # an unreadable .gitignore ignores nothing
+        return None
 
 
 def _spec(lines: list[str]) -> GitIgnoreSpec | None:
