@@ -1,24 +1,20 @@
 """Work on every core (`wbmigrate.parallel`): the results of one process, in the same order;
-what a stopped worker left, or everything when no worker starts, is done here; `plan DIR` on
-every core prints the plan of one process; Ctrl-C stops the workers without a traceback."""
+what a stopped worker left, or everything when no worker starts, is done here; the workers of
+a killed check end with it."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
 import os
-import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO, running
+from helpers import REPO, running
 
-from wbmigrate import files, parallel
-from wbmigrate.engine.model import Options
-from wbmigrate.plan_json import object_entry
+from wbmigrate import parallel
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux"),
@@ -80,77 +76,6 @@ def test_an_answer_that_cannot_come_back_is_done_here():
 
     assert parallel.each(range(300), work, 2) == list(range(300))
     assert sent.value == 1
-
-
-# --- plan DIR --------------------------------------------------------------------------------
-
-
-def entries(folder: Path) -> list[dict]:
-    return [object_entry(p) for p in files.plan_files(folder, (), MIGRATION, Options())]
-
-
-def serial(folder: Path) -> list[dict]:
-    """The plan made file by file in this process."""
-    with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(files, "_processes", lambda paths: 1)
-        return entries(folder)
-
-
-def test_workers_plan_what_one_process_plans(monkeypatch):
-    folder = FIXTURES / "demo-project"
-    alone = serial(folder)
-    monkeypatch.setattr(files, "_processes", lambda paths: 2)
-    monkeypatch.setattr(parallel, "CHUNK", 1)
-    forked = []
-    real = parallel.multiprocessing.get_context
-    spy = lambda method: forked.append(method) or real(method)  # noqa: E731
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
-    assert entries(folder) == alone
-    assert forked == ["fork"]
-    assert len(alone) >= 4
-
-
-@pytest.fixture(scope="module")
-def big_folder(tmp_path_factory) -> Path:
-    """Over PARALLEL_BYTES of reports (the demo's, each block repeated), so `wbmigrate plan`
-    starts its workers."""
-    folder = tmp_path_factory.mktemp("big")
-    spec = json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text())
-    for i in range(24):
-        big = {**spec, "blocks": spec["blocks"] * (60 + i)}
-        (folder / f"report{i:02d}.json").write_text(json.dumps(big, indent=2))
-    assert sum(p.stat().st_size for p in folder.iterdir()) > 2 * files.PARALLEL_BYTES
-    return folder
-
-
-def test_the_command_on_every_core_prints_the_plan_of_one_process(big_folder):
-    done = subprocess.run(
-        [sys.executable, "-m", "wbmigrate", "plan", str(big_folder), "--format", "json"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["objects"] == serial(big_folder)
-
-
-def test_ctrl_c_stops_the_workers_without_a_traceback(big_folder):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "wbmigrate", "plan", str(big_folder)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
-    deadline = time.monotonic() + 30
-    while not children.read_text().split() and time.monotonic() < deadline:
-        time.sleep(0.005)  # until the workers are forked
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
-    assert b"Traceback" not in err
-    assert b"Interrupted" in err
 
 
 def _children(pid: int) -> list[int]:

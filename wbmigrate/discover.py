@@ -4,8 +4,8 @@ without following symlinks, `.git` and `.gitignore`d paths and configured exclud
 Only regular files are ever opened. Found by walking, a symlink, FIFO, socket or device is
 skipped without a word (opening a FIFO would wait forever for a writer). Named on the command
 line, a FIFO, socket or device is refused, and so is a symlink whose target lies outside the
-tree of the paths given (a fix would otherwise write outside it): `on_refused` hears of each,
-and by default one line on stderr says it was skipped. A symlink whose target is inside that
+tree of the paths given (a fix would otherwise write outside it): one line on stderr says
+it was skipped. A symlink whose target is inside that
 tree is read, and fixed, at its target, so the link stays a link.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,25 +42,11 @@ _KINDS = {
 Ignores = list[tuple[Path, "GitIgnoreSpec"]]  # (the folder of a .gitignore, resolved; its rules)
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """A path named on the command line that is not read, and why."""
-
-    path: Path
-    reason: str
-
-
-def tell_stderr(refusal: Refusal) -> None:
-    """The default for a refused path: one line on stderr, and the run goes on."""
-    sys.stderr.write(f"wbmigrate: {refusal.path}: skipped: {refusal.reason}\n")
-
-
 def find_files(
     paths: Iterable[Path],
     exclude: Iterable[str] = (),
     *,
     force_exclude: bool = False,
-    on_refused: Callable[[Refusal], None] = tell_stderr,
 ) -> Iterator[Path]:
     """Every file to read, each once, in a stable order: each path in the order given, a
     folder's files before its subfolders, both by name.
@@ -77,7 +63,7 @@ def find_files(
     for path in given:
         if force_exclude and _named_excluded(path, excluded, project):
             continue
-        for file in _files_of(path, excluded, project, tree, on_refused):
+        for file in _files_of(path, excluded, project, tree):
             key = os.path.normpath(file)
             if key not in seen:
                 seen.add(key)
@@ -85,11 +71,7 @@ def find_files(
 
 
 def _files_of(
-    path: Path,
-    excluded: GitIgnoreSpec | None,
-    project: Path,
-    tree: Path,
-    on_refused: Callable[[Refusal], None],
+    path: Path, excluded: GitIgnoreSpec | None, project: Path, tree: Path
 ) -> Iterator[Path]:
     """The files of one path given on the command line."""
     try:
@@ -100,16 +82,22 @@ def _files_of(
     if stat.S_ISDIR(mode):
         yield from _walk(path, excluded, project)
     elif not stat.S_ISREG(mode):
-        on_refused(Refusal(path, f"{_kind(mode)} is not a regular file; not read"))
+        _refuse(path, f"{_kind(mode)} is not a regular file; not read")
     elif path.is_symlink():
         target = path.resolve()
         if target.is_relative_to(tree):  # shown as the user would write it
             yield target.relative_to(project) if target.is_relative_to(project) else target
         else:
             reason = f"a symlink to {target}, outside {tree}; not read, never fixed through it"
-            on_refused(Refusal(path, reason))
+            _refuse(path, reason)
     else:
         yield path
+
+
+def _refuse(path: Path, reason: str) -> None:
+    """A path named on the command line that is not read: one line on stderr, and the run
+    goes on."""
+    sys.stderr.write(f"wbmigrate: {path}: skipped: {reason}\n")
 
 
 def refusal(path: Path) -> str | None:
@@ -221,10 +209,9 @@ def _ignores_above(root: Path) -> Ignores:
 
 def _read_spec(path: Path) -> GitIgnoreSpec | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    return _spec(lines)
+        return _spec(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:  # an unreadable .gitignore ignores nothing
+        return None
 
 
 def _spec(lines: list[str]) -> GitIgnoreSpec | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from wbmigrate import json_values, kinds
 from wbmigrate.discover import find_files, refusal
-from wbmigrate.engine.model import UNPARSED, Options
+from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Source, plan_one
@@ -71,54 +71,21 @@ def spec_paths(target: Path, exclude: Iterable[str] = ()) -> list[Path]:
 
 
 def read_sources(target: Path, exclude: Iterable[str] = ()) -> Iterator[Source]:
-    """One Source per spec file; one that cannot be read carries the reason instead. In a
-    folder, a JSON file that is no spec (a `package.json`, a resolved config) is skipped
-    without a word; a file named alone is always planned, and said to be no spec."""
+    """One Source per spec file, read as asked for; one that cannot be read carries the reason
+    instead. In a folder, a JSON file that is no spec (a `package.json`, a resolved config) is
+    skipped without a word; a file named alone is always planned, and said to be no spec. The
+    target is checked at once, so a bad one is refused before any output."""
     named = target.is_file()
-    for path in spec_paths(target, exclude):
-        source = read_source(path, named)
-        if source is not None:
-            yield source
-
-
-# Below this much spec text, forking workers costs more than they save.
-PARALLEL_BYTES = 4 * 1024 * 1024
-CHUNK = 2  # spec files a worker takes at a time: they are large, and vary in size
+    found = (read_source(path, named) for path in spec_paths(target, exclude))
+    return (source for source in found if source is not None)
 
 
 def plan_files(
     target: Path, exclude: Iterable[str], migration: Migration, options: Options
-) -> list[Planned]:
-    """The plan of each spec file of a target, in order; a large folder on every core (see
-    `wbmigrate.parallel`), each plan sent back without its spec (a report needs only the
-    changes and notes)."""
-    from wbmigrate.parallel import each  # (multiprocessing: only for a plan of files)
-
-    named = target.is_file()
-    paths = spec_paths(target, exclude)
-
-    def plan(path: Path) -> Planned | None:
-        source = read_source(path, named)
-        return None if source is None else _slim(plan_one(source, migration, options))
-
-    found = each(paths, plan, _processes(paths), chunk=CHUNK)
-    return [planned for planned in found if planned is not None]
-
-
-def _processes(paths: list[Path]) -> int:
-    try:
-        size = sum(path.stat().st_size for path in paths)
-    except OSError:
-        return 1  # said per file, when it is read
-    from wbmigrate.parallel import cores
-
-    return min(cores(), len(paths) // CHUNK) if size >= PARALLEL_BYTES else 1
-
-
-def _slim(planned: Planned) -> Planned:
-    source = replace(planned.source, text="", document=UNPARSED)
-    result = planned.result and replace(planned.result, original=None)
-    return replace(planned, source=source, result=result)
+) -> Iterator[Planned]:
+    """The plan of each spec file of a target, in order, made as the report asks for it (so
+    one spec at a time is held)."""
+    return (plan_one(source, migration, options) for source in read_sources(target, exclude))
 
 
 def read_source(path: Path, named: bool) -> Source | None:

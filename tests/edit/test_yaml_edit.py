@@ -173,7 +173,7 @@ def test_merge_keys_read_as_yaml_reads_them():
     # a merged key is located in the mapping it comes from; the own key where it is
     assert located.key_nodes[("m", "b")] is located.key_nodes[("one", "b")]
     assert located.key_lines[("m", "a")] == 5
-    assert located.shared
+    assert located.aliases
 
 
 def test_an_alias_is_the_same_node_at_every_path():

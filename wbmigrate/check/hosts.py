@@ -97,7 +97,7 @@ class YamlDocument:
         change of an anchored node is made once, at the anchor, and shows wherever the node is
         used, so that is what the edited text is checked against. None when two uses of one
         node would need different edits (`plan`): they cannot be told apart in the text."""
-        if not self.located.shared:
+        if not self.located.aliases:  # no node is reached by two paths
             return edits
         out = list(edits)
         for edit in edits:

@@ -72,11 +72,6 @@ class Located:
                 return line
         return 1
 
-    @property
-    def shared(self) -> bool:
-        """Whether some node is reached by more than one path (edits there are shared)."""
-        return bool(self.aliases)
-
 
 def load_located(text: str) -> Located:
     """Parse one YAML document safely; raise yaml.YAMLError on a syntax error, a tag that is
