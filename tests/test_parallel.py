@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -88,6 +89,31 @@ def _children(pid: int) -> list[int]:
         except OSError:  # it ended meanwhile
             continue
     return found
+
+
+@pytest.mark.skipif(parallel.cores() < 2, reason="workers are forked on more than one core")
+def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
+    spec = {"metrics": ["off_policy/mean", "train/loss"] * 200}
+    for i in range(3000):
+        (tmp_path / f"f{i}.json").write_text(json.dumps(spec))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wbmigrate", "check", str(tmp_path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not (workers := _children(process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.005)  # until the workers are forked
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert workers, "no worker was forked"
+    assert process.returncode != 0, err  # click's "Aborted!" (exit 1), as before the pool
+    assert b"Traceback" not in err
+    deadline = time.monotonic() + 10
+    while any(map(running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(running, workers))
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="workers are forked on more than one core")
