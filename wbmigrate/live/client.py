@@ -6,6 +6,7 @@ connect and with which key is `credentials`, the query texts are `queries`, the 
 Every answer is checked for the shape the operations rely on: a null, a missing field or a
 listing that would page for ever is a one-line `ApiError`, never a traceback or a hang. The API
 key only ever travels in the Authorization header of requests to the configured W&B host.
+Over 300 lines because each operation's call sits beside the checks of its answer's shape.
 """
 
 from __future__ import annotations
