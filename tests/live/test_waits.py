@@ -231,10 +231,18 @@ def test_a_command_cut_short_leaves_no_request_or_retry_behind(run, live, capfd,
 
 
 def test_a_closed_client_sends_nothing_and_stops_its_wait(live, monkeypatch):
-    monkeypatch.setattr("wbmigrate.live.transport.CLOCK", FastClock(real=1))  # really waits
+    clock = FastClock(real=1)  # really waits
+    monkeypatch.setattr("wbmigrate.live.transport.CLOCK", clock)
     live.faults.append(retry_after("5", status=503))
     c, lines = client(live)
-    closer = threading.Timer(0.1, c.close)
+
+    def close_once_waiting() -> None:  # (not after a fixed time: the 503 may come late)
+        deadline = time.monotonic() + 30
+        while not clock.waits and time.monotonic() < deadline:
+            time.sleep(0.005)
+        c.close()
+
+    closer = threading.Thread(target=close_once_waiting)
     closer.start()
     with pytest.raises(ApiError, match="no longer wanted"):  # (not cut: retried, answered)
         c.triggers("team", "async-rl")  # waiting 5 s to retry when the client closes
