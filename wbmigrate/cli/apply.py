@@ -20,6 +20,7 @@ from wbmigrate.cli.base import (
 )
 from wbmigrate.cli.options import (
     DRAFTS,
+    FORMAT,
     RUNS,
     Connection,
     connection_options,
@@ -35,7 +36,7 @@ from wbmigrate.cli.project import (
     read_history,
     tell_found,
 )
-from wbmigrate.cli.writes import FORMAT, apply_projects, report
+from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import BackupSet, check_folder, default_folder, safe_name
 from wbmigrate.live.census import cache_folder

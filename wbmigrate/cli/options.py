@@ -91,8 +91,7 @@ def migration_setup(
     no_annotate: bool,
     project_keys: Any,
 ) -> tuple[Migration, Options]:
-    """The migration and options the migration options give. The mapping is read here, not
-    when the command starts: a live plan's first requests go out before it (see plan_live)."""
+    """The migration and options the migration options give."""
     mapping = find_mapping(mapping_ref)
     warn(mapping.warnings)
     keys = frozenset(line.strip() for line in project_keys or () if line.strip())
@@ -183,3 +182,14 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
         return command(*args, connection=connection, **kw)
 
     return _CONNECTION_OPTIONS(with_connection)
+
+
+FORMAT = click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: the result as one document on stdout (schemas/live-result.schema.json); "
+    "progress and status stay on stderr.",
+)

@@ -52,8 +52,8 @@ def plan_live(
     verbose: bool,
     live: Live,
 ) -> Tally:
-    """The plan of one live project, or of the many the TARGETs name. The mapping (`setup`:
-    the migration options) is read once the project's first requests went out."""
+    """The plan of one live project, or of the many the TARGETs name (`setup`: the migration
+    options)."""
     if len(targets) > 1 or (len(targets) == 1 and names_many(targets[0])):
         if live.out:
             raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")

@@ -15,9 +15,9 @@ from wbmigrate.cli.base import (
     interruptible,
     status,
 )
-from wbmigrate.cli.options import Connection, connection_options
+from wbmigrate.cli.options import FORMAT, Connection, connection_options
 from wbmigrate.cli.project import connect
-from wbmigrate.cli.writes import FORMAT, restore_projects
+from wbmigrate.cli.writes import restore_projects
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.restore import load_backups
 

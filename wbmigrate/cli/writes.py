@@ -30,16 +30,6 @@ from wbmigrate.report.words import printable
 
 HEADINGS = {"apply": "Applied to", "rollback": "Rolled back"}
 
-FORMAT = click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json: the result as one document on stdout (schemas/live-result.schema.json); "
-    "progress and status stay on stderr.",
-)
-
 Outcomes = dict[str, list[Outcome]]  # by project
 
 
