@@ -15,7 +15,6 @@ import pytest
 import yaml
 from helpers import FIXTURES
 
-import wbmigrate.engine.regexes as regexes
 import wbmigrate.mapping.compose as compose_module
 from wbmigrate.mapping import MappingError, Removal, Step, part_cover
 from wbmigrate.mapping.compose import compose
@@ -102,10 +101,7 @@ def test_the_anchor_cover_covers_every_name_with_few_parts():
 
 
 @pytest.mark.parametrize("per_step", [10, 10_000])  # many small steps; one big step
-def test_a_mapping_ten_times_larger_plans_the_same(per_step, monkeypatch):
-    # A regex judged against 10,000 keys on a loaded machine may run out of its time and be
-    # left for review: the same plan is asked of the mapping, not of the machine's speed.
-    monkeypatch.setattr(regexes, "TOTAL_TIMEOUT", 60.0)
+def test_a_mapping_ten_times_larger_plans_the_same(per_step):
     small, large = steps_of(1_000, min(per_step, 1_000)), steps_of(10_000, per_step)
     assert plan_all(small) == plan_all(large) > 0  # the same demo changes either way
 
