@@ -23,7 +23,6 @@ from wbmigrate.live.project import (
     Counts,
     Project,
     Selector,
-    parse_target,
     plan_project,
     selector,
 )
@@ -178,41 +177,6 @@ def test_backup_folder_is_checked_before_anything_is_read(tmp_path, monkeypatch)
     (tmp_path / "wbmigrate-backups").write_text("in the way")
     with pytest.raises(BackupError, match=r"under .*wbmigrate-backups, a file"):
         backup_folder("team", "async-rl")
-
-
-@pytest.mark.parametrize(
-    ("target", "expected"),
-    [
-        ("e/p", ("e", "p")),
-        ("wandb://e/p", ("e", "p")),
-        ("e/p/", ("e", "p")),
-        ("my-team/async_rl.v2", ("my-team", "async_rl.v2")),
-        ("e", None),
-        ("e/p/q", None),
-        ("", None),
-        ("/p", None),
-        ("e/", None),
-        ("http://e/p", None),
-        ("e/p\n", None),
-        ("e p/q", None),
-    ],
-    ids=[
-        "plain",
-        "wandb-url",
-        "trailing-slash",
-        "dots-dashes",
-        "entity-only",
-        "three-parts",
-        "empty",
-        "no-entity",
-        "no-project",
-        "http-url",
-        "newline",
-        "space",
-    ],
-)
-def test_parse_target(target, expected):
-    assert parse_target(target) == expected
 
 
 HISTORY = History(frozenset({"off_policy/mean"}), 2, None, None, None)

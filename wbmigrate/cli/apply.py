@@ -29,9 +29,8 @@ from wbmigrate.cli.options import (
 )
 from wbmigrate.cli.project import (
     find_projects,
-    live_selectors,
-    live_target,
-    names_many,
+    live_targets,
+    one_project,
     open_project,
     read_history,
     tell_found,
@@ -44,7 +43,7 @@ from wbmigrate.live.org import Prepared, TargetError, prepare_projects
 from wbmigrate.live.outcomes import failed
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.prepare import backup_folder, prepare_apply
-from wbmigrate.live.project import Counts
+from wbmigrate.live.project import Counts, Selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
 from wbmigrate.plan_json import mapping_entry
@@ -121,14 +120,15 @@ def apply(
     per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
     that cannot be read is reported (exit 1) and the others are migrated.
     """
-    if len(targets) > 1 or names_many(targets[0]):
+    selectors = live_targets(targets)
+    live = one_project(selectors)
+    if live is None:
         if plan_path:
             raise UserError("--plan applies one project's saved plan: give one ENTITY/PROJECT")
         migration, options = migration_setup(**setup)
         many = Many(backup_dir, yes, jobs, format_, drafts == "migrate", runs, connection)
-        apply_many(targets, migration, options, many)
+        apply_many(selectors, migration, options, many)
         return
-    live = live_target(targets[0])
     folder = backup_folder(*live, Path(backup_dir) if backup_dir else None)
     migration, options = migration_setup(**setup)
     saved = load_plan(Path(plan_path)) if plan_path else None
@@ -176,12 +176,11 @@ class Many:
 
 
 def apply_many(
-    targets: tuple[str, ...], migration: Migration, options: Options, many: Many
+    selectors: list[Selector], migration: Migration, options: Options, many: Many
 ) -> None:
     """Every project read (four at a time), one question, one batch of writes across them
     (`--jobs` at a time), one backup set with a sub-folder per project, and a report per
     project. A project that cannot be read is reported and the others go on."""
-    selectors = live_selectors(targets)
     label = safe_name("-".join(map(str, selectors)))
     folder = Path(many.backup_dir) if many.backup_dir else default_folder(label)
     check_folder(folder)

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, examples, finish, interruptible, status
+from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
 from wbmigrate.cli.options import DRAFTS, Connection, connection_options
-from wbmigrate.cli.project import live_target, open_project, tell_found
+from wbmigrate.cli.project import live_targets, one_project, open_project, tell_found
 from wbmigrate.live.export import export_objects, prepare_folder
 from wbmigrate.live.project import Counts
 from wbmigrate.report import live as live_report
+from wbmigrate.report.words import printable
 
 
 @click.command(
@@ -33,7 +34,9 @@ def export(target: str, folder: str, drafts: str, connection: Connection) -> Non
     under reports/, workspaces/ and automations/. `plan DIR` and `check` read them. An object
     that cannot be exported is reported in one line and the others are written (exit 1).
     """
-    live = live_target(target)
+    live = one_project(live_targets((target,)))
+    if live is None:
+        raise UserError(f"{printable(target)}: not ENTITY/PROJECT")
     prepare_folder(Path(folder))
     project = open_project(live, drafts == "migrate", connection)
     census = Counts()

@@ -15,9 +15,8 @@ from wbmigrate.cli.base import UserError, print_plan, status
 from wbmigrate.cli.options import Connection, migration_setup
 from wbmigrate.cli.project import (
     find_projects,
-    live_selectors,
-    live_target,
-    names_many,
+    live_targets,
+    one_project,
     open_project,
     read_history,
     tell_found,
@@ -26,7 +25,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import TargetError, plan_projects
-from wbmigrate.live.project import Counts, plan_project
+from wbmigrate.live.project import Counts, Selector, plan_project
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Status, Tally
 from wbmigrate.report import live as live_report
@@ -54,11 +53,12 @@ def plan_live(
 ) -> Tally:
     """The plan of one live project, or of the many the TARGETs name (`setup`: the migration
     options)."""
-    if len(targets) > 1 or (len(targets) == 1 and names_many(targets[0])):
+    selectors = live_targets(targets, files_too=True)
+    target = one_project(selectors)
+    if target is None:
         if live.out:
             raise UserError("--out saves one project's plan: give one ENTITY/PROJECT")
-        return _plan_many(targets, *migration_setup(**setup), format_, verbose, live)
-    target = live_target(targets[0] if targets else None, files_too=True)
+        return _plan_many(targets, selectors, *migration_setup(**setup), format_, verbose, live)
     if live.out and not Path(live.out).resolve().parent.is_dir():
         raise UserError(f"--out {printable(live.out)}: no such folder; nothing read")
     saved = Path(live.out) if live.out else None
@@ -77,6 +77,7 @@ def plan_live(
 
 def _plan_many(
     targets: tuple[str, ...],
+    selectors: list[Selector],
     migration: Migration,
     options: Options,
     format_: str,
@@ -85,7 +86,6 @@ def _plan_many(
 ) -> Tally:
     """Every project the TARGETs name: the table, then each project's details. A project
     that could not be read counts as an object that could not be (exit 1)."""
-    selectors = live_selectors(targets)
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:
         client, projects = find_projects(selectors, live.connection)

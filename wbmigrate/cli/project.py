@@ -19,7 +19,7 @@ from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.org import resolve
-from wbmigrate.live.project import Counts, Project, Selector, parse_target, selector, with_history
+from wbmigrate.live.project import Counts, Project, Selector, selector, with_history
 from wbmigrate.redact import register
 from wbmigrate.report import live as live_report
 from wbmigrate.report.words import printable
@@ -53,30 +53,47 @@ def connect(connection: Connection) -> Client:
     return client
 
 
-def live_target(target: str | None, files_too: bool = False) -> tuple[str, str]:
-    """ENTITY and PROJECT of a live TARGET: `ENTITY/PROJECT`, `wandb://ENTITY/PROJECT`, a W&B
-    URL of the project (`https://wandb.ai/ENTITY/PROJECT/...`), or PROJECT alone with
-    WANDB_ENTITY set; none at all takes WANDB_ENTITY and WANDB_PROJECT. Else one line."""
+def live_targets(targets: tuple[str, ...], files_too: bool = False) -> list[Selector]:
+    """What live TARGETs name: `ENTITY/PROJECT`s, `ENTITY` (every project the key can see) and
+    `ENTITY/GLOB`s, each also as `wandb://...` or a W&B URL; a bare name is a project of
+    WANDB_ENTITY when that is set (and differs), else an entity. None at all takes
+    WANDB_ENTITY and WANDB_PROJECT. `files_too`: the command also takes a folder or file (one
+    given alone does not exist, then). Else one line."""
     env = os.environ
-    if not target:
+    if targets in ((), ("",)):
         if env.get("WANDB_ENTITY") and env.get("WANDB_PROJECT"):
-            return env["WANDB_ENTITY"], env["WANDB_PROJECT"]
+            return [Selector(env["WANDB_ENTITY"], env["WANDB_PROJECT"])]
         raise UserError("no TARGET: give ENTITY/PROJECT, or set WANDB_ENTITY and WANDB_PROJECT")
+    return [_selector(target, len(targets) == 1, files_too) for target in targets]
+
+
+def _selector(target: str, alone: bool, files_too: bool) -> Selector:
     shown = printable(target)
     path_like = target.startswith(("./", "../", "/", "~"))
-    if files_too and path_like:
+    if alone and files_too and path_like:
         raise UserError(f"{shown}: no such file or folder")
-    if not files_too and (Path(target).exists() or path_like):
-        raise UserError(f"{shown}: this is a folder or file; live commands take ENTITY/PROJECT")
-    if target.startswith(("https://", "http://")):
-        target = _url_path(target)
-    elif "/" not in target and env.get("WANDB_ENTITY"):
-        target = f"{env['WANDB_ENTITY']}/{target}"
-    live = parse_target(target)
-    if live is None:
-        also = "no such file or folder, and " if files_too else ""
-        raise UserError(f"{shown}: {also}not ENTITY/PROJECT")
-    return live
+    if path_like or Path(target).exists():
+        rest = "live commands take ENTITY/PROJECT" if alone else "give one alone, or projects only"
+        raise UserError(f"{shown}: this is a folder or file; {rest}")
+    text = _url_path(target) if target.startswith(("https://", "http://")) else target
+    entity = os.environ.get("WANDB_ENTITY")
+    if "/" not in text.strip("/") and entity and text.strip("/") != entity:
+        text = f"{entity}/{text}"
+    found = selector(text)
+    if found is None:
+        also = "no such file or folder, and " if alone and files_too else ""
+        what = "ENTITY/PROJECT" if alone else "ENTITY, ENTITY/PROJECT or ENTITY/GLOB"
+        raise UserError(f"{shown}: {also}not {what}")
+    return found
+
+
+def one_project(selectors: list[Selector]) -> tuple[str, str] | None:
+    """ENTITY and PROJECT of the one project `selectors` name; None when they name several, or
+    projects by pattern (`ENTITY`, `ENTITY/GLOB`)."""
+    chosen, *more = selectors
+    if more or chosen.project is None or chosen.is_pattern:
+        return None
+    return chosen.entity, chosen.project
 
 
 def open_project(live: tuple[str, str], drafts: bool, connection: Connection) -> Project:
@@ -164,35 +181,6 @@ def read_history(project: Project, migration: Migration, options: Options, runs:
     elif found.history is not None and not found.history.runs:
         status(f"{project.target} has no runs yet: no boundary to show.")
     return found
-
-
-def live_selectors(targets: tuple[str, ...]) -> list[Selector]:
-    """What several live TARGETs name: `ENTITY/PROJECT`s, `ENTITY` (every project the key can
-    see) and `ENTITY/GLOB`s, each also as a W&B URL; a bare name is a project of WANDB_ENTITY
-    when that is set (and differs), else an entity."""
-    chosen = []
-    for target in targets:
-        shown = printable(target)
-        if Path(target).exists() or target.startswith(("./", "../", "/", "~")):
-            raise UserError(f"{shown}: this is a folder or file; give one alone, or projects only")
-        text = _url_path(target) if target.startswith(("https://", "http://")) else target
-        entity = os.environ.get("WANDB_ENTITY")
-        if "/" not in text.strip("/") and entity and text.strip("/") != entity:
-            text = f"{entity}/{text}"
-        found = selector(text)
-        if found is None:
-            raise UserError(f"{shown}: not ENTITY, ENTITY/PROJECT or ENTITY/GLOB")
-        chosen.append(found)
-    return chosen
-
-
-def names_many(target: str) -> bool:
-    """Whether one TARGET names projects by pattern (`ENTITY`, `ENTITY/GLOB`): any other is
-    one project, a path, or an error `live_target` words."""
-    try:
-        return live_selectors((target,))[0].is_pattern
-    except UserError:
-        return False
 
 
 def _url_path(url: str) -> str:

@@ -19,9 +19,8 @@ from wbmigrate.cli.options import (
 )
 from wbmigrate.cli.project import (
     connect,
-    live_selectors,
-    live_target,
-    names_many,
+    live_targets,
+    one_project,
     read_history,
     tell_found,
 )
@@ -129,18 +128,18 @@ def _live(
     runs: int,
     connection: Connection,
 ) -> tuple[str, list[Verified], list[Finding]]:
-    many = len(targets) > 1 or (len(targets) == 1 and names_many(targets[0]))
+    selectors = live_targets(targets)
+    one = one_project(selectors)
+    many = one is None
     client = connect(connection)
-    if many:
-        selectors = live_selectors(targets)
+    if one is None:
         try:
             projects = resolve(client, selectors)
         except TargetError as exc:
             raise UserError(str(exc)) from None
         label = ", ".join(map(str, selectors))
     else:
-        projects = [live_target(targets[0] if targets else None)]
-        label = "/".join(projects[0])
+        projects, label = [one], "/".join(one)
     status(f"Verifying {label} on {client.base_url} ...")
     verified: list[Verified] = []
     found: list[Finding] = []

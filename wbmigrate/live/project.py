@@ -25,19 +25,12 @@ from wbmigrate.plan import Planned, plan_one
 if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
 
-TARGET = re.compile(r"(?:wandb://)?(?P<entity>[\w.-]+)/(?P<project>[\w.-]+)/?\Z")
-# What a TARGET of several projects may be (`ENTITY`, `ENTITY/GLOB`): `live.org` reads them.
+# What a TARGET may be (`ENTITY`, `ENTITY/PROJECT`, `ENTITY/GLOB`): `live.org` reads patterns.
 NAME = r"[\w-][\w.-]*"  # no leading dot: never `..`
 PATTERN = re.compile(
     rf"(?:wandb://)?(?P<entity>{NAME})(?:/(?P<project>[\w*?\[-][\w.*?\[\]!-]*))?/?\Z"
 )
 GLOB = re.compile(r"[*?\[]")
-
-
-def parse_target(target: str) -> tuple[str, str] | None:
-    """`ENTITY/PROJECT` or `wandb://ENTITY/PROJECT`, else None."""
-    match = TARGET.match(target)
-    return (match["entity"], match["project"]) if match else None
 
 
 @dataclass(frozen=True)
