@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
 
 
-SIGNATURE = ("pointer", "action", "old", "new")  # what must match between a plan and a rerun
-
-
 def mapping_entry(migration: Migration, options: Options) -> dict[str, Any]:
     return {
         "mapping": {
@@ -121,11 +118,6 @@ def summary_entry(tally: Tally) -> dict[str, Any]:
 def signature(changes: Iterable[Change]) -> list[list[Any]]:
     """The changes as plain data, to compare a fresh rewrite with a saved plan."""
     return [[c.pointer, c.action.value, c.old, c.new] for c in changes]
-
-
-def entry_signature(entry: dict[str, Any]) -> list[list[Any]]:
-    """The signature of an object entry read back from JSON (see `object_entry`)."""
-    return [[c[field] for field in SIGNATURE] for c in entry.get("changes", [])]
 
 
 def object_entry(planned: Planned) -> dict[str, Any]:

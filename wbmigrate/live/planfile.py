@@ -22,11 +22,11 @@ from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.plan import Plan, Planned, Source, Status, Tally
 from wbmigrate.plan_json import (
     JsonDocument,
-    entry_signature,
     mapping_entry,
     object_entry,
     options_entry,
     options_of,
+    signature,
     summary_entry,
 )
 from wbmigrate.safe_write import SafeFile
@@ -99,8 +99,8 @@ class SavedObject:
     id: str
     fingerprint: Fingerprint
     changes: list[list[Any]]
-    kind: str = ""
-    name: str = ""
+    kind: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -127,16 +127,17 @@ def load_plan(path: Path) -> SavedPlan:
         raise PlanFileError(f"{path} is not a wbmigrate plan (write one with `plan --out`)")
     try:
         options = options_of(data["options"])
+        planned = tuple(map(saved_planned, data["objects"]))
         objects = {
             o["id"]: SavedObject(
                 o["id"],
                 Fingerprint(o["fingerprint"]["updatedAt"], o["fingerprint"]["sha256"]),
-                entry_signature(o),
-                o.get("kind") or "",
-                o.get("name") or "",
+                signature(p.result.changes),
+                p.result.kind,
+                p.source.name,
             )
-            for o in data["objects"]
-            if o.get("status") == "changes"
+            for o, p in zip(data["objects"], planned, strict=True)
+            if p.result is not None and p.result.changed
         }
         mapping = data["mapping"]
         return SavedPlan(
@@ -148,7 +149,7 @@ def load_plan(path: Path) -> SavedPlan:
             options,
             data["drafts"],
             objects,
-            tuple(map(saved_planned, data["objects"])),
+            planned,
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
