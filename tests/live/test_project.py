@@ -169,14 +169,14 @@ def test_start_backup_picks_a_fresh_default_folder_each_run(project):
 
 def test_backup_folder_is_checked_before_anything_is_read(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert backup_folder("team", "async-rl", tmp_path / "b") == tmp_path / "b"
-    default = backup_folder("team", "async-rl")
+    assert backup_folder("team-async-rl", str(tmp_path / "b")) == tmp_path / "b"
+    default = backup_folder("team-async-rl")
     assert default.parent == Path("wbmigrate-backups")
     assert default.name.startswith("team-async-rl-")
     assert not default.exists()  # checked, not made: a cancelled run leaves nothing behind
     (tmp_path / "wbmigrate-backups").write_text("in the way")
     with pytest.raises(BackupError, match=r"under .*wbmigrate-backups, a file"):
-        backup_folder("team", "async-rl")
+        backup_folder("team-async-rl")
 
 
 HISTORY = History(frozenset({"off_policy/mean"}), 2, None, None, None)

@@ -37,7 +37,7 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
-from wbmigrate.live.backup import BackupSet, check_folder, default_folder, safe_name
+from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, TargetError, prepare_projects
 from wbmigrate.live.outcomes import failed
@@ -129,7 +129,7 @@ def apply(
         many = Many(backup_dir, yes, jobs, format_, drafts == "migrate", runs, connection)
         apply_many(selectors, migration, options, many)
         return
-    folder = backup_folder(*live, Path(backup_dir) if backup_dir else None)
+    folder = backup_folder("-".join(live), backup_dir)
     migration, options = migration_setup(**setup)
     saved = load_plan(Path(plan_path)) if plan_path else None
     if saved is not None:
@@ -181,9 +181,7 @@ def apply_many(
     """Every project read (four at a time), one question, one batch of writes across them
     (`--jobs` at a time), one backup set with a sub-folder per project, and a report per
     project. A project that cannot be read is reported and the others go on."""
-    label = safe_name("-".join(map(str, selectors)))
-    folder = Path(many.backup_dir) if many.backup_dir else default_folder(label)
-    check_folder(folder)
+    folder = backup_folder(safe_name("-".join(map(str, selectors))), many.backup_dir)
     try:
         client, projects = find_projects(selectors, many.connection)
     except TargetError as exc:

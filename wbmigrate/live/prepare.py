@@ -75,10 +75,11 @@ def prepare_apply(
     return work
 
 
-def backup_folder(entity: str, project: str, given: Path | None = None) -> Path:
-    """The backup folder an apply run will use (`given`, or a fresh default), checked before
-    anything is read: one that cannot be made or written is refused in one line."""
-    folder = given or default_folder(f"{entity}-{project}")
+def backup_folder(label: str, given: str | None = None) -> Path:
+    """The backup folder an apply run will use (`given`, or a fresh default named after
+    `label`), checked before anything is read: one that cannot be made or written is refused
+    in one line."""
+    folder = Path(given) if given else default_folder(label)
     check_folder(folder)
     return folder
 
