@@ -39,7 +39,7 @@ from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
 from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.org import Prepared, TargetError, prepare_projects
+from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
 from wbmigrate.live.planfile import check_options, load_plan, saved_migration
 from wbmigrate.live.prepare import backup_folder, prepare_apply
@@ -182,10 +182,7 @@ def apply_many(
     (`--jobs` at a time), one backup set with a sub-folder per project, and a report per
     project. A project that cannot be read is reported and the others go on."""
     folder = backup_folder(safe_name("-".join(map(str, selectors))), many.backup_dir)
-    try:
-        client, projects = find_projects(selectors, many.connection)
-    except TargetError as exc:
-        raise UserError(str(exc)) from None
+    client, projects = find_projects(selectors, many.connection)
     cache = cache_folder(os.environ) if many.runs else None
     drafts, runs = many.drafts, many.runs
     results = prepare_projects(client, projects, migration, options, drafts, runs, cache, status)

@@ -24,7 +24,7 @@ from wbmigrate.cli.project import (
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
-from wbmigrate.live.org import TargetError, plan_projects
+from wbmigrate.live.org import plan_projects
 from wbmigrate.live.project import Counts, Selector, plan_project
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Status, Tally
@@ -89,7 +89,7 @@ def _plan_many(
     alone = len(targets) == 1 and "/" not in targets[0]  # or a folder's name, mistyped
     try:
         client, projects = find_projects(selectors, live.connection)
-    except (TargetError, WbmigrateError, click.ClickException) as exc:
+    except (WbmigrateError, click.ClickException) as exc:
         text = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
         hint = f" ({printable(targets[0])} is no file or folder either)" if alone else ""
         raise UserError(f"{text}{hint}") from None

@@ -28,7 +28,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.files import read_sources
 from wbmigrate.live.baseline import Baseline, load_baseline
-from wbmigrate.live.org import TargetError, resolve
+from wbmigrate.live.org import resolve
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
@@ -133,10 +133,7 @@ def _live(
     many = one is None
     client = connect(connection)
     if one is None:
-        try:
-            projects = resolve(client, selectors)
-        except TargetError as exc:
-            raise UserError(str(exc)) from None
+        projects = resolve(client, selectors)
         label = ", ".join(map(str, selectors))
     else:
         projects, label = [one], "/".join(one)

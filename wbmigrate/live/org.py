@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.engine.model import Options
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.client import PAGE_SIZE, Client
 from wbmigrate.live.project import NAME, Counts, Project, Selector, plan_project, with_history
@@ -42,8 +43,8 @@ query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
 }"""
 
 
-class TargetError(ValueError):
-    """A TARGET that names no project."""
+class TargetError(WbmigrateError):
+    """A TARGET that names no project (the CLI says it in one line, as any other)."""
 
 
 def resolve(client: Client, selectors: Iterable[Selector]) -> list[tuple[str, str]]:
