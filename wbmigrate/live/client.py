@@ -55,6 +55,7 @@ from wbmigrate.live.watchdog import Watch, WatchedAdapter
 PAGE_SIZE = 100
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 CONNECT_TIMEOUT = 10.0
+BACKOFF_MAX = 30.0  # the longest wait between tries when W&B asks for none
 # An answer is read in pieces of up to this many bytes. Each read of the socket lets go of the
 # interpreter's lock and must win it back; a thread that plans meanwhile holds it up to 5 ms
 # each time. requests reads 10 KiB at a time: a page of views (3 MB) waited 0.3 s so, 0.1 s now.
@@ -117,7 +118,6 @@ class Client:
         timeout: float = 60.0,
         retries: int = 8,
         backoff: float = 0.5,
-        backoff_max: float = 30.0,
         max_wait: float = 60.0,
         deadline: float | None = None,
         on_retry: Callable[[str], None] | None = None,
@@ -130,14 +130,11 @@ class Client:
         run_end = Deadline(deadline, clock) if deadline is not None else None
         self.bounds = Bounds(timeout, max_wait, run_end, on_retry, clock=clock)
         self._retry = BoundedRetry(
-            total=retries,
-            connect=retries,
-            read=retries,
-            status=retries,
+            total=retries,  # connecting, reading and statuses alike
             status_forcelist=RETRY_STATUSES,
             allowed_methods=None,
             backoff_factor=backoff,
-            backoff_max=backoff_max,
+            backoff_max=BACKOFF_MAX,
             respect_retry_after_header=True,
             raise_on_status=False,
             bounds=self.bounds,
