@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from strategies import MIGRATION, MODES, SPECS
 
 from wbmigrate import kinds
-from wbmigrate.check.documents import check_json, check_yaml, minimal
+from wbmigrate.check.documents import check_json, check_yaml
+from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Rule
 from wbmigrate.check.specs import find
 from wbmigrate.check.targets import Targets

@@ -18,7 +18,7 @@ from functools import partial
 import yaml
 
 from wbmigrate import json_values
-from wbmigrate.check.hosts import Host, JsonDocument, StringSpec, YamlDocument, minimal, yaml_fixed
+from wbmigrate.check.hosts import Host, JsonDocument, StringSpec, YamlDocument, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import (
@@ -38,8 +38,6 @@ from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
-
-__all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
