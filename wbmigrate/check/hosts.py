@@ -29,7 +29,7 @@ _SCALARS = yaml.constructor.SafeConstructor()
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
 
 
-class JsonDocument:
+class JsonHost:
     """A JSON file's document (`data`: the text as `json.loads` read it)."""
 
     def __init__(self, text: str, data: Any) -> None:
@@ -59,7 +59,7 @@ class JsonDocument:
         return StringSpec(self.text, (start, end), json_string(self.text, start, end, value), data)
 
 
-class YamlDocument:
+class YamlHost:
     """One document of a YAML file (a file may hold several, `---` apart)."""
 
     def __init__(self, text: str, located: Located, documents: list[Located]) -> None:
@@ -297,9 +297,9 @@ def yaml_faithful(
 
 def yaml_fixed(
     text: str,
-    documents: list[YamlDocument],
+    documents: list[YamlHost],
     located: list[Located],
-    edits_of: Callable[[YamlDocument], list[Edit]],
+    edits_of: Callable[[YamlHost], list[Edit]],
 ) -> str | None:
     """`text` with each document's edits made (and at every other use of a node they change),
     or None when they cannot all be made safely."""
@@ -345,4 +345,4 @@ def differences(old: str, new: str) -> list[Replacement]:
     ]
 
 
-Host = JsonDocument | YamlDocument | StringSpec
+Host = JsonHost | YamlHost | StringSpec
