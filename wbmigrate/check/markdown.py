@@ -84,7 +84,7 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
         return Replacement(start, end, block.fix_lines(edit.text))
 
     def encode(new: str) -> tuple[Replacement, ...]:
-        return (move(minimal(block.text, new)[0]),)
+        return (move(minimal(block.text, new)),)
 
     start, end = block.region
     return Part(start, end, block.text, checked, block.outer, encode, move, place)

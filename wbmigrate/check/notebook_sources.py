@@ -84,14 +84,14 @@ class CellSource:
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag != "equal":
                 start = old_at[i1]
-                (change,) = minimal(self.text[start : old_at[i2]], new[new_at[j1] : new_at[j2]])
+                change = minimal(self.text[start : old_at[i2]], new[new_at[j1] : new_at[j2]])
                 edits.append(self._moved(start + change.start, start + change.end, change.text))
         return tuple(edits)
 
     def _line(self, index: int, line: str) -> Replacement:
         """String `index`, one line, becomes `line`: only its changed characters."""
         string = self.strings[index]
-        (change,) = minimal(self.text[string.at : string.at + string.length], line)
+        change = minimal(self.text[string.at : string.at + string.length], line)
         at = string.at
         return self._moved(at + change.start, at + change.end, change.text, index)
 
