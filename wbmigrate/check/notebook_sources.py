@@ -61,7 +61,7 @@ class CellSource:
         changed line is edited inside its string; lines that come or go are strings written
         anew, split as nbformat splits them (`str.splitlines`)."""
         if not self.listed:
-            return self._in_string(self.text.splitlines(True), new.splitlines(True), new)
+            return self._in_string(new)
         old_lines = [self.text[s.at : s.at + s.length] for s in self.strings]
         new_lines = new.splitlines(True)
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -74,10 +74,9 @@ class CellSource:
                 edits.append(self._relist(i1, i2, new_lines[j1:j2]))
         return tuple(edits)
 
-    def _in_string(
-        self, old_lines: list[str], new_lines: list[str], new: str
-    ) -> tuple[Replacement, ...]:
+    def _in_string(self, new: str) -> tuple[Replacement, ...]:
         """One string: an edit for each run of changed lines, only its changed characters."""
+        old_lines, new_lines = self.text.splitlines(True), new.splitlines(True)
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
         old_at, new_at = _starts(old_lines), _starts(new_lines)
         edits = []
