@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from strategies import MIGRATION, MODES, SPECS
 
 from wbmigrate import kinds
-from wbmigrate.check.documents import check_json, check_yaml, minimal
+from wbmigrate.check.documents import check_json, check_yaml
+from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Rule
 from wbmigrate.check.specs import find
 from wbmigrate.check.targets import Targets
@@ -53,7 +54,7 @@ def report(*metrics: object) -> dict[str, object]:
 )
 def test_minimal_replacement_is_exact_and_smallest(head, tail, middle, other):
     text, new = head + middle + tail, head + other + tail
-    (found,) = minimal(text, new)
+    found = minimal(text, new)
     assert text[: found.start] + found.text + text[found.end :] == new
     # nothing more could be kept: the replaced parts differ at both ends
     kept_head, kept_tail = found.start, len(text) - found.end

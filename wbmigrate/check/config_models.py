@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.check.hosts import JsonDocument, YamlDocument
+from wbmigrate.check.hosts import JsonHost, YamlHost
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import placed
@@ -164,14 +164,14 @@ def parsed(suffix: str, text: str) -> Document | None:
             scan = placed(text, data)
             return Document(text, data, lambda path: _toml_span(scan, path))
         if suffix == ".json":
-            json_document = JsonDocument(text, json.loads(text))
+            json_document = JsonHost(text, json.loads(text))
             return Document(text, json_document.data, lambda p: json_document.span(p, key=True))
         located = load_located_all(text)
     except (ValueError, RecursionError, yaml.YAMLError):  # TOMLDecodeError is a ValueError
         return None
     if len(located) != 1:
         return None
-    yaml_document = YamlDocument(text, located[0], located)
+    yaml_document = YamlHost(text, located[0], located)
     return Document(text, yaml_document.data, lambda p: yaml_document.span(p, key=True))
 
 

@@ -18,7 +18,7 @@ from functools import partial
 import yaml
 
 from wbmigrate import json_values
-from wbmigrate.check.hosts import Host, JsonDocument, StringSpec, YamlDocument, minimal, yaml_fixed
+from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import (
@@ -39,11 +39,9 @@ from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
 
-__all__ = ["check_json", "check_yaml", "minimal", "parse_error"]
-
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
-Document = JsonDocument | YamlDocument
+Document = JsonHost | YamlHost
 
 
 def parse_error(
@@ -56,7 +54,7 @@ def parse_error(
 def check_json(label: str, text: str, targets: Targets) -> Checked:
     place = spans([], Place("a JSON value"))
     try:
-        document = JsonDocument(text, json_values.loads(text))
+        document = JsonHost(text, json_values.loads(text))
     except json.JSONDecodeError as exc:
         return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
     except RecursionError:
@@ -75,7 +73,7 @@ def check_yaml(label: str, text: str, targets: Targets) -> Checked:
         return parse_error(label, text, offset, f"not valid YAML: {problem}", place)
     except RecursionError:
         return parse_error(label, text, 0, "YAML nested too deeply to read", place)
-    documents = [YamlDocument(text, one, located) for one in located]
+    documents = [YamlHost(text, one, located) for one in located]
     return _Check(label, text, targets, place).run(documents, partial(_compose_yaml, documents))
 
 
@@ -183,7 +181,7 @@ class _Check:
     def trust(self, documents: Sequence[Document]) -> None:
         """Read every edit of a YAML file back at once: when they all hold, each finding's fix
         needs no parse of its own (a file of n findings costs one parse, not n)."""
-        yaml_documents = [d for d in documents if isinstance(d, YamlDocument)]
+        yaml_documents = [d for d in documents if isinstance(d, YamlHost)]
         everything = [*((h, p.edits) for h, p in self.pending), *self.notes]
         for d in yaml_documents:
             d.plan = [e for h, found in everything if h is d for e in found]
@@ -203,7 +201,7 @@ def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
         start, end = _name_in(lines.text, start, end, pending.name)
     fix = host.fix(pending.edits) if pending.edits else ()
     message = pending.message
-    if not fix and isinstance(host, YamlDocument) and host.with_shared(pending.edits) is None:
+    if not fix and isinstance(host, YamlHost) and host.with_shared(pending.edits) is None:
         message += " (not fixed: an anchor used elsewhere that needs another change)"
     return lines.finding(label, start, end, pending.rule, message, fix)
 
@@ -229,7 +227,7 @@ def _strings_fixed(text: str, chosen: Chosen) -> str | None:
     return apply(text, found)
 
 
-def _compose_json(document: JsonDocument, text: str, chosen: Chosen) -> str | None:
+def _compose_json(document: JsonHost, text: str, chosen: Chosen) -> str | None:
     current = _strings_fixed(text, chosen)
     edits = [e for host, found in chosen if host is document for e in found]
     if current is None or not edits:
@@ -240,7 +238,7 @@ def _compose_json(document: JsonDocument, text: str, chosen: Chosen) -> str | No
         return None
 
 
-def _compose_yaml(documents: list[YamlDocument], text: str, chosen: Chosen) -> str | None:
+def _compose_yaml(documents: list[YamlHost], text: str, chosen: Chosen) -> str | None:
     current = _strings_fixed(text, chosen)
     if current is None:
         return None

@@ -82,7 +82,7 @@ class StringText:
 
 def json_string(text: str, start: int, end: int, value: str) -> StringText | None:
     """The JSON string literal text[start:end] (quotes included), whose value is `value`."""
-    read = _escaped(text, start + 1, end - 1, _JSON_ESCAPES)
+    read = json_chars(text, start, end)
     if read is None or read[0] != value:
         return None
     literal = text[start:end]
@@ -92,6 +92,12 @@ def json_string(text: str, start: int, end: int, value: str) -> StringText | Non
         return json.dumps(piece, ensure_ascii=ascii_only)[1:-1]
 
     return StringText(value, read[1], (start, end), encode, json.loads)
+
+
+def json_chars(text: str, start: int, end: int) -> tuple[str, list[int]] | None:
+    """The value of the JSON string literal text[start:end] and the file offset of each of its
+    characters (and of its closing quote)."""
+    return _escaped(text, start + 1, end - 1, _JSON_ESCAPES)
 
 
 def yaml_string(text: str, node: yaml.Node, value: str) -> StringText | None:

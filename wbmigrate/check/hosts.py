@@ -29,7 +29,7 @@ _SCALARS = yaml.constructor.SafeConstructor()
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
 
 
-class JsonDocument:
+class JsonHost:
     """A JSON file's document (`data`: the text as `json.loads` read it)."""
 
     def __init__(self, text: str, data: Any) -> None:
@@ -59,7 +59,7 @@ class JsonDocument:
         return StringSpec(self.text, (start, end), json_string(self.text, start, end, value), data)
 
 
-class YamlDocument:
+class YamlHost:
     """One document of a YAML file (a file may hold several, `---` apart)."""
 
     def __init__(self, text: str, located: Located, documents: list[Located]) -> None:
@@ -92,7 +92,7 @@ class YamlDocument:
             return ()
         edited = {self.located.index: shared}
         new = yaml_faithful(self.text, self.documents, edited, trusted=self.trusted)
-        return minimal(self.text, new) if new is not None else ()
+        return (minimal(self.text, new),) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
         """`edits`, each also made at every other path that reaches the node it changes: a
@@ -223,7 +223,7 @@ class StringSpec:
 def _spliced(document: JsonText, edits: list[Edit]) -> Replacement:
     """The smallest replacement that makes `edits`, spliced within their container."""
     within = document.splice_within(edits)
-    (found,) = minimal(document.text[within.start : within.end], within.text)
+    found = minimal(document.text[within.start : within.end], within.text)
     return Replacement(within.start + found.start, within.start + found.end, found.text)
 
 
@@ -297,9 +297,9 @@ def yaml_faithful(
 
 def yaml_fixed(
     text: str,
-    documents: list[YamlDocument],
+    documents: list[YamlHost],
     located: list[Located],
-    edits_of: Callable[[YamlDocument], list[Edit]],
+    edits_of: Callable[[YamlHost], list[Edit]],
 ) -> str | None:
     """`text` with each document's edits made (and at every other use of a node they change),
     or None when they cannot all be made safely."""
@@ -313,12 +313,12 @@ def yaml_fixed(
 # other byte (and its spelling: escapes, line breaks) stays.
 
 
-def minimal(text: str, new: str) -> Fix:
+def minimal(text: str, new: str) -> Replacement:
     """The one replacement that turns `text` into `new` (common head and tail kept)."""
     limit = min(len(text), len(new))
     head = longest(lambda n: text[:n] == new[:n], limit)
     tail = longest(lambda n: text[len(text) - n :] == new[len(new) - n :], limit - head)
-    return (Replacement(head, len(text) - tail, new[head : len(new) - tail]),)
+    return Replacement(head, len(text) - tail, new[head : len(new) - tail])
 
 
 def longest(agrees: Callable[[int], bool], high: int) -> int:
@@ -338,11 +338,11 @@ def differences(old: str, new: str) -> list[Replacement]:
     """Where `new` differs from `old`, in pieces (for a short string; one piece for a long
     one), so a block scalar keeps its own line breaks between them."""
     if len(old) + len(new) > 20_000:
-        return list(minimal(old, new))
+        return [minimal(old, new)]
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     return [
         Replacement(a, b, new[c:d]) for op, a, b, c, d in matcher.get_opcodes() if op != "equal"
     ]
 
 
-Host = JsonDocument | YamlDocument | StringSpec
+Host = JsonHost | YamlHost | StringSpec

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from wbmigrate.check.documents import check_json, check_yaml, minimal
+from wbmigrate.check.documents import check_json, check_yaml
 from wbmigrate.check.flags import check_flags
+from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Place, Rule, apply_fixes
 from wbmigrate.check.places import PROSE
 from wbmigrate.check.python_code import check_python
@@ -83,7 +84,7 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
         return Replacement(start, end, block.fix_lines(edit.text))
 
     def encode(new: str) -> tuple[Replacement, ...]:
-        return (move(minimal(block.text, new)[0]),)
+        return (move(minimal(block.text, new)),)
 
     start, end = block.region
     return Part(start, end, block.text, checked, block.outer, encode, move, place)

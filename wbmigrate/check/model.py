@@ -148,6 +148,12 @@ class Lines:
         line = bisect.bisect_right(self.starts, offset) - 1
         return line + 1, offset - self.starts[line] + 1
 
+    def offset(self, line: int, byte_column: int) -> int:
+        """A character offset from an `ast` position (1-based line, UTF-8 byte column)."""
+        start = self.starts[line - 1]
+        raw = self.text[start : start + byte_column + 1].encode()[:byte_column]
+        return start + len(raw.decode(errors="ignore"))
+
     def finding(
         self, path: str, start: int, end: int, rule: Rule, message: str, fix: Fix = ()
     ) -> Finding:

@@ -84,23 +84,16 @@ def check_notebook(label: str, text: str, targets: Targets) -> Checked:
 
 
 def _cell(label: str, kind: str, source: CellSource, targets: Targets) -> Part:
-    """A cell as a part of the notebook: its findings, and a result on its line for every old
-    name no check accounted for (found here in the source's text, not in its escaped form)."""
-    checked = check_cell(label, kind, source.text, targets)
+    """A cell as a part of the notebook: its findings, as what it is (a raw cell is text), and
+    a result on its line for every old name no check accounted for (found here in the
+    source's text, not in its escaped form)."""
+    place = constant(CELLS.get(kind, Place(f"a {kind} cell")))
+    check = {"markdown": check_markdown, "code": check_code}.get(kind)
+    checked = check(label, source.text, targets) if check else Checked(place=place)
     accounted = [f.span for f in checked.findings] + checked.seen
     checked.findings += residual(label, source.text, targets, accounted, checked.place)
-    place = constant(CELLS.get(kind, Place(f"a {kind} cell")))
     start, end = source.span
     return Part(start, end, source.text, checked, source.outer, source.encode, source.move, place)
-
-
-def check_cell(label: str, kind: str, text: str, targets: Targets) -> Checked:
-    """A cell's findings in its own text."""
-    if kind == "markdown":
-        return check_markdown(label, text, targets)
-    if kind == "code":
-        return check_code(label, text, targets)
-    return Checked(place=constant(CELLS.get(kind, Place(f"a {kind} cell"))))
 
 
 def check_code(label: str, text: str, targets: Targets) -> Checked:

@@ -8,17 +8,13 @@ import bisect
 import difflib
 import itertools
 import json
-import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from wbmigrate.check.documents import minimal
+from wbmigrate.check.embedded import json_chars
+from wbmigrate.check.hosts import minimal
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.replacement import Replacement
-
-_ESCAPE = re.compile(
-    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", re.S
-)
 
 
 @dataclass(frozen=True)
@@ -28,28 +24,15 @@ class JsonString:
     start: int  # the opening quote
     end: int  # after the closing quote
     at: int  # where its text starts in the cell's source
-    length: int  # of its text
-    inner: tuple[int, ...]  # offsets in the string's text where the mapping changes pace
-    outer: tuple[int, ...]  # the same offsets in the file
+    offsets: list[int]  # the file offset of each character of its text (and the closing quote's)
 
-    @classmethod
-    def of(cls, text: str, start: int, end: int, at: int) -> JsonString:
-        """Map a string token text[start:end]: between escapes one character is one
-        character; an escape is one character of the value (a surrogate pair too)."""
-        inner, outer = [0], [start + 1]
-        decoded, raw = 0, start + 1
-        for match in _ESCAPE.finditer(text, start + 1, end - 1):
-            decoded += match.start() - raw
-            inner += [decoded, decoded + 1]
-            outer += [match.start(), match.end()]
-            decoded, raw = decoded + 1, match.end()
-        length = decoded + end - 1 - raw
-        return cls(start, end, at, length, tuple(inner), tuple(outer))
+    @property
+    def length(self) -> int:
+        return len(self.offsets) - 1
 
     def position(self, offset: int) -> int:
         """Where the character at `offset` of the string's text starts in the file."""
-        i = bisect.bisect_right(self.inner, offset) - 1
-        return self.outer[i] + offset - self.inner[i]
+        return self.offsets[offset]
 
 
 @dataclass(frozen=True)
@@ -78,7 +61,7 @@ class CellSource:
         changed line is edited inside its string; lines that come or go are strings written
         anew, split as nbformat splits them (`str.splitlines`)."""
         if not self.listed:
-            return self._in_string(self.text.splitlines(True), new.splitlines(True), new)
+            return self._in_string(new)
         old_lines = [self.text[s.at : s.at + s.length] for s in self.strings]
         new_lines = new.splitlines(True)
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -91,24 +74,23 @@ class CellSource:
                 edits.append(self._relist(i1, i2, new_lines[j1:j2]))
         return tuple(edits)
 
-    def _in_string(
-        self, old_lines: list[str], new_lines: list[str], new: str
-    ) -> tuple[Replacement, ...]:
+    def _in_string(self, new: str) -> tuple[Replacement, ...]:
         """One string: an edit for each run of changed lines, only its changed characters."""
+        old_lines, new_lines = self.text.splitlines(True), new.splitlines(True)
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
         old_at, new_at = _starts(old_lines), _starts(new_lines)
         edits = []
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag != "equal":
                 start = old_at[i1]
-                (change,) = minimal(self.text[start : old_at[i2]], new[new_at[j1] : new_at[j2]])
+                change = minimal(self.text[start : old_at[i2]], new[new_at[j1] : new_at[j2]])
                 edits.append(self._moved(start + change.start, start + change.end, change.text))
         return tuple(edits)
 
     def _line(self, index: int, line: str) -> Replacement:
         """String `index`, one line, becomes `line`: only its changed characters."""
         string = self.strings[index]
-        (change,) = minimal(self.text[string.at : string.at + string.length], line)
+        change = minimal(self.text[string.at : string.at + string.length], line)
         at = string.at
         return self._moved(at + change.start, at + change.end, change.text, index)
 
@@ -199,10 +181,10 @@ def read_source(
     for (token_start, token_end), line in zip(spans, values, strict=True):
         if text[token_start] != '"':
             return None
-        string = JsonString.of(text, token_start, token_end, at)
-        if string.length != len(line):
+        read = json_chars(text, token_start, token_end)
+        if read is None or read[0] != line:
             return None
-        strings.append(string)
-        at += string.length
+        strings.append(JsonString(token_start, token_end, at, read[1]))
+        at += len(line)
     source = "".join(values)
     return CellSource(text, source, tuple(strings), isinstance(value, list), (start, end))

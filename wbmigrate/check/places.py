@@ -72,15 +72,10 @@ def python_places(text: str, tree: ast.AST) -> Places:
 
 
 def _python_places(text: str, tree: ast.AST) -> Places:
-    starts = Lines(text).starts
+    lines = Lines(text)
 
-    def offset(row: int, column: int) -> int:
-        return starts[row - 1] + column
-
-    def from_bytes(row: int, column: int) -> int:  # ast counts UTF-8 bytes, tokenize characters
-        start = starts[row - 1]
-        head = text[start : start + column].encode()[:column]
-        return start + len(head.decode(errors="ignore"))
+    def offset(row: int, column: int) -> int:  # tokenize counts characters (ast: UTF-8 bytes)
+        return lines.starts[row - 1] + column
 
     regions = []
     try:
@@ -93,7 +88,10 @@ def _python_places(text: str, tree: ast.AST) -> Places:
     except (tokenize.TokenError, SyntaxError):
         pass
     docstrings = {
-        (from_bytes(node.lineno, node.col_offset), from_bytes(node.end_lineno, node.end_col_offset))
+        (
+            lines.offset(node.lineno, node.col_offset),
+            lines.offset(node.end_lineno, node.end_col_offset),
+        )
         for node in _docstrings(tree)
         if node.end_lineno is not None and node.end_col_offset is not None
     }

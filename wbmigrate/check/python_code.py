@@ -203,7 +203,7 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
     if not is_prime_rl_config(qualified):
         return
     name = str(node.arg)
-    start = source.offset(node.lineno, node.col_offset)
+    start = source.lines.offset(node.lineno, node.col_offset)
     if source.text[start : start + len(name)] != name:
         return
     new, end = source.targets.config_leaves[name], start + len(name)

@@ -25,17 +25,11 @@ class Source:
     module: Module
     seen: list[tuple[int, int]] = field(default_factory=list)
 
-    def offset(self, line: int, byte_column: int) -> int:
-        """A character offset from an ast position (1-based line, UTF-8 byte column)."""
-        start = self.lines.starts[line - 1]
-        raw = self.text[start : start + byte_column + 1].encode()[:byte_column]
-        return start + len(raw.decode(errors="ignore"))
-
     def span(self, node: ast.AST) -> tuple[int, int]:
         located: Any = node  # every node this module looks at has a position
         return (
-            self.offset(located.lineno, located.col_offset),
-            self.offset(located.end_lineno, located.end_col_offset),
+            self.lines.offset(located.lineno, located.col_offset),
+            self.lines.offset(located.end_lineno, located.end_col_offset),
         )
 
     def literal(self, node: ast.AST) -> tuple[int, str]:

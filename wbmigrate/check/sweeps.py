@@ -30,7 +30,7 @@ def check_sweep(sweep: dict[str, Any], path: Path, targets: Targets) -> list[Pen
     fate = targets.migration.fate(name) if isinstance(name, str) else None
     if fate is not None:
         found.append(_metric(fate, (*path, "metric", "name")))
-    found += _parameters(sweep["parameters"], (*path, "parameters"), (), targets)
+    found += _parameters(sweep["parameters"], (*path, "parameters"), targets)
     return found
 
 
@@ -47,12 +47,10 @@ def _metric(fate: Fate, path: Path) -> Pending:
     return Pending(path, False, rule, message, [Set(path, fate.new)])
 
 
-def _parameters(
-    parameters: dict[Any, Any], path: Path, prefix: tuple[str, ...], targets: Targets
-) -> list[Pending]:
+def _parameters(parameters: dict[Any, Any], path: Path, targets: Targets) -> list[Pending]:
     """Parameters by their dotted config key; nested `parameters` add to the key's prefix."""
     found = []
-    stack = [(parameters, path, prefix)]
+    stack: list[tuple[dict[Any, Any], Path, tuple[str, ...]]] = [(parameters, path, ())]
     while stack:
         members, at, outer = stack.pop()
         for key, spec in members.items():

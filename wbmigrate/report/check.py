@@ -204,9 +204,6 @@ def _markdown_tables(reports: list[FileReport], keep: Callable[[Finding], bool])
     return out
 
 
-NO_NEWLINE = "\\ No newline at end of file\n"
-
-
 def to_diff(reports: list[FileReport]) -> str:
     """The fixes as a unified diff, file by file; as git does, a last line without a newline
     says so."""
