@@ -16,7 +16,7 @@ from typing import Any
 from wbmigrate.edit.edits import Delete, Edit, EditConflict, materialize
 from wbmigrate.engine.shapes import nodes
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.kinds.automation import METRIC_FILTERS
+from wbmigrate.kinds.automation import METRIC_FILTERS, json_in
 
 WHAT = ("panels", "series", "filters", "conditions")
 
@@ -42,23 +42,16 @@ def parts(value: Any) -> Counter[str]:
 
 def _conditions(event_filter: str) -> int:
     """The conditions of an alert's `event.filter` (a JSON string holding JSON strings)."""
-    document = _json(event_filter)
+    document = json_in(event_filter)
     if not isinstance(document, dict):
         return 0
     metric = document.get("run_metric_filter")
     found = sum(1 for f in METRIC_FILTERS if isinstance(metric, dict) and metric.get(f))
     found += bool(document.get("metric_filter"))
-    runs = _json(document.get("run_filter"))
+    runs = json_in(document.get("run_filter"))
     if isinstance(runs, dict):
         found += sum(len(v) if isinstance(v, list) else 1 for v in runs.values())
     return found
-
-
-def _json(text: Any) -> Any:
-    try:
-        return json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        return None
 
 
 def removed(original: Any, edits: Iterable[Edit]) -> Counter[str]:

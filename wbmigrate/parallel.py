@@ -1,6 +1,6 @@
 """Work over many files on every core: this process and workers forked from it share the
 items, and the results come back in the items' order, so what is printed is the same byte for
-byte as working through them one by one. `check` and `plan DIR` use it.
+byte as working through them one by one. `check` uses it.
 
 The work is CPU-bound Python, so threads would not help. Workers are forked, inheriting the
 migration and its compiled patterns instead of being sent them. The items go in chunks: the
@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-CHUNK = 32  # items a worker is sent at a time, by default: few messages, shares still even
+CHUNK = 32  # items a worker is sent at a time: few messages, shares still even
 
 
 def cores() -> int:
@@ -45,24 +45,23 @@ def each(
     work: Callable[[T], R],
     processes: int = 1,
     prepare: Callable[[], object] | None = None,
-    chunk: int | None = None,
 ) -> list[R]:
     """`work(item)` for each item, in order, on `processes` processes, this one included,
-    `chunk` items at a time (fewer for larger items). `prepare` loads what the work needs
-    before workers are forked, once for all."""
+    `CHUNK` items at a time. `prepare` loads what the work needs before workers are forked,
+    once for all."""
     if not can_fork(processes):
         return [work(item) for item in items]
     if prepare is not None:
         prepare()
-    return _shared(items, work, processes - 1, chunk or CHUNK)
+    return _shared(items, work, processes - 1)
 
 
-def _shared(items: Sequence[T], work: Callable[[T], R], workers: int, chunk: int) -> list[R]:
+def _shared(items: Sequence[T], work: Callable[[T], R], workers: int) -> list[R]:
     """The results of `items`, from `workers` workers and this process. A chunk a worker took
     but could not send back (it was stopped, or a result could not be pickled) is done here."""
     global _job
     context = multiprocessing.get_context("fork")
-    chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
+    chunks = [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
     job = _job = _Job(chunks, work, context)
     with uninterrupted():
         pool = ProcessPoolExecutor(workers, context, initializer=as_worker, initargs=(os.getpid(),))

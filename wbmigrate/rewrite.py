@@ -1,7 +1,8 @@
 """The pure core: a spec and a migration in, the new spec and its changes out. No I/O.
 
 `rewrite` works on the parsed spec; `rewrite_text` also returns the new JSON text, in which
-everything the migration does not change keeps its exact bytes.
+everything the migration does not change keeps its exact bytes. The warnings that need the key
+census are a pass over a finished rewrite (`census_warnings`): the walk needs no census.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from wbmigrate import json_values, kinds
 from wbmigrate.edit.edits import Edit
 from wbmigrate.edit.json import splice
+from wbmigrate.engine.history import History
 from wbmigrate.engine.model import UNPARSED, Options, Rewrite
 from wbmigrate.engine.walk import Walk
 from wbmigrate.errors import WbmigrateError
@@ -55,7 +57,7 @@ def rewrite(
             kinds.KINDS[kind].annotate(w, spec)
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
-    return Rewrite(
+    result = Rewrite(
         kind=kind,
         title=f'{kind} "{name}"',
         original=spec,
@@ -63,7 +65,22 @@ def rewrite(
         changes=tuple(w.changes),
         notes=tuple(w.notes),
         change_edits=tuple(w.change_edits),
+        shown=tuple(w.shown),
     )
+    return census_warnings(result, w.options.history)
+
+
+def census_warnings(result: Rewrite, history: History | None) -> Rewrite:
+    """`result` with a warning wherever it shows a key none of the runs read logged, each
+    among the notes where the walk met it. Nothing without a census (offline), or with no run
+    to tell from."""
+    if history is None or not history.runs or not result.shown:
+        return result
+    notes = list(result.notes)
+    for shown in reversed(result.shown):  # from the back: the indices before stay right
+        if not history.logged(shown.key) and not (shown.waits and not history.upgraded):
+            notes.insert(shown.index, shown.warning(history.scope))
+    return replace(result, notes=tuple(notes))
 
 
 def rewrite_text(

@@ -13,7 +13,7 @@ from wbmigrate.engine.annotate import project_boundary
 from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
 from wbmigrate.engine.model import Mode, NoteKind, Options
 from wbmigrate.plan_json import history_entry, history_of_entry, options_entry, options_of
-from wbmigrate.rewrite import rewrite
+from wbmigrate.rewrite import census_warnings, rewrite
 
 MIGRATION = find_mapping("prime-rl").migration()
 OLD = frozenset({"off_policy/mean", "off_policy/max", "loss"})
@@ -213,3 +213,18 @@ def test_before_the_upgrade_dual_mode_does_not_warn_of_every_new_key():
     )
     replaced = warnings(report("off_policy/token/masked"), waiting, Mode.REPLACE)
     assert any("no run has logged staleness/token/masked" in m for m in replaced)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_the_census_warnings_are_a_pass_over_a_rewrite_made_without_the_census(mode):
+    """A walk needs no census: the warnings added once it has come are those a rewrite made
+    with it gives, in the same places among the other notes."""
+    spec = report("off_policy/mean", "off_policy/token/masked", "off_policy/max")
+    history = census("off_policy/mean", "staleness/rollout/max")
+    options = Options(mode=mode, annotate=False)
+    walked = rewrite(spec, MIGRATION, kind="report", name="r", options=options)
+    with_census = replace(options, history=history)
+    expected = rewrite(spec, MIGRATION, kind="report", name="r", options=with_census)
+    assert census_warnings(walked, history).notes == expected.notes
+    assert census_warnings(walked, None).notes == walked.notes
+    assert len(expected.notes) > len(walked.notes)

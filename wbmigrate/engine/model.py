@@ -81,6 +81,38 @@ class Note:
         return label(title, self.where, self.field)
 
 
+class Unlogged(enum.Enum):
+    """What a rewrite warns where it shows a key none of the runs the census read logged."""
+
+    BLANK = "no run has logged {key} ({scope}): nothing shows for it until one does"
+    COMPANION = (
+        "no run has logged {key} either ({scope}): keeping it beside {new} adds nothing here; "
+        "--mode replace would keep only the new key"
+    )
+    ALERT = "no run has logged {key} ({scope}): the alert cannot fire until a run logs it"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A key a rewrite shows where the key census may say no run logged it: plain data, so the
+    walk needs no census (`rewrite.census_warnings` turns it into a warning later)."""
+
+    index: int  # where in the rewrite's notes its warning goes
+    key: str
+    unlogged: Unlogged
+    pointer: str
+    where: tuple[str, ...]
+    field: str
+    path: tuple[str | int, ...]
+    new: str = ""  # COMPANION: the new key shown beside `key`
+    waits: bool = False  # say nothing before the project upgrades (a new key, in dual mode)
+
+    def warning(self, scope: str) -> Note:
+        """The warning, `scope` naming the runs the census read."""
+        message = self.unlogged.value.format(key=self.key, scope=scope, new=self.new)
+        return Note(self.pointer, NoteKind.WARNING, message, self.where, self.field, self.path)
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """The result of rewriting one spec: nothing in it aliases mutable input."""
@@ -92,6 +124,7 @@ class Rewrite:
     changes: tuple[Change, ...]
     notes: tuple[Note, ...] = field(default=())
     change_edits: tuple[Edit, ...] = field(default=())  # the edit that makes each change
+    shown: tuple[Shown, ...] = field(default=())  # keys the census may say no run logged
 
     @cached_property
     def spec(self) -> Any:

@@ -16,7 +16,16 @@ from typing import Any
 import orjson
 
 from wbmigrate.edit.edits import Edit, Path, materialize, pointer
-from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
+from wbmigrate.engine.model import (
+    Change,
+    ChangeAction,
+    Mode,
+    Note,
+    NoteKind,
+    Options,
+    Shown,
+    Unlogged,
+)
 from wbmigrate.mapping import Fate, Migration
 
 
@@ -29,6 +38,7 @@ class Record:
         self.changes: list[Change] = []
         self.change_edits: list[Edit] = []  # the edit that makes each change
         self.notes: list[Note] = []
+        self.shown: list[Shown] = []
         self.versions: set[str] = set()  # steps whose renames this spec needed
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
@@ -99,43 +109,24 @@ class Record:
             hides = f"this field holds one key: it now shows {fate.new}, so {before} drop out of it"
             self.note(path, NoteKind.WARNING, hides, field)
 
-    # --- what the project's runs logged (live, from the key census) ---------------------------
+    # --- keys the census may say no run logged (`rewrite.census_warnings`) --------------------
 
-    def unlogged(self, key: str, unless_waiting: bool = False) -> str | None:
-        """Which runs were read, when none of them logged `key`; None when one did, or when
-        there is no census (offline) or no run to tell from. Before a project upgrades no run
-        logs a new key: `unless_waiting` says nothing then in dual mode, which still shows the
-        old key (the plan says once that the project has not upgraded)."""
-        history = self.options.history
-        if history is None or not history.runs or history.logged(key):
-            return None
-        return None if unless_waiting and self.dual and not history.upgraded else history.scope
-
-    def warn_unlogged(
-        self,
-        path: Path,
-        key: str,
-        field: str,
-        message: Callable[[str], str],
-        unless_waiting: bool = False,
-    ) -> None:
-        """Warn, with `message(scope)`, when no run logged `key`."""
-        scope = self.unlogged(key, unless_waiting)
-        if scope is not None:
-            self.note(path, NoteKind.WARNING, message(scope), field)
+    def shows(self, path: Path, key: str, field: str, unlogged: Unlogged, new: str = "") -> None:
+        """Record that the rewrite shows `key` at `path`: a warning if no run logged it. Before
+        a project upgrades no run logs a new key: dual mode, which still shows the old key,
+        then says nothing of it (the plan says once that the project has not upgraded)."""
+        waits = unlogged is Unlogged.BLANK and self.dual
+        where, at = self.where, pointer(path)
+        self.shown.append(Shown(len(self.notes), key, unlogged, at, where, field, path, new, waits))
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
-        """Warn where a rewrite shows a key no run logged (the series stays blank), and, for a
-        dual-mode companion, where no run logged the old key either (keeping it adds nothing)."""
-        new, old = fate.new, fate.old
-        assert new is not None
-        if (scope := self.unlogged(new, unless_waiting=True)) is not None:
-            blank = f"no run has logged {new} ({scope}): nothing shows for it until one does"
-            self.note(path, NoteKind.WARNING, blank, field)
-        if companion and self.dual and (scope := self.unlogged(old)) is not None:
-            instead = "--mode replace would keep only the new key"
-            idle = f"no run has logged {old} either ({scope}): keeping it beside {new} adds nothing"
-            self.note(path, NoteKind.WARNING, f"{idle} here; {instead}", field)
+        """Where a rewrite shows a new key (the series stays blank if no run logged it), and,
+        for a dual-mode companion, the old key beside it (keeping it adds nothing if no run
+        logged it either)."""
+        assert fate.new is not None
+        self.shows(path, fate.new, field, Unlogged.BLANK)
+        if companion and self.dual:
+            self.shows(path, fate.old, field, Unlogged.COMPANION, new=fate.new)
 
     def forget(self, path: Path) -> None:
         """Drop the edits and changes recorded inside `path` (which is about to be deleted)."""

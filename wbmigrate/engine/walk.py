@@ -254,7 +254,11 @@ class Walk(Record):
         inner = Walk(self.migration, self.options)
         inner.where = self.where
         walk(inner, document)
-        prefix = pointer(path)
+        prefix, before = pointer(path), len(self.notes)
+        self.shown += [
+            replace(s, index=before + s.index, pointer=prefix + s.pointer, path=path)
+            for s in inner.shown
+        ]
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
         if inner.edits:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from wbmigrate.edit.edits import Path, Set
-from wbmigrate.engine.model import ChangeAction, NoteKind
+from wbmigrate.engine.model import ChangeAction, NoteKind, Unlogged
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping import Fate
 
@@ -109,15 +109,7 @@ def _metric(w: Walk, path: Path, name: Any, gone: list[Fate]) -> None:
         f"{name} (older versions of the trainer) no longer trigger it",
         "metric",
     )
-    new = fate.new
-    w.warn_unlogged(
-        path,
-        new,
-        "metric",
-        lambda scope: (
-            f"no run has logged {new} ({scope}): the alert cannot fire until a run logs it"
-        ),
-    )
+    w.shows(path, fate.new, "metric", Unlogged.ALERT)
 
 
 def _disable(w: Walk, trigger: dict[str, Any], gone: list[Fate]) -> None:
@@ -165,18 +157,18 @@ def alert_metrics(trigger: Any) -> list[str]:
     event = None
     if isinstance(trigger, dict):
         event = trigger.get("event") or trigger.get("triggeringCondition")
-    document = _json(event.get("filter")) if isinstance(event, dict) else None
+    document = json_in(event.get("filter")) if isinstance(event, dict) else None
     if not isinstance(document, dict):
         return []
     found = [name for _, name in _conditions(document) if isinstance(name, str)]
     legacy = document.get("metric_filter")
-    legacy = _json(legacy) if isinstance(legacy, str) else legacy
+    legacy = json_in(legacy) if isinstance(legacy, str) else legacy
     if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
         found.append(legacy["name"])
     return found
 
 
-def _json(text: Any) -> Any:
+def json_in(text: Any) -> Any:
     """The value a JSON string holds; None for anything else."""
     try:
         return json.loads(text) if isinstance(text, str) else None
