@@ -10,14 +10,17 @@ import enum
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.engine.model import UNPARSED, ChangeAction, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError, bug
-from wbmigrate.rewrite import rewrite, spec_at
+from wbmigrate.rewrite import Walked, finish, spec_at, walk
 
 if TYPE_CHECKING:
+    from wbmigrate.engine.history import History
     from wbmigrate.mapping import Migration
+
+T = TypeVar("T")
 
 
 class Status(enum.Enum):
@@ -106,16 +109,27 @@ class Plan:
 
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
-    def planned() -> Planned:
+    return finish_one(source, walk_one(source, migration, options), options.history)
+
+
+def walk_one(source: Source, migration: Migration, options: Options) -> Walked | Planned:
+    """`plan_one` but for what needs the key census (`finish_one` adds it): the spec walked,
+    or the object planned as an error."""
+
+    def walked() -> Walked:
         spec = spec_at(source.text, source.root, source.document)
-        return Planned(
-            source, rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
-        )
+        return walk(spec, migration, kind=source.kind, options=options)
 
-    return _guarded(source, planned)
+    return _guarded(source, walked)
 
 
-def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
+def finish_one(source: Source, walked: Walked | Planned, history: History | None) -> Planned:
+    if isinstance(walked, Planned):
+        return walked
+    return _guarded(source, lambda: Planned(source, finish(walked, source.name, history)))
+
+
+def _guarded(source: Source, plan: Callable[[], T]) -> T | Planned:
     """`plan()`, or the object planned as an error: one object never stops the others."""
     if source.error is not None:
         return Planned(source, error=source.error)

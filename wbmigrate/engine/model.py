@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from wbmigrate.edit.edits import Edit, materialize
+from wbmigrate.edit.edits import Edit, materialize, pointer
 from wbmigrate.engine.history import History
 
 UNPARSED: Any = object()  # a spec's text not parsed yet
@@ -100,17 +100,21 @@ class Shown:
     index: int  # where in the rewrite's notes its warning goes
     key: str
     unlogged: Unlogged
-    pointer: str
     where: tuple[str, ...]
     field: str
     path: tuple[str | int, ...]
     new: str = ""  # COMPANION: the new key shown beside `key`
     waits: bool = False  # say nothing before the project upgrades (a new key, in dual mode)
+    # its JSON pointer, made only for a warning (most keys shown get none): `prefix` (that of
+    # the string holding an embedded document) and the pointer of `at`, the path inside it
+    at: tuple[str | int, ...] = ()
+    prefix: str = ""
 
     def warning(self, scope: str) -> Note:
         """The warning, `scope` naming the runs the census read."""
         message = self.unlogged.value.format(key=self.key, scope=scope, new=self.new)
-        return Note(self.pointer, NoteKind.WARNING, message, self.where, self.field, self.path)
+        at = self.prefix + pointer(self.at)
+        return Note(at, NoteKind.WARNING, message, self.where, self.field, self.path)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class Record:
         self.notes: list[Note] = []
         self.shown: list[Shown] = []
         self.versions: set[str] = set()  # steps whose renames this spec needed
+        self.judged_regex = False  # a regex was judged (against the census's keys too, live)
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
         self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
@@ -116,8 +117,8 @@ class Record:
         a project upgrades no run logs a new key: dual mode, which still shows the old key,
         then says nothing of it (the plan says once that the project has not upgraded)."""
         waits = unlogged is Unlogged.BLANK and self.dual
-        where, at = self.where, pointer(path)
-        self.shown.append(Shown(len(self.notes), key, unlogged, at, where, field, path, new, waits))
+        shown = Shown(len(self.notes), key, unlogged, self.where, field, path, new, waits, path)
+        self.shown.append(shown)
 
     def _logged(self, path: Path, fate: Fate, field: str, companion: bool = False) -> None:
         """Where a rewrite shows a new key (the series stays blank if no run logged it), and,

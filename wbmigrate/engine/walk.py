@@ -183,6 +183,7 @@ class Walk(Record):
     def regex(self, path: Path, pattern: Any, field: str, ignore_case: bool = False) -> None:
         if not isinstance(pattern, str) or not pattern:
             return
+        self.judged_regex = True
         known = self.migration.known_names | self.options.project_keys
         if self.options.history is not None:  # live: the keys the project's runs logged
             known |= self.options.history.keys
@@ -256,11 +257,12 @@ class Walk(Record):
         walk(inner, document)
         prefix, before = pointer(path), len(self.notes)
         self.shown += [
-            replace(s, index=before + s.index, pointer=prefix + s.pointer, path=path)
+            replace(s, index=before + s.index, prefix=prefix + s.prefix, path=path)
             for s in inner.shown
         ]
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
+        self.judged_regex |= inner.judged_regex
         if inner.edits:
             outer = Set(path, splice(text, inner.edits))
             self.edits.append(outer)
