@@ -23,7 +23,6 @@ from wandb_workspaces import expr
 
 from testserver import WandbServer, WandbState
 from wbmigrate.cli import cli
-from wbmigrate.engine import regexes
 
 # W&B's SDKs use pydantic's V1 validators and read their own deprecated fields (a warning
 # each, which the suite would turn into an error inside the SDK).
@@ -257,25 +256,37 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Saved]:
 
 
 @pytest.fixture(scope="module")
-def migrated(
-    request: pytest.FixtureRequest, saved: Saved, tmp_path_factory: pytest.TempPathFactory
-) -> Migrated:
-    """The originals back in place, `wbmigrate apply --mode MODE` (the parameter), and
-    everything read back; what the SDK cannot load is kept as the error it raised, for the
-    cases that read it to fail on, one by one."""
+def migrations(saved: Saved, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Each mode's run, made the first time a case asks for it and kept for the others."""
+    made: dict[str, Migrated] = {}
+
+    def migration(mode: str) -> Migrated:
+        if mode not in made:
+            made[mode] = migrate(saved, mode, tmp_path_factory.mktemp(f"backups-{mode}"))
+        return made[mode]
+
+    return migration
+
+
+@pytest.fixture
+def migrated(request: pytest.FixtureRequest, migrations: Any) -> Migrated:
+    """The run of the mode the case is parametrized with."""
+    run: Migrated = migrations(request.param)
+    return run
+
+
+def migrate(saved: Saved, mode: str, backups: Path) -> Migrated:
+    """The originals back in place, `wbmigrate apply --mode MODE`, and everything read back;
+    what the SDK cannot load is kept as the error it raised, for the cases that read it to
+    fail on, one by one."""
     import wandb
     import wandb_workspaces.reports.v2 as wr
     import wandb_workspaces.workspaces as ws
 
-    mode = request.param
     state = saved.server.state
     state.views, state.triggers = copy.deepcopy(saved.views), copy.deepcopy(saved.triggers)
-    backups = tmp_path_factory.mktemp(f"backups-{mode}")
-    with pytest.MonkeyPatch.context() as patch:  # as the suite's autouse fixture does
-        patch.setattr(regexes, "MATCH_TIMEOUT", 1.0)
-        patch.setattr(regexes, "TOTAL_TIMEOUT", 30.0)
-        apply = wbmigrate("apply", TARGET, "--mode", mode, "--backup-dir", str(backups), "--yes")
-        replan = wbmigrate("plan", TARGET, "--mode", mode, "--detailed-exitcode")
+    apply = wbmigrate("apply", TARGET, "--mode", mode, "--backup-dir", str(backups), "--yes")
+    replan = wbmigrate("plan", TARGET, "--mode", mode, "--detailed-exitcode")
     api = wandb.Api(api_key=saved.server.api_key, overrides={"base_url": saved.server.url})
     return Migrated(
         mode,
@@ -311,7 +322,7 @@ def modes(dual: str | None = None, replace: str | None = None, only: str | None 
         for mode, r in reasons.items()
         if only in (None, mode)
     ]
-    return pytest.mark.parametrize("migrated", params, indirect=True, scope="module")
+    return pytest.mark.parametrize("migrated", params, indirect=True)
 
 
 def specs(migrated: Migrated, view_type: str) -> tuple[Any, Any]:
@@ -658,7 +669,6 @@ def run_feeds(spec: Any) -> list[dict[str, Any]]:
         ]
     ],
     indirect=["migrated"],
-    scope="module",
 )
 def test_no_column_the_user_showed_is_hidden(migrated: Migrated, view_type: str) -> None:
     """W&B's rule (the SDK's `_to_model`): the listed columns are the visible ones. Every
@@ -701,9 +711,7 @@ def automation_params() -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize(
-    ("migrated", "name"), automation_params(), indirect=["migrated"], scope="module"
-)
+@pytest.mark.parametrize(("migrated", "name"), automation_params(), indirect=["migrated"])
 def test_automation_moves_to_the_new_key_and_keeps_its_action(
     migrated: Migrated, name: str
 ) -> None:
