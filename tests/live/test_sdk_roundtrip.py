@@ -516,6 +516,9 @@ def test_report_note_follows_the_leading_empty_paragraph(migrated: Migrated) -> 
     kinds = [type(b).__name__ for b in migrated.report.blocks]
     assert kinds == ["MarkdownBlock", "H1", "PanelGrid"]
     assert MARKER in migrated.report.blocks[0].text
+    # what the SDK's next save sends (`Report.save` sends `_to_model().spec`): the same blocks
+    resaved = migrated.report._to_model().spec.model_dump(by_alias=True)["blocks"]
+    assert [b["type"] for b in resaved] == [b["type"] for b in blocks]
 
 
 @modes()
