@@ -1,7 +1,10 @@
 """A local W&B-compatible GraphQL server for end-to-end tests, on 127.0.0.1.
 
 It executes real GraphQL (graphql-core) against a schema written for the part of W&B's API that
-wbmigrate and the wandb SDK use: views (reports, drafts, saved workspaces), automations, and
+wbmigrate and the wandb SDK use: views (reports, drafts, saved workspaces), automations (read,
+updated, and created as the SDK's `api.create_automation` does: `createFilterTrigger`, its
+action naming one of `server.integrations` by id, the Slack and webhook integrations as an
+action shows them; no-op and queue-job actions too), and
 runs with the keys they logged (`WandbState.add_run`: `runs`, `run`, `runCount`; `summaryMetrics`
 a JSON string, `historyKeys` a JSON object; run filters on name, display name, state and times
 with `$eq $ne $in $nin $gt $gte $lt $lte $and $or`, order `[+-]created_at|heartbeat_at`, any

@@ -64,6 +64,10 @@ class Api:
     def __init__(self, state: WandbState, more: Iterable[WandbState] = ()) -> None:
         self.state = state
         self.states = [state]
+        # The entity's Slack and webhook integrations by id, as an action shows them
+        # (`{"__typename": "SlackIntegration", "id": ..., "teamName": ..., "channelName": ...}`):
+        # what `createFilterTrigger` puts in the action an input names by `integrationID`.
+        self.integrations: dict[str, dict[str, Any]] = {}
         for other in more:
             self.add_project(other)
         self.schema = self._schema()
@@ -98,7 +102,11 @@ class Api:
                 "teams": {"edges": []},
             },
             "serverInfo": lambda *_: {
-                "features": [{"name": "QUERY_AUTOMATIONS_ON_ENTITY", "isEnabled": True}]
+                "features": [
+                    {"name": "QUERY_AUTOMATIONS_ON_ENTITY", "isEnabled": True},
+                    # the SDK creates z-score alerts only on a server that says it can
+                    {"name": "AUTOMATION_EVENT_RUN_METRIC_ZSCORE", "isEnabled": True},
+                ]
             },
             "project": self._project,
             "view": self._view,
@@ -107,7 +115,11 @@ class Api:
         }
         for name, resolve in resolvers.items():
             schema.query_type.fields[name].resolve = resolve
-        mutations = {"upsertView": self._upsert_view, "updateFilterTrigger": self._update_trigger}
+        mutations = {
+            "upsertView": self._upsert_view,
+            "updateFilterTrigger": self._update_trigger,
+            "createFilterTrigger": self._create_trigger,
+        }
         for name, resolve in mutations.items():
             schema.mutation_type.fields[name].resolve = resolve
         fields = {
@@ -305,11 +317,48 @@ class Api:
                 action.update({k: given[k] for k in ("title", "message", "severity") if k in given})
             if "genericWebhookActionInput" in config:
                 action["requestPayload"] = config["genericWebhookActionInput"].get("requestPayload")
+            if (config.get("queueJobActionInput") or {}).get("template") is not None:
+                action["template"] = config["queueJobActionInput"]["template"]
             action["__typename"] = ACTION_TYPES.get(
                 input.get("triggeredActionType", ""), action["__typename"]
             )
             trigger["updatedAt"] = state.now()
             return {"trigger": self._trigger_out(trigger)}
+
+    def _create_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
+        """A new automation of a run event in the project `scopeID` names, its action built
+        from the one input `triggeredActionConfig` holds, as W&B's SDK creates one."""
+        state = next((s for s in self.states if s.project_id == input["scopeID"]), None)
+        if state is None:
+            raise ValueError(f"project {input['scopeID']} not found")
+        config = {k: v for k, v in input["triggeredActionConfig"].items() if v is not None}
+        trigger = {
+            "__typename": "Trigger",
+            "createdAt": state.now(),
+            **{k: input.get(k) for k in ("name", "description", "enabled")},
+            "event": {
+                "__typename": "FilterEventTriggeringCondition",
+                "eventType": input["triggeringEventType"],
+                "filter": input["eventFilter"],
+            },
+            "action": {
+                "__typename": ACTION_TYPES[input["triggeredActionType"]],
+                **self._action_fields(config),
+            },
+        }
+        with _allowed(state).lock:
+            trigger_id = state.add_trigger(trigger)
+            return {"trigger": self._trigger_out(state.triggers[trigger_id])}
+
+    def _action_fields(self, config: dict[str, Any]) -> dict[str, Any]:
+        """What an action input stores: its fields, the integration it names in full."""
+        if "noOpActionInput" in config:
+            return {"noOp": True}
+        ((_, given),) = config.items()
+        fields = {k: v for k, v in given.items() if k != "integrationID"}
+        if "integrationID" in given:
+            fields["integration"] = copy.deepcopy(self.integrations[given["integrationID"]])
+        return fields
 
     def execute(self, query: str, variables: dict[str, Any]) -> ExecutionResult:
         """What `graphql_sync` answers, each query text parsed and validated once, as

@@ -27,6 +27,7 @@ type Query {
 type Mutation {
   upsertView(input: UpsertViewInput!): UpsertViewPayload
   updateFilterTrigger(input: UpdateFilterTriggerInput!): UpdateFilterTriggerPayload
+  createFilterTrigger(input: CreateFilterTriggerInput!): CreateFilterTriggerPayload
 }
 
 type User { id: ID! name: String entity: String username: String email: String
@@ -119,17 +120,28 @@ input TriggeredActionConfig {
   notificationActionInput: NotificationActionInput
   genericWebhookActionInput: GenericWebhookActionInput
   noOpActionInput: NoOpTriggeredActionInput
+  queueJobActionInput: QueueJobActionInput
 }
 input NotificationActionInput { integrationID: ID! title: String message: String
                                 severity: AlertSeverity }
 input GenericWebhookActionInput { integrationID: ID! requestPayload: JSONString }
 input NoOpTriggeredActionInput { noOp: Boolean }
+input QueueJobActionInput { queueID: ID! template: JSONString! }
 type UpdateFilterTriggerPayload { trigger: Trigger }
+input CreateFilterTriggerInput {
+  name: String! description: String enabled: Boolean! scopeType: TriggerScopeType!
+  scopeID: ID! triggeringEventType: EventTriggeringConditionType! eventFilter: JSONString!
+  triggeredActionType: TriggeredActionType! triggeredActionConfig: TriggeredActionConfig!
+  clientMutationId: String
+}
+type CreateFilterTriggerPayload { trigger: Trigger }
 """
 
 ACTION_TYPES = {
     "NOTIFICATION": "NotificationTriggeredAction",
     "GENERIC_WEBHOOK": "GenericWebhookTriggeredAction",
+    "NO_OP": "NoOpTriggeredAction",
+    "QUEUE_JOB": "QueueJobTriggeredAction",
 }
 
 PERMISSION = "PERMISSION_ERROR"  # W&B's code for a refusal, answered with HTTP 403
