@@ -122,7 +122,8 @@ def _merged(w: Walk, path: Path, feed: dict[str, Any], decode: Decode) -> dict[s
     `off_policy/token/max` both become `staleness/rollout/max`), the one whose visibility,
     pinning, width and place the new column takes: the first the user showed, else the first.
     One rule for every map keeps the SDK's invariant that a column listed in `columnOrder` is
-    visible. A new column already in the table keeps its own settings."""
+    visible. A new column already in the table keeps its own settings (and so a second run
+    changes nothing)."""
     order = [c for c in as_list(feed.get("columnOrder")) if isinstance(c, str)]
     maps = [m for name in COLUMN_MAPS if isinstance(m := feed.get(name), dict)]
     sources: dict[str, list[str]] = {}
@@ -134,7 +135,9 @@ def _merged(w: Walk, path: Path, feed: dict[str, Any], decode: Decode) -> dict[s
     claims = {}
     present = set(order).union(*maps)
     for new, olds in sources.items():
-        if len(olds) > 1 and new not in present:
+        if len(olds) > 1 and new in present:  # merged before, or set by hand
+            claims[new] = new
+        elif len(olds) > 1:
             shown = [c for c in olds if _shown(feed, order, c)]
             claims[new] = (shown or olds)[0]
             w.note(path, NoteKind.WARNING, _merge_message(new, olds, shown), "runFeed")
