@@ -6,6 +6,7 @@ into one take the settings of the one shown. W&B's own SDK reads the results bac
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 import pytest
 from helpers import FIXTURES
@@ -13,7 +14,7 @@ from helpers import FIXTURES
 from wbmigrate import find_mapping
 from wbmigrate.edit.edits import materialize
 from wbmigrate.engine.model import ChangeAction, Mode, NoteKind, Options
-from wbmigrate.engine.runsets import walk_runset
+from wbmigrate.engine.runsets import URI_SAFE, report_colours, walk_runset, workspace_colours
 from wbmigrate.engine.walk import Walk
 from wbmigrate.plan import Source
 from wbmigrate.verify import Check, verify_one
@@ -348,3 +349,50 @@ def test_verify_fails_until_run_set_keys_and_colours_are_migrated(kind, name, mo
     assert left("before")
     assert set(left("before")) == {Check.OLD_NAME_LEFT}
     assert left("after") == []
+
+
+def colour_walk(kind: str, colours: dict, mode: Mode) -> dict:
+    w = Walk(MIGRATION, Options(mode=mode))
+    if kind == "workspace":
+        workspace_colours(w, (), colours)
+    else:
+        report_colours(w, (), colours, [{"id": "rs1"}, "not a run set"])
+    return materialize(colours, w.edits)
+
+
+def group_key(*keys: str) -> str:
+    """A workspace colour key as wandb_workspaces builds it (`build_run_color_group_key`)."""
+    path = [{"kind": "group", "key": key, "value": "2"} for key in keys]
+    return f"{GROUP}{quote(json.dumps(path, separators=(',', ':')), safe=URI_SAFE)}"
+
+
+GROUP = "run-color-group:%22rs1%22:"
+OLD_GROUP, NEW_GROUP = (
+    group_key("summary:off_policy/max"),
+    group_key("summary:staleness/rollout/max"),
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "before", "mode", "after"),
+    [
+        ("workspace", {OLD_GROUP: "#111"}, DUAL, {OLD_GROUP: "#111", NEW_GROUP: "#111"}),
+        ("workspace", {OLD_GROUP: "#111", NEW_GROUP: "#222"}, REPLACE, {NEW_GROUP: "#222"}),
+        ("workspace", {GROUP + "%5Bnot%20json": "#111", "run1": "#222"}, REPLACE,
+         {GROUP + "%5Bnot%20json": "#111", "run1": "#222"}),
+        ("report", {"rs1-summary_metrics.off_policy/max:2": "#111"}, REPLACE,
+         {"rs1-summary_metrics.staleness/rollout/max:2": "#111"}),
+        ("report", {"rs1-off_policy/max:2-off_policy/mean:3": "#111"}, REPLACE,
+         {"rs1-staleness/rollout/max:2-staleness/rollout/mean:3": "#111"}),
+        ("report", {"rs2-summary_metrics.off_policy/max:2": "#111"}, REPLACE,
+         {"rs2-summary_metrics.off_policy/max:2": "#111"}),
+        ("report", {"rs1-summary_metrics.eval/off_policy/max:2": "#111", "rs1-abc": "#222"},
+         REPLACE, {"rs1-summary_metrics.eval/off_policy/max:2": "#111", "rs1-abc": "#222"}),
+    ],
+    ids=["workspace-dual", "workspace-replace-new-colour-kept", "workspace-not-a-group",
+         "report-replace", "report-two-levels-one-key", "report-other-run-set",
+         "report-whole-names-and-run-ids"],
+)  # fmt: skip
+def test_group_colour_keys(kind, before, mode, after):
+    assert colour_walk(kind, before, mode) == after
+    assert colour_walk(kind, after, mode) == after  # a second rewrite changes nothing

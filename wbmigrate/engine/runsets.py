@@ -50,6 +50,8 @@ def walk_runset(w: Walk, path: Path, runset: Any) -> None:
     with w.at(f'run set "{runset.get("name", "")}"'):
         if w.may_hold(runset):
             _keys(w, path, runset, METRICS)
+        if not w.config_fates:  # most mappings rename no config key
+            return
         with w.config_keys():
             if w.may_hold(runset):
                 _keys(w, path, runset, CONFIG)

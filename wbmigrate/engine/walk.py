@@ -39,6 +39,10 @@ class Walk(Record):
     def config_fates(self) -> dict[str, Fate]:
         return config_fates(self.migration)
 
+    @cached_property
+    def _config_anchors(self) -> tuple[bytes, ...]:
+        return tuple(anchor.encode() for anchor in part_cover(self.config_fates))
+
     @contextmanager
     def config_keys(self) -> Iterator[None]:
         """Inside, the rules look keys up among the mapping's config renames instead of its
@@ -46,9 +50,8 @@ class Walk(Record):
         metric keys get. The key census counts metrics only, so what it would be asked about
         config keys is dropped."""
         saved = self.fate, self._anchors, self._serialise, self.shown
-        anchors = tuple(a.encode() for a in part_cover(self.config_fates))
-        self.fate, self._anchors, self.shown = self.config_fates.get, anchors, []
-        self._serialise = _serialiser(anchors)
+        self.fate, self._anchors, self.shown = self.config_fates.get, self._config_anchors, []
+        self._serialise = _serialiser(self._anchors)
         try:
             yield
         finally:
@@ -87,8 +90,8 @@ class Walk(Record):
         are gone stay in dual mode (old runs have them) and are dropped in replace mode.
 
         `inner` is where the key sits inside each item (`("accessor",)` for column objects).
-        `claims`: where several old keys become one new key, the one old key it takes the place
-        of; the others are kept (dual) or dropped (replace) as if the new key were listed.
+        `claims` maps a new key that several old keys become to the one old key whose place it
+        takes; the others stay (dual) or go (replace) as if the new key were listed already.
         """
         if not self.may_hold(items):
             return
