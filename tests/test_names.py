@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from wbmigrate import find_mapping
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Options
-from wbmigrate.names import cover
+from wbmigrate.names import config_column, config_key, cover
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())
 
@@ -15,3 +17,29 @@ def test_anchors_cover_every_name_with_few_substrings():
     assert cover(["a/loss", "b/loss", "c/acc"]) == ("loss", "acc")
     for name in [*TARGETS.migration.old_names, *TARGETS.flags, *TARGETS.config_keys]:
         assert any(anchor in name for anchor in TARGETS.anchors)
+
+
+@pytest.mark.parametrize(
+    ("value", "prefix", "name", "renamed"),
+    [
+        ("config:orchestrator.value.max_off_policy_steps", "config:",
+         "orchestrator.max_off_policy_steps", "config:orchestrator.value.max_staleness"),
+        ("config:orchestrator.max_off_policy_steps.value", "config:",
+         "orchestrator.max_off_policy_steps", "config:orchestrator.max_staleness.value"),
+        ("config:lr.value", "config:", "lr", "config:trainer.value.lr"),
+        ("orchestrator.max_off_policy_steps", "", "orchestrator.max_off_policy_steps",
+         "orchestrator.max_staleness"),
+    ],
+    ids=["nested-value-after-first-part", "flat-value-at-end", "one-part", "filter-without-value"],
+)  # fmt: skip
+def test_a_config_key_keeps_w_and_b_s_value_where_it_was(value, prefix, name, renamed):
+    found = config_key(value, prefix)
+    assert found is not None
+    assert found.name == name
+    new = {"orchestrator.max_off_policy_steps": "orchestrator.max_staleness", "lr": "trainer.lr"}
+    assert found.with_name(new[name]) == renamed
+
+
+@pytest.mark.parametrize("value", ["summary:lr", "config:", "", None, 3])
+def test_what_is_no_config_column(value):
+    assert config_column(value) is None

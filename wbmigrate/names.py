@@ -44,6 +44,43 @@ def _accessor(value: str) -> Accessor | None:
     return Accessor("", value)
 
 
+@dataclass(frozen=True)
+class ConfigKey(Accessor):
+    """A config key as W&B spells it: `name` is its dotted path, `value_at` where W&B's `.value`
+    sits in the spelling: after the first part (a nested config, what the SDK writes in columns
+    and grouping), at the end (a flat dotted key, `wandb.config["a.b"]`), or nowhere (the SDK's
+    filters and sort keys)."""
+
+    value_at: str = ""  # "first", "last" or ""
+
+    def with_name(self, name: str) -> str:
+        parts = name.split(".")
+        if self.value_at == "first":
+            parts.insert(1, "value")
+        elif self.value_at == "last":
+            parts.append("value")
+        return self.prefix + ".".join(parts)
+
+
+def config_key(value: object, prefix: str = "") -> ConfigKey | None:
+    """The config key `value` spells after `prefix` (`config:` for a run-table column), with or
+    without W&B's `.value` (`wandb_workspaces`' `expr.groupby_str_to_key` puts it after the
+    first part unless the key already holds one)."""
+    if not isinstance(value, str) or not value.startswith(prefix) or len(value) == len(prefix):
+        return None
+    parts = value[len(prefix) :].split(".")
+    if len(parts) > 1 and parts[1] == "value":
+        return ConfigKey(prefix, ".".join(parts[:1] + parts[2:]), "first")
+    if len(parts) > 1 and parts[-1] == "value":
+        return ConfigKey(prefix, ".".join(parts[:-1]), "last")
+    return ConfigKey(prefix, ".".join(parts))
+
+
+def config_column(value: object) -> ConfigKey | None:
+    """A run-table column (or a grouped-run colour's key) on a config key: `config:a.value.b`."""
+    return config_key(value, "config:")
+
+
 def series_accessor(value: object) -> Accessor | None:
     """`<runId>:<metric>`, the keys of a line plot's per-series overrides."""
     if not isinstance(value, str) or ":" not in value:

@@ -229,7 +229,7 @@ def test_apply_then_apply_again_then_rollback_as_json(run, live):
         "draft": True,
         "status": "applied",
         "detail": "",
-        "changes": 16,
+        "changes": 17,
     }
     assert (document["interrupted"], document["not_started"]) == (False, 0)
     # the lines after the table go to stderr: stdout is the document alone

@@ -12,23 +12,50 @@ them side by side is what keeps them consistent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import cached_property
 from typing import Any
 
 from wbmigrate import names
 from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.record import Record
+from wbmigrate.engine.record import Record, _serialiser
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
+from wbmigrate.mapping import Fate, Migration, part_cover
 
 Decode = Callable[[Any], names.Accessor | None]
 
 
 class Walk(Record):
     """The rules, each recording through `Record`."""
+
+    # --- config keys ----------------------------------------------------------------------------
+
+    @cached_property
+    def config_fates(self) -> dict[str, Fate]:
+        return config_fates(self.migration)
+
+    @cached_property
+    def _config_anchors(self) -> tuple[bytes, ...]:
+        return tuple(anchor.encode() for anchor in part_cover(self.config_fates))
+
+    @contextmanager
+    def config_keys(self) -> Iterator[None]:
+        """Inside, the rules look keys up among the mapping's config renames instead of its
+        metrics: a run set's config columns, filters, sort keys and grouping get the rules its
+        metric keys get. The key census counts metrics only, so what it would be asked about
+        config keys is dropped."""
+        saved = self.fate, self._anchors, self._serialise, self.shown
+        self.fate, self._anchors, self.shown = self.config_fates.get, self._config_anchors, []
+        self._serialise = _serialiser(self._anchors)
+        try:
+            yield
+        finally:
+            self.fate, self._anchors, self._serialise, self.shown = saved
 
     # --- one key --------------------------------------------------------------------------------
 
@@ -56,12 +83,15 @@ class Walk(Record):
         field: str,
         decode: Decode = names.accessor,
         inner: Path = (),
+        claims: Mapping[str, str] | None = None,
     ) -> None:
         """A list of keys (series, columns). Dual mode adds each new key right after its old one;
         replace mode swaps it, or drops the old key when the new one is already listed. Keys that
         are gone stay in dual mode (old runs have them) and are dropped in replace mode.
 
         `inner` is where the key sits inside each item (`("accessor",)` for column objects).
+        `claims` maps a new key that several old keys become to the one old key whose place it
+        takes; the others stay (dual) or go (replace) as if the new key were listed already.
         """
         if not self.may_hold(items):
             return
@@ -82,6 +112,10 @@ class Walk(Record):
                 continue
             new = found.with_name(fate.new)
             self._equivalent(at, fate, label)
+            if _yields(claims, new, old):
+                if not self.dual:
+                    self.change(Delete(at), ChangeAction.REMOVED, old, None, label, version=step)
+                continue
             if self.dual and new not in present:
                 added = Insert((*path, i + 1), _put(item, inner, new))
                 self.change(added, ChangeAction.ADDED, old, new, label, at=at, version=step)
@@ -108,11 +142,13 @@ class Walk(Record):
         field: str,
         decode: Decode = names.accessor,
         dual_adds: bool = True,
+        claims: Mapping[str, str] | None = None,
     ) -> None:
         """A map keyed by metric (run-table columns, panel overrides). Dual mode adds an entry
         for the new key with the same value, unless `dual_adds` is off (per-run series keys,
         which only old runs have); replace mode renames the entry. A key that is already there
-        (or that another old key becomes) is not added twice."""
+        (or that another old key becomes) is not added twice; with `claims` (see `key_list`),
+        only the entry of the old key named there goes to the new key."""
         if (self.dual and not dual_adds) or not self.may_hold(list(mapping)):
             return  # dual mode adds nothing to a map of per-run keys, and drops nothing
         taken = set(mapping)
@@ -123,13 +159,15 @@ class Walk(Record):
                 continue
             label, member, step = f"{field}[{json.dumps(key)}]", (*path, key), fate.version
             new = found.with_name(fate.new) if fate.new else None
+            # another old key's entry goes to the new key: as if the new key were there
+            held = new is not None and (new in taken or _yields(claims, new, key))
             if self.dual:  # and so `dual_adds`
-                if new is not None and new not in taken:
+                if new is not None and not held:
                     taken.add(new)
                     added = AddKey((*path, new), self.current(member, mapping[key]), after=key)
                     self.change(added, ChangeAction.ADDED, key, new, label, at=member, version=step)
                     self._logged(member, fate, label, companion=True)
-            elif new is None or new in taken:
+            elif new is None or held:
                 self.forget(member)  # edits inside an entry that goes are moot
                 self.change(Delete(member), ChangeAction.REMOVED, key, None, label, version=step)
             else:
@@ -277,6 +315,11 @@ class Walk(Record):
         self.note(path, NoteKind.WARNING, why, field)
 
 
+def _yields(claims: Mapping[str, str] | None, new: str, old: Any) -> bool:
+    """Whether another old key than `old` gives `new` its place (`Walk.key_list`)."""
+    return claims is not None and claims.get(new, old) != old
+
+
 def _dig(item: Any, inner: Path) -> Any:
     for part in inner:
         item = item.get(part) if isinstance(item, dict) else None
@@ -296,3 +339,16 @@ def _field(path: Path) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def config_fates(migration: Migration) -> dict[str, Fate]:
+    """What becomes of each config key the mapping renames, by its dotted path: the path itself
+    and every dotted form it has in config files (`toml`: a standalone orchestrator's config
+    has `max_off_policy_steps` at its top level, and W&B logs that config as it is)."""
+    found: dict[str, Fate] = {}
+    for rename in migration.config:
+        made = (s for s in reversed(migration.steps) if any(r.new == rename.new for r in s.config))
+        step = next((s.version for s in made), "")
+        for old, new in {rename.old: rename.new, **rename.toml}.items():
+            found[old] = Fate(old, new, False, version=step)
+    return found

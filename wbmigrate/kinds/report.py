@@ -8,7 +8,7 @@ from wbmigrate.edit.edits import Insert, Path, Set
 from wbmigrate.engine.annotate import find_marker, is_note, note_text
 from wbmigrate.engine.model import ChangeAction
 from wbmigrate.engine.panels import walk_section, walk_weave
-from wbmigrate.engine.runsets import walk_runset
+from wbmigrate.engine.runsets import report_colours, walk_runset
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
 
@@ -75,8 +75,10 @@ def _text_nodes(w: Walk, path: Path, nodes: Any, field: str) -> None:
 def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
     if not isinstance(metadata, dict):
         return
-    for i, runset in enumerate(as_list(metadata.get("runSets"))):
+    runsets = as_list(metadata.get("runSets"))
+    for i, runset in enumerate(runsets):
         walk_runset(w, (*path, "runSets", i), runset)
+    report_colours(w, (*path, "customRunColors"), metadata.get("customRunColors"), runsets)
     section = metadata.get("panelBankSectionConfig")
     if isinstance(section, dict):
         walk_section(w, (*path, "panelBankSectionConfig"), section)

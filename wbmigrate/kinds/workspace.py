@@ -9,7 +9,7 @@ from wbmigrate.edit.edits import Insert, Path, Set
 from wbmigrate.engine.annotate import find_marker, note_text
 from wbmigrate.engine.model import ChangeAction, NoteKind
 from wbmigrate.engine.panels import walk_section
-from wbmigrate.engine.runsets import walk_runset
+from wbmigrate.engine.runsets import walk_runset, workspace_colours
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
 
@@ -42,6 +42,7 @@ def walk(w: Walk, spec: dict[str, Any]) -> None:
     section = spec["section"]
     for i, runset in enumerate(as_list(section.get("runSets"))):
         walk_runset(w, (*path, "runSets", i), runset)
+    workspace_colours(w, (*path, "customRunColors"), section.get("customRunColors"))
     for name in ("settings", "workspaceSettings"):
         settings = section.get(name)
         if isinstance(settings, dict) and "xAxis" in settings:
