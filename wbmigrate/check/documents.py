@@ -118,7 +118,7 @@ class _Check:
         for root, kind in found.specs:
             spec = at(host.data, root)
             unit = len(self.notes)
-            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit)
+            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit, host.same)
             self.pending += [(host, p) for p in pending]
             if notes is not None:  # read: the engine judged every name in it
                 self.notes.append((host, notes))

@@ -16,8 +16,10 @@ from typing import Any
 from wbmigrate import kinds
 from wbmigrate.check.model import Rule
 from wbmigrate.check.targets import Targets
+from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
+from wbmigrate.engine.shapes import nodes
 from wbmigrate.files import EXPORT_FORMAT, spec_in
 from wbmigrate.mapping import Action
 from wbmigrate.names import accessor
@@ -123,11 +125,18 @@ def at(document: Any, path: Path) -> Any:
 
 
 def check_spec(
-    spec: Any, root: Path, kind: str, label: str, targets: Targets, unit: int
+    spec: Any,
+    root: Path,
+    kind: str,
+    label: str,
+    targets: Targets,
+    unit: int,
+    same: Same = by_path,
 ) -> tuple[list[Pending], list[Edit] | None]:
     """The findings of one spec (paths rooted at `root`) and the edits of its migration note
     (None: the spec could not be read). A spec the engine cannot read is one needs-review
-    finding at its start, never a crash."""
+    finding at its start, never a crash. `same` tells what value a path of the document
+    reaches (a YAML alias reaches its anchor's)."""
     try:
         result = rewrite(spec, targets.migration, kind=kind, name=label, options=targets.options)
     except Exception as exc:  # malformed data: said for this spec, and the scan goes on
@@ -137,7 +146,7 @@ def check_spec(
     groups, notes = _grouped(result)
     pending = [
         Pending(
-            (*root, *change.path),
+            (*root, *(change.path if on_map_key(change, spec) else name_path(change, spec))),
             on_map_key(change, spec),
             change_rule(change, targets),
             change_message(change, result, targets),
@@ -152,6 +161,10 @@ def check_spec(
             where = SEPARATOR.join((*note.where, note.field))
             message = f"{note.message} ({where})"
             pending.append(Pending((*root, *note.path), False, Rule.NEEDS_REVIEW, message))
+    pending += [
+        Pending((*root, *u.path), u.key, u.rule, u.message, name=u.name)
+        for u in unread(spec, kind, result, targets, lambda path: same((*root, *path)))
+    ]
     return pending, [_rooted(e, root) for e in notes]
 
 
@@ -171,6 +184,17 @@ def on_map_key(change: Change, spec: Any) -> bool:
         return False
     parent = _get(spec, path[:-1])
     return isinstance(parent, dict) and path[-1] in parent
+
+
+def name_path(change: Change, spec: Any) -> Path:
+    """Where the old name of a change is: the change's own path, or, for a change made
+    beside or to a whole entry (a sort entry, a column object: `{"key": {"name": ...}}`), the
+    entry's member that holds the name, so the finding points at the name."""
+    value = _get(spec, change.path)
+    if not isinstance(change.old, str) or not isinstance(value, dict | list):
+        return change.path
+    inside = (at for at, node in nodes(value) if node == change.old and isinstance(node, str))
+    return (*change.path, *next(inside, ()))
 
 
 def inner_name(change: Change, spec: Any) -> str | None:
