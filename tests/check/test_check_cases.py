@@ -2,7 +2,8 @@
 
 Each case holds one input file: `input.<ext>`, whose extension decides how `check` reads it, or
 a file `check` knows by its name (`Makefile`). `case.yaml` says what the case is about
-(`about:`) and may set `mode: replace`. `findings.txt` holds every finding, one a line
+(`about:`) and may set `mode: replace`, and `mapping:` (a mapping file under fixtures/, instead
+of the bundled prime-rl mapping). `findings.txt` holds every finding, one a line
 (`LINE:COL RULE MESSAGE`, then ` [*]` when `--fix` changes it; empty: none), and `fixed.<ext>`
 (`fixed.Makefile`) the file after `--fix`, absent when nothing is fixable. Every fixed file is
 also checked again (no fixable finding is left, the findings left are the unfixable ones, and a
@@ -35,6 +36,7 @@ from wbmigrate.check.run import check_file
 from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
+from wbmigrate.mapping.load import load_mapping
 
 ROOT = FIXTURES / "check-cases"
 META = ("case.yaml", "findings.txt")
@@ -82,7 +84,9 @@ def fixed_file(case: Path) -> Path:
 
 
 def targets(case: Path) -> Targets:
-    return Targets(MIGRATION, Options(mode=Mode(config(case).get("mode", "dual"))))
+    mapping = config(case).get("mapping")
+    migration = load_mapping(FIXTURES / mapping).migration() if mapping else MIGRATION
+    return Targets(migration, Options(mode=Mode(config(case).get("mode", "dual"))))
 
 
 def check(case: Path, text: str, folder: Path) -> FileReport:

@@ -22,6 +22,8 @@ from wbmigrate.engine.annotate import is_note
 from wbmigrate.engine.model import ChangeAction, Mode, Rewrite
 from wbmigrate.rewrite import rewrite
 
+# A panel's `layout`: its place on the grid, as W&B writes it (wandb_workspaces' `Layout`).
+LAYOUT = frozenset({"x", "y", "w", "h"})
 # An alert whose metric is gone is switched off (or found off) at its `enabled` flag: the
 # engine's verdict on the alert as a whole, and so on every name in it.
 _ALERT_SWITCH: Path = ("enabled",)
@@ -83,7 +85,7 @@ def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, 
         path, node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if isinstance(key, str) and pattern.search(key):
+                if isinstance(key, str) and pattern.search(key) and not is_layout(path, node):
                     yield (*path, key), True, key
                 if key not in REGEX_SPEC_KEYS:
                     stack.append(((*path, key), value))
@@ -91,6 +93,32 @@ def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, 
             stack += [((*path, i), value) for i, value in enumerate(node)]
         elif isinstance(node, str) and pattern.search(node) and not is_note(node):
             yield path, False, node
+
+
+def is_layout(path: Path, node: Any) -> bool:
+    """Whether `node` (at `path`) is a panel's layout, whose keys are grid coordinates, never
+    metrics (a mapping that renames a metric `x` leaves `"layout": {"x": 0}` alone)."""
+    return (
+        bool(path)
+        and path[-1] == "layout"
+        and isinstance(node, dict)
+        and bool(node)
+        and node.keys() <= LAYOUT
+        and all(isinstance(v, int | float) for v in node.values())
+    )
+
+
+def layout_keys(document: Any) -> Iterator[Path]:
+    """The path of every key of a panel layout in a document, wherever it sits."""
+    stack: list[tuple[Path, Any]] = [((), document)]
+    while stack:
+        path, node = stack.pop()
+        if is_layout(path, node):
+            yield from ((*path, key) for key in node)
+        elif isinstance(node, dict):
+            stack += [((*path, k), v) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [((*path, i), v) for i, v in enumerate(node)]
 
 
 def _results(path: Path, key: bool, text: str, targets: Targets) -> Iterator[Unread]:
