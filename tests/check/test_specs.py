@@ -103,6 +103,20 @@ def test_config_keys_are_looked_for_outside_specs_only():
     assert found.rule is Rule.RENAMED_CONFIG_KEY
 
 
+@pytest.mark.parametrize(
+    ("document", "renamed"),
+    [
+        ({"orchestrator": {"max_off_policy_steps": 8}}, "max_staleness"),
+        ({"orchestrator.max_off_policy_steps": 8}, "orchestrator.max_staleness"),  # flattened
+        ({"max_off_policy_steps": 8}, "max_staleness"),  # a standalone config
+    ],
+)
+def test_a_config_key_keeps_the_parents_it_spells(document, renamed):
+    (found,) = config_keys(document, TARGETS, set())
+    (edit,) = found.edits
+    assert edit.new_key == renamed
+
+
 @pytest.mark.parametrize("mode", [Mode.DUAL, Mode.REPLACE])
 def test_a_removed_key_beside_live_keys_is_kept_in_dual_mode_only(mode):
     spec = {

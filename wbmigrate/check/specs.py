@@ -294,9 +294,11 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             dotted = ".".join(map(str, child))
             new = targets.config_keys.get(dotted)
             if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
-                leaf = new.rpartition(".")[2]
+                # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
+                # a flattened config): only its last part changes
+                renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
                 message = f"{dotted} -> {new} (config key)"
                 yield Pending(
-                    child, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(child, leaf)]
+                    child, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(child, renamed)]
                 )
             stack.append((child, value))
