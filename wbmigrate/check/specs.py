@@ -22,7 +22,7 @@ from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Re
 from wbmigrate.engine.shapes import nodes
 from wbmigrate.files import EXPORT_FORMAT, spec_in
 from wbmigrate.mapping import Action
-from wbmigrate.names import accessor
+from wbmigrate.names import accessor, mentions
 from wbmigrate.rewrite import rewrite
 
 # Deeper documents are refused: no real spec comes near, and the engine walks recursively.
@@ -144,23 +144,18 @@ def check_spec(
         on_key = bool(root) and isinstance(root[-1], str)
         return [Pending(root, on_key, Rule.NEEDS_REVIEW, message, whole=False)], None
     groups, notes = _grouped(result)
-    pending = [
-        Pending(
-            (*root, *(change.path if on_map_key(change, spec) else name_path(change, spec))),
-            on_map_key(change, spec),
-            change_rule(change, targets),
-            change_message(change, result, targets),
-            [_rooted(e, root) for e in edits],
-            unit,
-            name=inner_name(change, spec),
-        )
-        for change, edits in groups
-    ]
+    pending = []
+    for change, edits in groups:
+        path, key, name = located(change, spec, targets)
+        rule, message = change_rule(change, targets), change_message(change, result, targets)
+        rooted = [_rooted(e, root) for e in edits]
+        pending.append(Pending((*root, *path), key, rule, message, rooted, unit, name=name))
     for note in result.notes:
         if note.kind is NoteKind.REVIEW:
             where = SEPARATOR.join((*note.where, note.field))
             message = f"{note.message} ({where})"
-            pending.append(Pending((*root, *note.path), False, Rule.NEEDS_REVIEW, message))
+            path, name = gone_name(spec, note.path, targets) or (note.path, None)
+            pending.append(Pending((*root, *path), False, Rule.NEEDS_REVIEW, message, name=name))
     pending += [
         Pending((*root, *u.path), u.key, u.rule, u.message, name=u.name)
         for u in unread(spec, kind, result, targets, lambda path: same((*root, *path)))
@@ -184,6 +179,34 @@ def on_map_key(change: Change, spec: Any) -> bool:
         return False
     parent = _get(spec, path[:-1])
     return isinstance(parent, dict) and path[-1] in parent
+
+
+def located(change: Change, spec: Any, targets: Targets) -> tuple[Path, bool, str | None]:
+    """Where the finding of a change points, at the old name: the path of the value that
+    holds it, whether it is that value's key, and the name when the value holds more."""
+    if on_map_key(change, spec):
+        return change.path, True, None
+    whole = () if change.action is ChangeAction.DISABLED else change.path  # the alert, a panel
+    gone = None if isinstance(change.old, str) else gone_name(spec, whole, targets)
+    if gone is not None:
+        return gone[0], False, gone[1]
+    return name_path(change, spec), False, inner_name(change, spec)
+
+
+def gone_name(spec: Any, path: Path, targets: Targets) -> tuple[Path, str | None] | None:
+    """For an object dropped or switched off because its metrics are gone (a panel, an
+    alert), or reviewed for it: the first string in it that names a metric no longer logged,
+    and that name when the string holds more (an alert's filter). None: the value at `path`
+    is no such object."""
+    value = _get(spec, path)
+    if not isinstance(value, dict | list):
+        return None
+    for at, node in nodes(value, path):
+        for name in mentions(node, targets.migration.mention) if isinstance(node, str) else ():
+            fate = targets.migration.fate(name)
+            if fate is not None and fate.new is None:
+                return at, (name if node != name else None)
+    return None
 
 
 def name_path(change: Change, spec: Any) -> Path:
