@@ -111,8 +111,9 @@ def test_check_skips_binary_files_and_names_non_utf8_ones(run, tmp_path):
     (tmp_path / "latin1.py").write_bytes('KEY = "off_policy/mean"  # caf\xe9\n'.encode("latin-1"))
     result = run("check", str(tmp_path), "--format", "json")
     findings = json.loads(result.stdout)["findings"]
-    assert [(Path(f["path"]).name, f["message"]) for f in findings] == [
-        ("latin1.py", "not UTF-8 text")
+    assert [(Path(f["path"]).name, f["rule"]) for f in findings] == [
+        ("latin1.py", "needs-review"),  # the name, on its line
+        ("latin1.py", "parse-error"),  # decoded as latin-1
     ]
 
 

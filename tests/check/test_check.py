@@ -305,11 +305,26 @@ def test_unparseable_file_is_a_finding(run, tmp_path, monkeypatch, name, content
     assert {f["rule"] for f in found} <= {"parse-error", "needs-review"}  # its names still count
 
 
-def test_non_utf8_is_a_finding(run, tmp_path, monkeypatch):
+def test_non_utf8_is_read_as_latin1_and_never_fixed(run, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "latin.py").write_bytes(b"x = 'caf\xe9 off_policy/mean'\n")
-    _, found = findings(run, "latin.py")
-    assert [(f["rule"], f["message"]) for f in found] == [("parse-error", "not UTF-8 text")]
+    text = "# caf\xe9\nimport wandb\nwandb.log({'off_policy/mean': 1})\n"
+    (tmp_path / "latin.py").write_bytes(text.encode("latin-1"))
+    result, found = findings(run, "latin.py")
+    assert result.exit_code == 1
+    assert [(f["line"], f["column"], f["rule"], f["level"]) for f in found] == [
+        (1, 6, "parse-error", "warning"),  # at the first byte that is not UTF-8
+        (3, 12, "renamed-metric", "warning"),  # on its line, with no fix
+    ]
+    assert found[0]["message"].startswith("file not decodable as UTF-8: decoded as latin-1")
+    fixed = run("check", "latin.py", "--fix")
+    assert fixed.exit_code == 1
+    assert (tmp_path / "latin.py").read_bytes() == text.encode("latin-1")
+
+
+def test_a_non_utf8_file_without_an_old_name_is_clean(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "latin.py").write_bytes(b"x = 'caf\xe9'\n")
+    assert run("check", "latin.py").exit_code == 0
 
 
 def test_files_without_an_old_name_are_not_parsed(run, tmp_path, monkeypatch):

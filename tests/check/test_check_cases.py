@@ -2,7 +2,8 @@
 
 Each case holds one input file: `input.<ext>`, whose extension decides how `check` reads it, or
 a file `check` knows by its name (`Makefile`). `case.yaml` says what the case is about
-(`about:`) and may set `mode: replace`. `findings.txt` holds every finding, one a line
+(`about:`) and may set `mode: replace`, and `mapping:` (a mapping file under fixtures/, instead
+of the bundled prime-rl mapping). `findings.txt` holds every finding, one a line
 (`LINE:COL RULE MESSAGE`, then ` [*]` when `--fix` changes it; empty: none), and `fixed.<ext>`
 (`fixed.Makefile`) the file after `--fix`, absent when nothing is fixable. Every fixed file is
 also checked again (no fixable finding is left, the findings left are the unfixable ones, and a
@@ -35,6 +36,7 @@ from wbmigrate.check.run import check_file
 from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
+from wbmigrate.mapping.load import load_mapping
 
 ROOT = FIXTURES / "check-cases"
 META = ("case.yaml", "findings.txt")
@@ -82,14 +84,17 @@ def fixed_file(case: Path) -> Path:
 
 
 def targets(case: Path) -> Targets:
-    return Targets(MIGRATION, Options(mode=Mode(config(case).get("mode", "dual"))))
+    mapping = config(case).get("mapping")
+    migration = load_mapping(FIXTURES / mapping).migration() if mapping else MIGRATION
+    return Targets(migration, Options(mode=Mode(config(case).get("mode", "dual"))))
 
 
-def check(case: Path, text: str, folder: Path) -> FileReport:
-    """Check `text` as the case's input, named by its bare file name (the current folder is
-    `folder`, so findings carry no temporary path)."""
+def check(case: Path, data: bytes | str, folder: Path) -> FileReport:
+    """Check `data` (the file's bytes, or a text to write as UTF-8) as the case's input, named
+    by its bare file name (the current folder is `folder`, so findings carry no temporary
+    path)."""
     name = Path(input_file(case).name)
-    (folder / name).write_text(text)
+    (folder / name).write_bytes(data.encode() if isinstance(data, str) else data)
     report = check_file(name, targets(case), Ignores(), fixes=True)
     assert report is not None, f"check does not read {name}"
     return report
@@ -131,7 +136,7 @@ def expected_fixed(case: Path) -> str | None:
 @pytest.mark.parametrize("case", EXPECTED)
 def test_case(case, here):
     source = input_file(case)
-    report = check(case, source.read_text(), here)
+    report = check(case, source.read_bytes(), here)
     findings, fixed = case / "findings.txt", fixed_file(case)
     if UPDATE and not config(case).get("xfail"):
         findings.write_text(describe(report.findings))
@@ -145,7 +150,7 @@ def test_case(case, here):
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_case_fixed_text_is_stable(case, here):
-    first = check(case, input_file(case).read_text(), here)
+    first = check(case, input_file(case).read_bytes(), here)
     if first.fixed is None:
         assert not any(f.fixable for f in first.findings)
         return
@@ -159,7 +164,7 @@ def test_case_fixed_text_is_stable(case, here):
 @pytest.mark.parametrize("case", FIXED, ids=case_id)
 def test_case_fixed_text_still_parses(case, here):
     """What --fix writes (and what the case expects) is still valid Python, JSON, YAML, TOML."""
-    made = check(case, input_file(case).read_text(), here).fixed
+    made = check(case, input_file(case).read_bytes(), here).fixed
     suffix = input_file(case).suffix
     for text in {made, fixed_file(case).read_text()} - {None}:
         if suffix == ".py":

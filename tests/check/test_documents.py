@@ -21,6 +21,7 @@ from wbmigrate.check.specs import find
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.files import EXPORT_FORMAT
+from wbmigrate.mapping.load import load_mapping
 from wbmigrate.rewrite import rewrite
 
 DUAL = Targets(MIGRATION, Options())
@@ -147,8 +148,10 @@ def uses(spec: object) -> object:
 def test_every_spec_of_a_fixed_case_is_what_the_engine_makes_of_it(case):
     """The check's fixes agree with the live side's: each spec in the fixed file, wherever it
     sits, is the engine's rewrite of the same spec in the input."""
-    mode = Mode((yaml.safe_load((case / "case.yaml").read_text()) or {}).get("mode", "dual"))
-    options = Options(mode=mode)
+    config = yaml.safe_load((case / "case.yaml").read_text()) or {}
+    options = Options(mode=Mode(config.get("mode", "dual")))
+    mapping = config.get("mapping")
+    migration = load_mapping(FIXTURES / mapping).migration() if mapping else MIGRATION
     (before,) = case.glob("input.*")
     (after,) = case.glob("fixed.*")
     for old, new in zip(documents(before), documents(after), strict=True):
@@ -156,7 +159,7 @@ def test_every_spec_of_a_fixed_case_is_what_the_engine_makes_of_it(case):
         specs = [(root, False, kind) for root, kind in found.specs]
         specs += [(root, True, None) for root in found.strings]
         for root, as_string, kind in specs:
-            expected = rewrite(dig(old, root, as_string), MIGRATION, kind=kind, options=options)
+            expected = rewrite(dig(old, root, as_string), migration, kind=kind, options=options)
             assert uses(dig(new, root, as_string)) == uses(expected.spec)
 
 

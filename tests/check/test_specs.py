@@ -81,6 +81,54 @@ def test_changes_become_findings_rooted_where_the_spec_sits():
     assert notes  # the migration note, made only with the spec's fixes
 
 
+SECTION = ("section", "panelBankConfig", "sections", 0, "panels", 0)
+
+
+def panel_spec(panel: dict) -> dict:
+    return {"section": {"panelBankConfig": {"sections": [{"panels": [panel]}]}}}
+
+
+@pytest.mark.parametrize(
+    ("shown", "path"),
+    [
+        ({"metrics": ["off_policy/mean"]}, (*SECTION, "config", "metrics", 0)),  # beside it
+        (
+            {"columns": [{"displayName": "Max", "accessor": "summary:off_policy/max"}]},
+            (*SECTION, "config", "columns", 0, "accessor"),  # the name in the column object
+        ),
+        (
+            {"chartTitle": "Gauges", "metrics": ["dispatcher/off_policy/max"]},
+            (*SECTION, "config", "metrics", 0),  # a deleted panel: at its gone metric
+        ),
+    ],
+    ids=["key-list", "column-object", "deleted-panel"],
+)
+def test_a_change_points_at_the_old_name(shown, path):
+    view = "Parallel Coordinates Plot" if "columns" in shown else "Run History Line Plot"
+    spec = panel_spec({"layout": {"x": 0}, "viewType": view, "config": shown})
+    pending, _ = check_spec(spec, (), "workspace", "f", TARGETS, 0)
+    (finding,) = pending
+    assert (finding.path, finding.key, finding.name) == (path, False, None)
+
+
+def test_a_disabled_alert_points_at_the_gone_metric_in_its_filter():
+    metric = {"threshold_filter": {"name": "dispatcher/off_policy/max", "threshold": 8}}
+    spec = {
+        "name": "stale",
+        "description": "",
+        "enabled": True,
+        "event": {
+            "eventType": "RUN_METRIC",
+            "filter": json.dumps({"run_filter": "{}", "run_metric_filter": metric}),
+        },
+        "action": {"title": "t"},
+    }
+    (finding,), _ = check_spec(spec, (), "automation", "f", TARGETS, 0)
+    assert finding.rule is Rule.REMOVED_METRIC
+    assert (finding.path, finding.name) == (("event", "filter"), "dispatcher/off_policy/max")
+    assert {e.path for e in finding.edits} == {("enabled",), ("description",)}
+
+
 def test_a_spec_the_engine_cannot_read_is_one_needs_review_at_its_start(monkeypatch):
     def failing(*args: object, **kwargs: object) -> None:
         raise TypeError("unhashable type: 'dict'")
@@ -101,6 +149,20 @@ def test_config_keys_are_looked_for_outside_specs_only():
     (found,) = config_keys(document, TARGETS, {("spec",)})
     assert found.path == ("orchestrator", "max_off_policy_steps")
     assert found.rule is Rule.RENAMED_CONFIG_KEY
+
+
+@pytest.mark.parametrize(
+    ("document", "renamed"),
+    [
+        ({"orchestrator": {"max_off_policy_steps": 8}}, "max_staleness"),
+        ({"orchestrator.max_off_policy_steps": 8}, "orchestrator.max_staleness"),  # flattened
+        ({"max_off_policy_steps": 8}, "max_staleness"),  # a standalone config
+    ],
+)
+def test_a_config_key_keeps_the_parents_it_spells(document, renamed):
+    (found,) = config_keys(document, TARGETS, set())
+    (edit,) = found.edits
+    assert edit.new_key == renamed
 
 
 @pytest.mark.parametrize("mode", [Mode.DUAL, Mode.REPLACE])

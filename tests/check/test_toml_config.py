@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from wbmigrate import find_mapping
 from wbmigrate.check import toml_config
 from wbmigrate.check.model import Rule, apply_fixes
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import check_toml, placed
 from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
@@ -50,17 +52,32 @@ def test_toml_keys_in_every_form():
 
 def test_toml_only_the_orchestrator_key_is_renamed_and_quotes_stay():
     checked = check_toml("rl.toml", TOML, TARGETS)
-    assert [(f.line, f.message) for f in checked.findings] == [
-        (7, "orchestrator.max_off_policy_steps -> orchestrator.max_staleness (config key)")
+    assert [(f.line, f.rule, f.fixable) for f in checked.findings] == [
+        (7, Rule.RENAMED_CONFIG_KEY, True),
+        (11, Rule.NEEDS_REVIEW, False),  # trainer.orchestrator.max_off_policy_steps
+        (13, Rule.NEEDS_REVIEW, False),  # tables.inline.orchestrator.max_off_policy_steps
     ]
+    assert checked.findings[0].message == (
+        "orchestrator.max_off_policy_steps -> orchestrator.max_staleness (config key)"
+    )
     fixed = apply_fixes(TOML, checked.findings)
     assert fixed == TOML.replace('"max_off_policy_steps" = 16', '"max_staleness" = 16')
 
 
 def test_toml_dotted_key_at_the_top():
     text = "orchestrator.max_off_policy_steps = 8  # eight\n"
-    fixed = apply_fixes(text, check_toml("rl.toml", text, TARGETS).findings)
-    assert fixed == "orchestrator.max_staleness = 8  # eight\n"
+    (finding,) = check_toml("rl.toml", text, TARGETS).findings
+    assert (finding.column, finding.end_column) == (1, 34)  # the whole key as written
+    assert apply_fixes(text, [finding]) == "orchestrator.max_staleness = 8  # eight\n"
+
+
+def test_a_dotted_key_gets_one_result_with_the_residual_pass(tmp_path):
+    (tmp_path / "rl.toml").write_text("max_steps = 10\norchestrator.max_off_policy_steps = 1\n")
+    report = check_file(tmp_path / "rl.toml", TARGETS, Ignores())
+    assert report is not None
+    assert [(f.line, f.column, f.rule) for f in report.findings] == [
+        (2, 1, Rule.RENAMED_CONFIG_KEY)
+    ]
 
 
 # --- values that used to hide the next key -----------------------------------------------------
@@ -108,7 +125,12 @@ def test_datetime_before_the_key_at_the_top_of_a_standalone_config():
 
 def test_quoted_keys_with_dots_are_one_key():
     text = '"orchestrator.max_off_policy_steps" = 8\n[a]\n"orchestrator.max_off_policy_steps" = 1\n'
-    assert check_toml("rl.toml", text, TARGETS).findings == []
+    findings = check_toml("rl.toml", text, TARGETS).findings
+    assert [(f.line, f.rule, f.fixable) for f in findings] == [
+        (1, Rule.NEEDS_REVIEW, False),
+        (3, Rule.NEEDS_REVIEW, False),
+    ]
+    assert findings[1].message.startswith('a."orchestrator.max_off_policy_steps" is spelled like')
     assert {k.path for k in scan(text).keys} == {
         ("orchestrator.max_off_policy_steps",),
         ("a", "orchestrator.max_off_policy_steps"),
@@ -123,11 +145,29 @@ def test_arrays_of_tables_each_place_their_keys():
     assert [f.line for f in findings] == [2, 4]
 
 
-def test_a_key_spelled_like_an_old_one_at_another_path_is_seen_not_reported():
-    text = "[trainer]\nmax_off_policy_steps = 3\n"
-    checked = check_toml("rl.toml", text, TARGETS)
-    assert checked.findings == []
-    assert checked.seen == [(10, 30)]
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("[trainer]\nmax_off_policy_steps = 8\n", "trainer.max_off_policy_steps"),
+        (
+            '[[orchestrator.train.source]]\nname = "a"\nmax_off_policy_steps = 4\n',
+            "orchestrator.train.source.max_off_policy_steps",
+        ),
+        ("trainer.max-off-policy-steps = 8\n", "trainer.max-off-policy-steps"),
+    ],
+    ids=["unrelated-table", "array-of-tables", "kebab-dotted"],
+)
+def test_a_key_spelled_like_an_old_one_at_another_path_is_reviewed_not_changed(text, path):
+    (finding,) = check_toml("rl.toml", text, TARGETS).findings
+    key = text.splitlines()[finding.line - 1]
+    assert (finding.rule, finding.fixable, finding.column) == (Rule.NEEDS_REVIEW, False, 1)
+    assert key[: finding.end_column - 1] == key.partition(" =")[0]  # the whole key
+    assert finding.message.startswith(f"{path} is spelled like a renamed config key")
+
+
+def test_a_key_holding_an_old_name_only_as_part_of_another_name_gets_nothing():
+    text = "[orchestrator]\nmax_off_policy_steps_hint = 4\n"
+    assert check_toml("rl.toml", text, TARGETS).findings == []
 
 
 def test_flags_in_string_values_are_renamed():

@@ -33,6 +33,7 @@ from wbmigrate.check.specs import (
 )
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
+from wbmigrate.check.unread import LAYOUT, layout_keys
 from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
@@ -102,6 +103,7 @@ class _Check:
                 skip = {root for root, _ in found.specs} | set(found.sweeps)
                 keys = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
+                self.layouts(document)
             checked = self.checked(documents, compose)
         except TooDeep as exc:
             return parse_error(self.label, self.text, 0, str(exc), self.place)
@@ -118,7 +120,7 @@ class _Check:
         for root, kind in found.specs:
             spec = at(host.data, root)
             unit = len(self.notes)
-            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit)
+            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit, host.same)
             self.pending += [(host, p) for p in pending]
             if notes is not None:  # read: the engine judged every name in it
                 self.notes.append((host, notes))
@@ -126,6 +128,13 @@ class _Check:
         for path in found.sweeps:
             sweep = at(host.data, path)
             self.pending += [(host, p) for p in check_sweep(sweep, path, self.targets)]
+
+    def layouts(self, document: Document) -> None:
+        """A panel layout's keys are grid coordinates: when the mapping renames a metric
+        spelled like one (`x`), they are seen, not reviewed."""
+        if LAYOUT.isdisjoint(self.targets.spellings):
+            return
+        self.seen += [document.span(path, key=True) for path in layout_keys(document.data)]
 
     def string(self, document: Document, path: Path) -> None:
         """A string that may hold a spec as JSON text: checked inside, or said to be broken."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
@@ -48,6 +48,10 @@ class JsonHost:
     def seen(self, root: Path) -> list[Span]:
         return [self.span(root)]
 
+    def same(self, path: Path) -> Hashable:
+        """What value `path` reaches: one value per path."""
+        return path
+
     def fix(self, edits: list[Edit]) -> Fix:
         try:
             return (_spliced(self.indexed, edits),)
@@ -83,6 +87,11 @@ class YamlHost:
         """The spec's own text, and the anchors it reaches through aliases and merge keys."""
         inside = [node for path, node in self.located.aliases if path[: len(root)] == root]
         return [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
+
+    def same(self, path: Path) -> Hashable:
+        """What value `path` reaches: its node, one for every alias of it."""
+        node = self.located.nodes.get(path)
+        return id(node) if node is not None else path
 
     def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix. Each is read back on its own (a parse of the file) unless the
@@ -182,6 +191,10 @@ class StringSpec:
 
     def seen(self, root: Path) -> list[Span]:
         return [self.literal]
+
+    def same(self, path: Path) -> Hashable:
+        """What value `path` reaches: one value per path."""
+        return path
 
     def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix: spliced within the containers of its edits (exact, so the

@@ -19,7 +19,7 @@ from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import flag_findings
 from wbmigrate.check.model import Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
-from wbmigrate.check.python_context import Context, Kind, Module, is_prime_rl_config
+from wbmigrate.check.python_context import BUILDERS, Context, Kind, Module, is_prime_rl_config
 from wbmigrate.check.python_source import (
     Source,
     drop,
@@ -57,6 +57,8 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
                 findings += _literal(source, node)
         elif isinstance(node, ast.keyword) and node.arg in targets.config_leaves:
             findings += _keyword(source, node, parent)
+        elif isinstance(node, ast.keyword) and node.arg in targets.spellings:
+            _parameter(source, node, parent)
         elif isinstance(node, ast.JoinedStr | ast.BinOp | ast.Call):
             findings += _computed(source, node, parent)
     return Checked(
@@ -210,6 +212,16 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
     message = f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})"
     fix = (Replacement(start, end, new),)
     yield source.lines.finding(source.label, start, end, Rule.RENAMED_CONFIG_KEY, message, fix)
+
+
+def _parameter(source: Source, node: ast.keyword, call: ast.AST | None) -> None:
+    """A keyword of a W&B builder is a parameter (`wr.Layout(x=0)`), never a metric, even when
+    a metric of that name is renamed: seen, not reviewed. Any other keyword may be a key
+    (`dict(x=1)` logged), and the residual pass reports it."""
+    qualified = source.module.qualified(call.func) if isinstance(call, ast.Call) else ""
+    if qualified.startswith(BUILDERS) and node.arg is not None:
+        start = source.lines.offset(node.lineno, node.col_offset)
+        source.seen.append((start, start + len(node.arg)))
 
 
 # --- keys built at run time -------------------------------------------------------------------

@@ -49,6 +49,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(["Dockerfile", "dockerfile", "Containerfile"], (FLAGS,)),
     **dict.fromkeys(["justfile", "Justfile", ".justfile"], (FLAGS,)),
 }
+NOT_UTF8 = (
+    "file not decodable as UTF-8: decoded as latin-1 to find old names, so none is fixed "
+    "(save it as UTF-8 to fix them)"
+)
 PARALLEL_FILES = 500  # a tree of fewer files is checked in this process alone
 SHELLS = re.compile(r"#!.*\b(?:(?:ba|z|k|mk|da|a)?sh|make|just)\b")
 CONTAINER_FILES = ("Dockerfile.", "Containerfile.")  # Dockerfile.gpu
@@ -99,19 +103,18 @@ def _check_file(
     if is_binary(data):
         return None
     scan = targets.prefilter.scan(data, spec_like=path.suffix in (".json", ".yaml", ".yml"))
-    if scan is None and data.isascii():  # nothing to look at, and UTF-8: no need to decode it
+    if scan is None:  # no old name in its bytes, in any encoding that spells ASCII as ASCII
         return FileReport(label)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _error(label, "not UTF-8 text") if kind_of(path, "") else None
-    if scan is None:
-        return FileReport(label)
+    text, undecodable = _decoded(data)
     checks = [(h, h(label, text, targets)) for h in map(checker, kind_of(path, text[:200]))]
     findings = [f for _, checked in checks for f in checked.findings]
     accounted = [f.span for f in findings] + [s for _, checked in checks for s in checked.seen]
     place = next((c.place for _, c in checks if c.place), None) or (lambda _: of_file(path))
     findings += residual(label, text, targets, accounted, place, scan.names)
+    if undecodable is not None:  # read, but never written: its encoding is only a guess
+        findings = [replace(f, fix=()) for f in findings]
+        findings.append(Lines(text).finding(label, *undecodable, Rule.PARSE_ERROR, NOT_UTF8))
+        fixes = False
     findings.sort(key=lambda f: (f.line, f.column))
     kept, suppressed = suppress(text, findings, path, ignores)
     fixable = fixes and any(f.fixable for f in kept)
@@ -139,6 +142,16 @@ def _fixed(
         new = checked.fix_text(fixable) if checked.fix_text else apply_fixes(current, fixable)
         current = new if new is not None else current
     return current if current != text else None
+
+
+def _decoded(data: bytes) -> tuple[str, tuple[int, int] | None]:
+    """The text of a file, and where its first byte that is not UTF-8 is (None: it is UTF-8).
+    A file that is not UTF-8 is read as latin-1, which decodes any bytes one character each,
+    so every old name (ASCII) is found at its own line and column."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("latin-1"), (exc.start, exc.end)
 
 
 def _error(label: str, message: str, rule: Rule = Rule.PARSE_ERROR) -> FileReport:

@@ -16,11 +16,13 @@ from typing import Any
 from wbmigrate import kinds
 from wbmigrate.check.model import Rule
 from wbmigrate.check.targets import Targets
+from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
+from wbmigrate.engine.shapes import nodes
 from wbmigrate.files import EXPORT_FORMAT, spec_in
 from wbmigrate.mapping import Action
-from wbmigrate.names import accessor
+from wbmigrate.names import accessor, mentions
 from wbmigrate.rewrite import rewrite
 
 # Deeper documents are refused: no real spec comes near, and the engine walks recursively.
@@ -123,11 +125,18 @@ def at(document: Any, path: Path) -> Any:
 
 
 def check_spec(
-    spec: Any, root: Path, kind: str, label: str, targets: Targets, unit: int
+    spec: Any,
+    root: Path,
+    kind: str,
+    label: str,
+    targets: Targets,
+    unit: int,
+    same: Same = by_path,
 ) -> tuple[list[Pending], list[Edit] | None]:
     """The findings of one spec (paths rooted at `root`) and the edits of its migration note
     (None: the spec could not be read). A spec the engine cannot read is one needs-review
-    finding at its start, never a crash."""
+    finding at its start, never a crash. `same` tells what value a path of the document
+    reaches (a YAML alias reaches its anchor's)."""
     try:
         result = rewrite(spec, targets.migration, kind=kind, name=label, options=targets.options)
     except Exception as exc:  # malformed data: said for this spec, and the scan goes on
@@ -135,23 +144,22 @@ def check_spec(
         on_key = bool(root) and isinstance(root[-1], str)
         return [Pending(root, on_key, Rule.NEEDS_REVIEW, message, whole=False)], None
     groups, notes = _grouped(result)
-    pending = [
-        Pending(
-            (*root, *change.path),
-            on_map_key(change, spec),
-            change_rule(change, targets),
-            change_message(change, result, targets),
-            [_rooted(e, root) for e in edits],
-            unit,
-            name=inner_name(change, spec),
-        )
-        for change, edits in groups
-    ]
+    pending = []
+    for change, edits in groups:
+        path, key, name = located(change, spec, targets)
+        rule, message = change_rule(change, targets), change_message(change, result, targets)
+        rooted = [_rooted(e, root) for e in edits]
+        pending.append(Pending((*root, *path), key, rule, message, rooted, unit, name=name))
     for note in result.notes:
         if note.kind is NoteKind.REVIEW:
             where = SEPARATOR.join((*note.where, note.field))
             message = f"{note.message} ({where})"
-            pending.append(Pending((*root, *note.path), False, Rule.NEEDS_REVIEW, message))
+            path, name = gone_name(spec, note.path, targets) or (note.path, None)
+            pending.append(Pending((*root, *path), False, Rule.NEEDS_REVIEW, message, name=name))
+    pending += [
+        Pending((*root, *u.path), u.key, u.rule, u.message, name=u.name)
+        for u in unread(spec, kind, result, targets, lambda path: same((*root, *path)))
+    ]
     return pending, [_rooted(e, root) for e in notes]
 
 
@@ -171,6 +179,45 @@ def on_map_key(change: Change, spec: Any) -> bool:
         return False
     parent = _get(spec, path[:-1])
     return isinstance(parent, dict) and path[-1] in parent
+
+
+def located(change: Change, spec: Any, targets: Targets) -> tuple[Path, bool, str | None]:
+    """Where the finding of a change points, at the old name: the path of the value that
+    holds it, whether it is that value's key, and the name when the value holds more."""
+    if on_map_key(change, spec):
+        return change.path, True, None
+    whole = () if change.action is ChangeAction.DISABLED else change.path  # the alert, a panel
+    gone = None if isinstance(change.old, str) else gone_name(spec, whole, targets)
+    if gone is not None:
+        return gone[0], False, gone[1]
+    return name_path(change, spec), False, inner_name(change, spec)
+
+
+def gone_name(spec: Any, path: Path, targets: Targets) -> tuple[Path, str | None] | None:
+    """For an object dropped or switched off because its metrics are gone (a panel, an
+    alert), or reviewed for it: the first string in it that names a metric no longer logged,
+    and that name when the string holds more (an alert's filter). None: the value at `path`
+    is no such object."""
+    value = _get(spec, path)
+    if not isinstance(value, dict | list):
+        return None
+    for at, node in nodes(value, path):
+        for name in mentions(node, targets.migration.mention) if isinstance(node, str) else ():
+            fate = targets.migration.fate(name)
+            if fate is not None and fate.new is None:
+                return at, (name if node != name else None)
+    return None
+
+
+def name_path(change: Change, spec: Any) -> Path:
+    """Where the old name of a change is: the change's own path, or, for a change made
+    beside or to a whole entry (a sort entry, a column object: `{"key": {"name": ...}}`), the
+    entry's member that holds the name, so the finding points at the name."""
+    value = _get(spec, change.path)
+    if not isinstance(change.old, str) or not isinstance(value, dict | list):
+        return change.path
+    inside = (at for at, node in nodes(value) if node == change.old and isinstance(node, str))
+    return (*change.path, *next(inside, ()))
 
 
 def inner_name(change: Change, spec: Any) -> str | None:
@@ -270,9 +317,11 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             dotted = ".".join(map(str, child))
             new = targets.config_keys.get(dotted)
             if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
-                leaf = new.rpartition(".")[2]
+                # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
+                # a flattened config): only its last part changes
+                renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
                 message = f"{dotted} -> {new} (config key)"
                 yield Pending(
-                    child, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(child, leaf)]
+                    child, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(child, renamed)]
                 )
             stack.append((child, value))

@@ -23,7 +23,7 @@ from wbmigrate.check.flags import flag_findings, holds_flag, keeping_data
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import COMMENT, Places, hash_comments, spans
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
+from wbmigrate.check.toml_keys import Key, KeyPath, Scan, parsed_keys, scan, scanned_keys
 from wbmigrate.edit.replacement import Replacement
 
 TOML_VALUE = Place("a TOML key or value")
@@ -56,23 +56,37 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
 
 
 def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked: Checked) -> None:
-    """A finding for each key at a path the mapping renames. A key spelled like an old one at
-    another path (`trainer.max_off_policy_steps`, or one quoted key holding dots) is judged
-    fine, its path being known exactly, and said to be seen."""
+    """A finding for each key at a path the mapping renames, over the key as written (all of
+    a dotted key: one result), its fix on the last part. A key spelled like an old one at
+    another path (`trainer.max_off_policy_steps`, a key in an array of tables, one quoted key
+    holding dots) is not that key, and not changed: it is for a person to review."""
     wanted = {tuple(old.split(".")): (old, new) for old, new in targets.config_keys.items()}
+    pattern = targets.spelling_pattern
     for key in scan.keys:
-        if key.path not in wanted:
-            if targets.may_contain(lines.text[key.start : key.end]):
-                checked.seen.append((key.start, key.end))
-            continue
-        old, new = wanted[key.path]
-        prefix, _, leaf = new.rpartition(".")
-        fix: tuple[Replacement, ...] = ()
-        if prefix == old.rpartition(".")[0]:
-            fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
-        message = f"{old} -> {new} (config key)"
-        found = lines.finding(label, key.start, key.end, Rule.RENAMED_CONFIG_KEY, message, fix)
-        checked.findings.append(found)
+        if key.path in wanted:
+            checked.findings.append(_renamed(label, lines, key, *wanted[key.path]))
+        elif pattern is not None and pattern.search(lines.text, key.written, key.end):
+            message = _other_key(key.path, targets)
+            found = lines.finding(label, key.written, key.end, Rule.NEEDS_REVIEW, message)
+            checked.findings.append(found)
+
+
+def _renamed(label: str, lines: Lines, key: Key, old: str, new: str) -> Finding:
+    prefix, _, leaf = new.rpartition(".")
+    fix: tuple[Replacement, ...] = ()
+    if prefix == old.rpartition(".")[0]:
+        fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
+    message = f"{old} -> {new} (config key)"
+    return lines.finding(label, key.written, key.end, Rule.RENAMED_CONFIG_KEY, message, fix)
+
+
+def _other_key(path: KeyPath, targets: Targets) -> str:
+    shown = ".".join(f'"{part}"' if "." in part else part for part in path)
+    renamed = ", ".join(k if "." in k else f"{k} at a file's top" for k in targets.config_keys)
+    return (
+        f"{shown} is spelled like a renamed config key but is another key (the mapping renames "
+        f"{renamed}): not changed; review it"
+    )
 
 
 def _check_flags(label: str, lines: Lines, scan: Scan, targets: Targets) -> list[Finding]:

@@ -39,6 +39,7 @@ _STRING = re.compile(
 @dataclass(frozen=True)
 class Key:
     path: KeyPath  # the full dotted path from the document root
+    written: int  # where the key as written starts (a dotted key's first part)
     start: int  # the last part's characters (quotes included)
     end: int
     quote: str  # '"', "'" or "" for a bare key
@@ -168,12 +169,13 @@ class _Scanner:
         parts = self.dotted_key()
         path = (*table, *(p[0] for p in parts))
         _, start, end, quote = parts[-1]
+        written = parts[0][1]
         if not self.peek("="):
             raise ValueError(f"expected = at {self.pos}")
         self.pos += 1
         index = len(self.found.keys)
         leaf = self.value(path)
-        self.found.keys.insert(index, Key(path, start, end, quote, leaf))
+        self.found.keys.insert(index, Key(path, written, start, end, quote, leaf))
 
     def value(self, path: KeyPath) -> bool:
         """Skip one value, noting its keys and strings; whether it holds no table."""
