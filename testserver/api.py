@@ -21,7 +21,7 @@ from graphql import (
     validate,
 )
 
-from testserver.schema import ACTION_TYPES, PERMISSION, SDL
+from testserver.schema import ACTION_INPUTS, ACTION_TYPES, PERMISSION, SDL
 from testserver.state import USER, WandbState, b64
 
 
@@ -66,6 +66,8 @@ class Api:
         self.states = [state]
         for other in more:
             self.add_project(other)
+        # serverInfo.features (name: enabled), as W&B answers them; wandb and wbmigrate gate on them
+        self.features = {"QUERY_AUTOMATIONS_ON_ENTITY": True}
         self.schema = self._schema()
         self._documents: dict[str, tuple[DocumentNode | None, list[GraphQLError]]] = {}
 
@@ -98,7 +100,7 @@ class Api:
                 "teams": {"edges": []},
             },
             "serverInfo": lambda *_: {
-                "features": [{"name": "QUERY_AUTOMATIONS_ON_ENTITY", "isEnabled": True}]
+                "features": [{"name": k, "isEnabled": v} for k, v in self.features.items()]
             },
             "project": self._project,
             "view": self._view,
@@ -298,18 +300,20 @@ class Api:
                 trigger["triggeringCondition"]["filter"] = input["eventFilter"]
             if "triggeringEventType" in input:
                 trigger["triggeringCondition"]["eventType"] = input["triggeringEventType"]
-            config = input.get("triggeredActionConfig") or {}
-            action = trigger["triggeredAction"]
-            if "notificationActionInput" in config:
-                given = config["notificationActionInput"]
-                action.update({k: given[k] for k in ("title", "message", "severity") if k in given})
-            if "genericWebhookActionInput" in config:
-                action["requestPayload"] = config["genericWebhookActionInput"].get("requestPayload")
-            action["__typename"] = ACTION_TYPES.get(
-                input.get("triggeredActionType", ""), action["__typename"]
-            )
+            self._update_action(trigger, input)
             trigger["updatedAt"] = state.now()
             return {"trigger": self._trigger_out(trigger)}
+
+    @staticmethod
+    def _update_action(trigger: dict[str, Any], input: dict[str, Any]) -> None:
+        """The action's fields from its input; another type of action replaces it whole."""
+        action = trigger["triggeredAction"]
+        kind = ACTION_TYPES.get(input.get("triggeredActionType") or "", action["__typename"])
+        if kind != action["__typename"]:
+            action = trigger["triggeredAction"] = {"__typename": kind}
+        for name, given in (input.get("triggeredActionConfig") or {}).items():
+            if given is not None:
+                action.update({k: given[k] for k in ACTION_INPUTS[name] if k in given})
 
     def execute(self, query: str, variables: dict[str, Any]) -> ExecutionResult:
         """What `graphql_sync` answers, each query text parsed and validated once, as

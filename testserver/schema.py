@@ -119,17 +119,32 @@ input TriggeredActionConfig {
   notificationActionInput: NotificationActionInput
   genericWebhookActionInput: GenericWebhookActionInput
   noOpActionInput: NoOpTriggeredActionInput
+  ariaActionInput: ARIAActionInput
+  queueJobActionInput: QueueJobActionInput
 }
 input NotificationActionInput { integrationID: ID! title: String message: String
                                 severity: AlertSeverity }
 input GenericWebhookActionInput { integrationID: ID! requestPayload: JSONString }
 input NoOpTriggeredActionInput { noOp: Boolean }
+input ARIAActionInput { prompt: String! }
+input QueueJobActionInput { queueID: ID! template: String! }
 type UpdateFilterTriggerPayload { trigger: Trigger }
 """
 
 ACTION_TYPES = {
     "NOTIFICATION": "NotificationTriggeredAction",
     "GENERIC_WEBHOOK": "GenericWebhookTriggeredAction",
+    "NO_OP": "NoOpTriggeredAction",
+    "ARIA": "ARIATriggeredAction",
+    "QUEUE_JOB": "QueueJobTriggeredAction",
+}
+# Each action's input (`TriggeredActionConfig`) and the fields of the action it sets.
+ACTION_INPUTS = {
+    "notificationActionInput": ("title", "message", "severity"),
+    "genericWebhookActionInput": ("requestPayload",),
+    "noOpActionInput": ("noOp",),
+    "ariaActionInput": ("prompt",),
+    "queueJobActionInput": ("template",),
 }
 
 PERMISSION = "PERMISSION_ERROR"  # W&B's code for a refusal, answered with HTTP 403

@@ -1,0 +1,102 @@
+"""A trigger's write sends what wandb's own `update_automation` sends, for every action W&B
+takes back; the others are planned for review, never written, and never fail at apply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import FIXTURES, TARGET, writes
+
+from wbmigrate.live.triggers import UnsupportedTrigger, trigger_input
+
+BASE = json.loads((FIXTURES / "demo-project/automations/staleness-high.json").read_text())
+SLACK = {"__typename": "SlackIntegration", "id": "SW50OjE=", "teamName": "t", "channelName": "#a"}
+HOOK = {"__typename": "GenericWebhookIntegration", "id": "V2g6MQ==", "name": "h"}
+HOOK["urlEndpoint"] = "https://example.com/hook"
+ACTIONS = {
+    "notification": {
+        "__typename": "NotificationTriggeredAction",
+        "integration": SLACK,
+        "title": "T",
+        "message": "M",
+        "severity": "WARN",
+    },
+    "webhook": {
+        "__typename": "GenericWebhookTriggeredAction",
+        "integration": HOOK,
+        "requestPayload": '{"a":1,"b":"${run_name}"}',
+    },
+    "no-op": {"__typename": "NoOpTriggeredAction", "noOp": True},
+    "aria": {"__typename": "ARIATriggeredAction", "prompt": "why is off_policy/max high?"},
+}
+SCOPES = {
+    "project": BASE["scope"],
+    "entity": {"__typename": "Entity", "id": "RW50aXR5OjE=", "name": "team", "entityType": "team"},
+}
+QUEUE_JOB = {
+    "__typename": "QueueJobTriggeredAction",
+    "queue": {"id": "UnVuUXVldWU6MQ==", "name": "q"},
+    "template": "{}",
+}
+
+
+def sdk_input(trigger):
+    """What `wandb.Api().update_automation` sends for the trigger, as it read it."""
+    from wandb.automations import Automation
+    from wandb.automations._generated import TriggerFields
+    from wandb.automations._inputs import prepare_to_update
+
+    automation = Automation.model_validate(TriggerFields.model_validate(trigger))
+    return prepare_to_update(automation).model_dump()
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=str)
+@pytest.mark.parametrize("action", ACTIONS, ids=str)
+def test_the_write_is_what_wandbs_update_automation_sends(action, scope):
+    trigger = {**BASE, "action": ACTIONS[action], "scope": SCOPES[scope]}
+    assert trigger_input(trigger) == sdk_input(trigger)
+
+
+def test_a_queue_job_is_refused_as_wandb_refuses_it():
+    trigger = {**BASE, "action": QUEUE_JOB}
+    with pytest.raises(ValueError, match="QUEUE_JOB actions cannot be assigned"):
+        sdk_input(trigger)
+    with pytest.raises(UnsupportedTrigger, match="takes no QueueJobTriggeredAction back"):
+        trigger_input(trigger)
+
+
+def _add(live, name, action):
+    live.state.add_trigger({**BASE, "name": name, "action": action})
+
+
+@pytest.mark.parametrize("action", ["no-op", "aria", "webhook"])
+def test_every_action_wandb_takes_back_is_applied_then_planned_unchanged(run, live, action):
+    live.features["AUTOMATION_ACTION_ARIA"] = True  # else neither wandb nor wbmigrate asks prompt
+    _add(live, "added", ACTIONS[action])
+    result = run("apply", TARGET, "--yes")
+    assert result.exit_code == 0, result.output
+    stored = live.state.triggers[live.state.find("added")]
+    assert stored["triggeredAction"] == ACTIONS[action]
+    (sent,) = [
+        r.variables["input"]
+        for r in writes(live)
+        if r.variables.get("input", {}).get("id") == stored["id"]
+    ]
+    expected = sdk_input({**BASE, "id": stored["id"], "name": "added", "action": ACTIONS[action]})
+    renamed = expected["eventFilter"].replace("off_policy/max", "staleness/rollout/max")
+    assert sent == {**expected, "scopeID": live.state.project_id, "eventFilter": renamed}
+    assert run("plan", TARGET, "--detailed-exitcode").exit_code == 0
+
+
+def test_a_queue_job_is_planned_for_review_and_never_written(run, live):
+    _add(live, "queued", QUEUE_JOB)
+    before = json.dumps(live.state.triggers[live.state.find("queued")], sort_keys=True)
+    plan = run("plan", TARGET).stdout
+    block = plan.split('automation "queued"')[1].split("\n\n")[0].splitlines()[2:]
+    assert [line.split()[0] for line in block] == ["?"]  # for review, no change
+    assert "is needed, but W&B's API takes no QueueJobTriggeredAction back" in block[0]
+    result = run("apply", TARGET, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "failed" not in result.stdout
+    assert json.dumps(live.state.triggers[live.state.find("queued")], sort_keys=True) == before

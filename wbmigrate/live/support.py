@@ -1,0 +1,120 @@
+"""What a W&B server supports, learnt as wandb's own SDK learns it, and what it refused.
+
+Its features are asked once (`serverInfo { features { name isEnabled } }`, as wandb's
+`_server_features` asks them; a server without the field has none), and gate what wbmigrate
+asks for as they gate the SDK: automations read by entity (`QUERY_AUTOMATIONS_ON_ENTITY`), the
+entity scope and ARIA action fragments. A part of a query only wbmigrate relies on that the server
+refuses anyway (a validation error naming it: `View.parentId`, the draft listing) is asked no
+more for the rest of the run, and said once, in one line, with what is done instead.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from wbmigrate.live.shapes import GraphQLError
+from wbmigrate.live.transport import ApiError
+
+FEATURES = "query WbmigrateServerFeatures { serverInfo { features { name isEnabled } } }"
+ENTITY_TRIGGERS = "QUERY_AUTOMATIONS_ON_ENTITY"
+# The optional parts of wbmigrate's queries: the names a server's refusal of each quotes, and
+# what wbmigrate does without it.
+OPTIONAL = {
+    "parentId": (("parentId",), "drafts are saved without it (W&B keeps their report)"),
+    "runs/draft": (("runs/draft",), "no drafts are listed"),
+    "Entity.triggers": (("triggers", "Entity"), "automations are read per project"),
+    "EntityScopeFields": (("Entity",), "automations scoped to an entity are not read whole"),
+    "QueueJobActionFields": (("QueueJobTriggeredAction",), "queue-job actions are read by type"),
+    "NoOpActionFields": (("NoOpTriggeredAction",), "no-op actions are read by type"),
+    "AriaActionFields": (("ARIATriggeredAction",), "ARIA actions are read by type"),
+}
+# Fragments the SDK asks for only when a feature says the server has their type
+# (wandb/automations/_compat.py, `omit_automation_fragments`).
+# Entity.triggers: wandb reads automations by entity only on a server with the feature (servers
+# from 0.83; `Api.automations`), else project by project.
+GATED = {
+    "Entity.triggers": ENTITY_TRIGGERS,
+    "EntityScopeFields": "AUTOMATION_SCOPE_ENTITY",
+    "AriaActionFields": "AUTOMATION_ACTION_ARIA",
+}
+
+
+class Support:
+    """One server's features (asked on first use, once) and the optional parts it refused.
+    `note` hears each fallback once. Thread-safe: listings run side by side."""
+
+    def __init__(
+        self,
+        execute: Callable[[str, dict[str, Any]], dict[str, Any]],
+        note: Callable[[str], None] | None = None,
+    ) -> None:
+        self._execute, self._note = execute, note
+        self._features: dict[str, bool] | None = None
+        self.refused: set[str] = set()
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def enabled(self, feature: str) -> bool:
+        with self._lock:
+            if self._features is None:
+                self._features = self._ask()
+            return self._features.get(feature, False)
+
+    def _ask(self) -> dict[str, bool]:
+        try:
+            data = self._execute(FEATURES, {})
+        except GraphQLError as exc:
+            if _names(exc, ("features", "ServerInfo")):  # an old server: no features at all
+                return {}
+            raise
+        features = (data.get("serverInfo") or {}).get("features") or []
+        return {
+            f["name"]: f.get("isEnabled") is True
+            for f in features
+            if isinstance(f, dict) and isinstance(f.get("name"), str)
+        }
+
+    def asks(self, part: str) -> bool:
+        """Whether queries still ask for an optional part: not refused, and (a gated
+        fragment) its feature on."""
+        if part in self.refused:
+            return False
+        return part not in GATED or self.enabled(GATED[part])
+
+    def refuse(self, exc: Exception, parts: Iterable[str]) -> bool:
+        """Whether `exc` refuses one of `parts` still asked for: it is asked no more from now
+        on, and said once."""
+        if not refusal(exc):
+            return False
+        asked = [p for p in parts if p not in self.refused]
+        named = next((p for p in asked if _names(exc, OPTIONAL[p][0])), None)
+        if named is None:
+            return False
+        with self._lock:
+            self.refused.add(named)
+        self.say_once(named, f"W&B refused {named} ({exc}); {OPTIONAL[named][1]}")
+        return True
+
+    def say_once(self, key: str, line: str) -> None:
+        """`line` to `note`, the first time `key` is said (whichever thread says it first)."""
+        with self._lock:
+            said = key in self._said
+            self._said.add(key)
+        if not said and self._note is not None:
+            self._note(f"Note: {line}")
+
+
+def refusal(exc: Exception) -> bool:
+    """Whether an error answers the query's text (GraphQL errors, 400, 422), not the moment."""
+    if isinstance(exc, GraphQLError):
+        return True
+    return isinstance(exc, ApiError) and exc.status in (400, 422)
+
+
+def _names(exc: Exception, names: Iterable[str]) -> bool:
+    """Whether the error's message quotes each of `names` (`'parentId'` or `"parentId"`)."""
+    text = str(exc)
+    return all(re.search(rf"""['"\\]{re.escape(name)}['"\\]""", text) for name in names)
