@@ -14,7 +14,10 @@ from graphql import (
     DocumentNode,
     ExecutionResult,
     GraphQLError,
+    GraphQLObjectType,
     GraphQLScalarType,
+    GraphQLSchema,
+    GraphQLUnionType,
     build_schema,
     execute_sync,
     parse,
@@ -57,6 +60,25 @@ def _page(
     }
 
 
+DRAFTS = "runs/draft"
+
+
+def _remove(schema: GraphQLSchema, part: str) -> None:
+    """`part` out of a built schema: `Type.field`, `Union.Member`, or a type."""
+    owner, _, name = part.partition(".")
+    found = schema.type_map[owner]
+    if isinstance(found, GraphQLUnionType):
+        found.types = [t for t in found.types if t.name != name]
+    elif name:
+        assert isinstance(found, GraphQLObjectType)
+        del found.fields[name]
+    else:
+        for union in schema.type_map.values():
+            if isinstance(union, GraphQLUnionType):
+                union.types = [t for t in union.types if t.name != owner]
+        del schema.type_map[owner]
+
+
 class Api:
     """The projects served: `state` (the first), `states` (every one: `more`, and those given to
     `add_project`), and the GraphQL schema answering about them."""
@@ -68,6 +90,7 @@ class Api:
             self.add_project(other)
         # serverInfo.features (name: enabled), as W&B answers them; wandb and wbmigrate gate on them
         self.features = {"QUERY_AUTOMATIONS_ON_ENTITY": True}
+        self.refused: set[str] = set()  # see `refuse`
         self.schema = self._schema()
         self._documents: dict[str, tuple[DocumentNode | None, list[GraphQLError]]] = {}
 
@@ -83,6 +106,16 @@ class Api:
                 )
         self.states.append(state)
         return state
+
+    def refuse(self, *parts: str) -> None:
+        """Answer from now on as a server without `parts`, each a field (`View.parentId`,
+        `Entity.triggers`, `ServerInfo.features`), a member of a union (`TriggerScope.Entity`),
+        a type (`NoOpTriggeredAction`: gone from its union too) or the view type `runs/draft`.
+        A query asking for one fails validation naming it, as an older W&B's would; a listing
+        of drafts is an error naming their type."""
+        self.refused |= set(parts)
+        self.schema = self._schema()
+        self._documents.clear()
 
     def _schema(self) -> Any:
         schema = build_schema(SDL)
@@ -127,6 +160,8 @@ class Api:
         }
         for (type_name, name), resolve in fields.items():
             schema.type_map[type_name].fields[name].resolve = resolve  # type: ignore[attr-defined]
+        for part in sorted(self.refused - {DRAFTS}):
+            _remove(schema, part)
         return schema
 
     def _project_out(self, state: WandbState | None = None) -> dict[str, Any]:
@@ -190,6 +225,8 @@ class Api:
         **_: Any,
     ) -> Any:
         state = _open(project)
+        if viewType == DRAFTS and DRAFTS in self.refused:
+            raise GraphQLError(f'unknown view type "{viewType}"')
         with state.lock:
             views = [
                 v

@@ -37,7 +37,7 @@ type ApiKeyEdge { node: ApiKey }
 type ApiKey { id: ID! name: String! description: String }
 type EntityConnection { edges: [EntityEdge!]! }
 type EntityEdge { node: Entity }
-type ServerInfo { features: [ServerFeature!]! }
+type ServerInfo { features: [ServerFeature!]! cliVersionInfo: JSON }
 type ServerFeature { name: String! isEnabled: Boolean! }
 type PageInfo { endCursor: String hasNextPage: Boolean! startCursor: String
                 hasPreviousPage: Boolean }

@@ -264,13 +264,15 @@ class Client:
             yield views
 
     def _refusing(self, ask: Callable[[], T], parts: Sequence[str]) -> T:
-        """`ask()`, asked again without each of `parts` the server refuses (`Support`)."""
-        while True:
+        """`ask()`, asked again without each of `parts` the server refuses (`Support`), once
+        per part at most."""
+        for _ in parts:
             try:
                 return ask()
             except ApiError as exc:
                 if not self.support.refuse(exc, parts):
                     raise
+        return ask()
 
     def _view_query(self, query: Callable[[bool], str], variables: dict[str, Any]) -> Any:
         """A query of views, with `parentId` unless the server refused it."""

@@ -130,7 +130,8 @@ class Reader:
 
     def _by_listing(self, why: str) -> None:
         self.by_name = False
-        self.client.support.say_once("by-listing", f"{why}; reading them per project")
+        if "Entity.triggers" not in self.client.support.refused:  # else said already
+            self.client.support.say_once("by-listing", f"{why}; reading them per project")
 
     def _refused(self, exc: WbmigrateError) -> None:
         with self._lock:  # said once, whichever of the reads side by side sees it first

@@ -26,7 +26,10 @@ OPTIONAL = {
     "parentId": (("parentId",), "drafts are saved without it (W&B keeps their report)"),
     "runs/draft": (("runs/draft",), "no drafts are listed"),
     "Entity.triggers": (("triggers", "Entity"), "automations are read per project"),
-    "EntityScopeFields": (("Entity",), "automations scoped to an entity are not read whole"),
+    "EntityScopeFields": (
+        ("TriggerScope", "Entity"),
+        "entity-wide automations are not read whole",
+    ),
     "QueueJobActionFields": (("QueueJobTriggeredAction",), "queue-job actions are read by type"),
     "NoOpActionFields": (("NoOpTriggeredAction",), "no-op actions are read by type"),
     "AriaActionFields": (("ARIATriggeredAction",), "ARIA actions are read by type"),
@@ -85,12 +88,11 @@ class Support:
         return part not in GATED or self.enabled(GATED[part])
 
     def refuse(self, exc: Exception, parts: Iterable[str]) -> bool:
-        """Whether `exc` refuses one of `parts` still asked for: it is asked no more from now
-        on, and said once."""
+        """Whether `exc` refuses one of `parts`: it is asked no more from now on, and said once.
+        (A part another request refused meanwhile counts: that request is asked again too.)"""
         if not refusal(exc):
             return False
-        asked = [p for p in parts if p not in self.refused]
-        named = next((p for p in asked if _names(exc, OPTIONAL[p][0])), None)
+        named = next((p for p in parts if _names(exc, OPTIONAL[p][0])), None)
         if named is None:
             return False
         with self._lock:
@@ -115,6 +117,7 @@ def refusal(exc: Exception) -> bool:
 
 
 def _names(exc: Exception, names: Iterable[str]) -> bool:
-    """Whether the error's message quotes each of `names` (`'parentId'` or `"parentId"`)."""
-    text = str(exc)
+    """Whether the error's message quotes each of `names` (`'parentId'` or `"parentId"`), the
+    names it suggests instead aside (graphql's "Did you mean 'ARIATriggeredAction', ...?")."""
+    text = re.sub(r"Did you mean [^?]*\?", "", str(exc))
     return all(re.search(rf"""['"\\]{re.escape(name)}['"\\]""", text) for name in names)
