@@ -24,7 +24,7 @@ from graphql import (
     validate,
 )
 
-from testserver.schema import ACTION_INPUTS, ACTION_TYPES, PERMISSION, SDL
+from testserver.schema import ACTION_INPUTS, ACTION_TYPES, INTEGRATIONS, PERMISSION, SDL
 from testserver.state import USER, WandbState, b64
 
 
@@ -142,7 +142,11 @@ class Api:
         }
         for name, resolve in resolvers.items():
             schema.query_type.fields[name].resolve = resolve
-        mutations = {"upsertView": self._upsert_view, "updateFilterTrigger": self._update_trigger}
+        mutations = {
+            "upsertView": self._upsert_view,
+            "updateFilterTrigger": self._update_trigger,
+            "createFilterTrigger": self._create_trigger,
+        }
         for name, resolve in mutations.items():
             schema.mutation_type.fields[name].resolve = resolve
         fields = {
@@ -341,6 +345,21 @@ class Api:
             trigger["updatedAt"] = state.now()
             return {"trigger": self._trigger_out(trigger)}
 
+    def _create_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
+        """A new automation (as wandb's `create_automation` makes one) in the project its
+        scope names (the first project for another scope)."""
+        state = next((s for s in self.states if s.project_id == input["scopeID"]), self.state)
+        with _allowed(state).lock:
+            event = {"eventType": input["triggeringEventType"], "filter": input["eventFilter"]}
+            fields = {k: input.get(k) for k in ("name", "description", "enabled")}
+            trigger_id = state.add_trigger(
+                {**fields, "createdAt": state.now(), "event": event, "action": {"__typename": ""}}
+            )
+            trigger = state.triggers[trigger_id]
+            trigger["triggeringCondition"]["__typename"] = "FilterEventTriggeringCondition"
+            self._update_action(trigger, input)
+            return {"trigger": self._trigger_out(trigger)}
+
     @staticmethod
     def _update_action(trigger: dict[str, Any], input: dict[str, Any]) -> None:
         """The action's fields from its input; another type of action replaces it whole."""
@@ -349,8 +368,12 @@ class Api:
         if kind != action["__typename"]:
             action = trigger["triggeredAction"] = {"__typename": kind}
         for name, given in (input.get("triggeredActionConfig") or {}).items():
-            if given is not None:
-                action.update({k: given[k] for k in ACTION_INPUTS[name] if k in given})
+            if given is None:
+                continue
+            action.update({k: given[k] for k in ACTION_INPUTS[name] if k in given})
+            named = given.get("integrationID")
+            if named and (action.get("integration") or {}).get("id") != named:
+                action["integration"] = {**INTEGRATIONS[name], "id": named}
 
     def execute(self, query: str, variables: dict[str, Any]) -> ExecutionResult:
         """What `graphql_sync` answers, each query text parsed and validated once, as

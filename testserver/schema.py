@@ -27,6 +27,7 @@ type Query {
 type Mutation {
   upsertView(input: UpsertViewInput!): UpsertViewPayload
   updateFilterTrigger(input: UpdateFilterTriggerInput!): UpdateFilterTriggerPayload
+  createFilterTrigger(input: CreateFilterTriggerInput!): CreateFilterTriggerPayload
 }
 
 type User { id: ID! name: String entity: String username: String email: String
@@ -129,6 +130,13 @@ input NoOpTriggeredActionInput { noOp: Boolean }
 input ARIAActionInput { prompt: String! }
 input QueueJobActionInput { queueID: ID! template: String! }
 type UpdateFilterTriggerPayload { trigger: Trigger }
+input CreateFilterTriggerInput {
+  name: String! description: String enabled: Boolean! scopeType: TriggerScopeType! scopeID: ID!
+  triggeringEventType: EventTriggeringConditionType! eventFilter: JSONString!
+  triggeredActionType: TriggeredActionType! triggeredActionConfig: TriggeredActionConfig!
+  clientMutationId: String
+}
+type CreateFilterTriggerPayload { trigger: Trigger }
 """
 
 ACTION_TYPES = {
@@ -137,6 +145,19 @@ ACTION_TYPES = {
     "NO_OP": "NoOpTriggeredAction",
     "ARIA": "ARIATriggeredAction",
     "QUEUE_JOB": "QueueJobTriggeredAction",
+}
+# The integration an action's input names (`integrationID`), by the action's input.
+INTEGRATIONS = {
+    "notificationActionInput": {
+        "__typename": "SlackIntegration",
+        "teamName": "",
+        "channelName": "",
+    },
+    "genericWebhookActionInput": {
+        "__typename": "GenericWebhookIntegration",
+        "name": "",
+        "urlEndpoint": "",
+    },
 }
 # Each action's input (`TriggeredActionConfig`) and the fields of the action it sets.
 ACTION_INPUTS = {

@@ -100,3 +100,39 @@ def test_a_queue_job_is_planned_for_review_and_never_written(run, live):
     assert result.exit_code == 0, result.output
     assert "failed" not in result.stdout
     assert json.dumps(live.state.triggers[live.state.find("queued")], sort_keys=True) == before
+
+
+# wandb's own builders read a deprecated field of theirs while validating (wandb 0.31.0)
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_automations_wandb_creates_with_each_action_come_back_migrated(
+    run, live, tmp_path, monkeypatch
+):
+    """wandb's own builders make the automations (DoNothing among them) on the test server;
+    wbmigrate migrates them; wandb reads them back, each with its action, on the new key, and
+    can update them again."""
+    monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    import wandb
+    from wandb.automations import DoNothing, OnRunMetric, RunEvent, SendNotification, SendWebhook
+    from wandb.automations.scopes import ProjectScope
+
+    api = wandb.Api(api_key=live.api_key, overrides={"base_url": live.url, "entity": "team"})
+    scope = ProjectScope(id=live.state.project_id, name="async-rl")
+    event = OnRunMetric(scope=scope, filter=RunEvent.metric("off_policy/mean").mean(5) > 0.5)
+    actions = {
+        "sdk-no-op": DoNothing(),
+        "sdk-slack": SendNotification(integration_id="SW50OjE=", title="t", text="m"),
+        "sdk-hook": SendWebhook(integration_id="V2g6MQ==", request_payload={"m": "${run_name}"}),
+    }
+    for name, action in actions.items():
+        api.create_automation(event >> action, name=name)
+    result = run("apply", TARGET, "--yes")
+    assert result.exit_code == 0, result.output
+    back = {a.name: a for a in api.automations(entity="team") if a.name in actions}
+    assert set(back) == set(actions)
+    for name, automation in back.items():
+        assert automation.event.filter.metric.threshold_filter.name == "staleness/rollout/mean"
+        assert automation.action.action_type == actions[name].action_type
+        api.update_automation(automation, description="still writable")
+    assert run("plan", TARGET, "--detailed-exitcode").exit_code == 0
