@@ -136,3 +136,22 @@ def test_automations_wandb_creates_with_each_action_come_back_migrated(
         assert automation.action.action_type == actions[name].action_type
         api.update_automation(automation, description="still writable")
     assert run("plan", TARGET, "--detailed-exitcode").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("broken", "error"),
+    [
+        ({"enabled": None}, "W&B's answer lacks fields to copy back"),
+        ({"action": {"__typename": "ARIATriggeredAction"}}, "W&B's answer lacks fields"),
+        ({"action": {"__typename": "NotificationTriggeredAction"}}, "W&B gave no integration"),
+        ({"action": QUEUE_JOB}, None),  # planned for review by the engine instead
+    ],
+)
+def test_an_automation_a_write_could_not_copy_whole_is_an_error_up_front(broken, error):
+    from wbmigrate.live.objects import LiveObject
+
+    found = LiveObject.of_trigger({**BASE, **broken}, "team", "async-rl").source().error
+    if error is None:
+        assert found is None
+    else:
+        assert found.startswith(f"automation 'staleness-high': {error}")

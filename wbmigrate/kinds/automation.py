@@ -41,6 +41,7 @@ class Action:
     copied: tuple[str, ...] = ()  # the action's fields copied into it
     integration: bool = False  # it names the action's integration (`integrationID`)
     fixed: tuple[tuple[str, Any], ...] = ()  # fields of constant value
+    needed: tuple[str, ...] = ()  # copied fields the input takes no null for
 
 
 # The actions W&B takes back. Not a queue job (`QueueJobTriggeredAction`) or a push
@@ -54,7 +55,7 @@ ACTIONS = {
         "GENERIC_WEBHOOK", "genericWebhookActionInput", ("requestPayload",), True
     ),
     "NoOpTriggeredAction": Action("NO_OP", "noOpActionInput", fixed=(("noOp", True),)),
-    "ARIATriggeredAction": Action("ARIA", "ariaActionInput", ("prompt",)),
+    "ARIATriggeredAction": Action("ARIA", "ariaActionInput", ("prompt",), needed=("prompt",)),
 }
 
 

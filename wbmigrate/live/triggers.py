@@ -21,12 +21,14 @@ def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
     why = unwritable(trigger)
     if why is not None:
         raise UnsupportedTrigger(f"{_named(trigger)}: {why}")
-    kind = ACTIONS.get(str(action.get("__typename")))
+    kind = ACTIONS.get(str(action.get("__typename")))  # None: untyped (typed: `unwritable`)
     whole = (
-        scope.get("__typename") in SCOPES
+        kind is not None
+        and scope.get("__typename") in SCOPES
         and all(isinstance(v, str) for v in (trigger.get("name"), scope.get("id")))
         and all(isinstance(event.get(k), str) for k in ("eventType", "filter"))
         and isinstance(trigger.get("enabled"), bool)
+        and all(isinstance(action.get(k), str) for k in kind.needed)
     )
     if kind is None or not whole:
         raise UnsupportedTrigger(f"{_named(trigger)}: W&B's answer lacks fields to copy back")
