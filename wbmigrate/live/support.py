@@ -1,11 +1,12 @@
 """What a W&B server supports, learnt as wandb's own SDK learns it, and what it refused.
 
 Its features are asked once (`serverInfo { features { name isEnabled } }`, as wandb's
-`_server_features` asks them; a server without the field has none), and gate what wbmigrate
-asks for as they gate the SDK: automations read by entity (`QUERY_AUTOMATIONS_ON_ENTITY`), the
-entity scope and ARIA action fragments. A part of a query only wbmigrate relies on that the server
-refuses anyway (a validation error naming it: `View.parentId`, the draft listing) is asked no
-more for the rest of the run, and said once, in one line, with what is done instead.
+`_server_features` asks them; a server that refuses the field has none), and gate what
+wbmigrate asks for as they gate the SDK: automations read by entity
+(`QUERY_AUTOMATIONS_ON_ENTITY`), the entity-scope and ARIA fragments. A part of a query that a
+server refuses anyway (an error quoting its name: `View.parentId`, the draft listing,
+`Entity.triggers`, an action type) is asked no more for the rest of the run, and said once, in
+one line, with what is done instead.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ OPTIONAL = {
     "NoOpActionFields": (("NoOpTriggeredAction",), "no-op actions are read by type"),
     "AriaActionFields": (("ARIATriggeredAction",), "ARIA actions are read by type"),
 }
-# Fragments the SDK asks for only when a feature says the server has their type
-# (wandb/automations/_compat.py, `omit_automation_fragments`).
-# Entity.triggers: wandb reads automations by entity only on a server with the feature (servers
-# from 0.83; `Api.automations`), else project by project.
+# What is asked only when a feature says the server has it: automations by entity (wandb's
+# `Api.automations` asks it first: servers from 0.83, else it walks the projects), and the
+# fragments wandb leaves out without their feature (wandb/automations/_compat.py,
+# `omit_automation_fragments`; no-op actions are ungated, queue jobs asked as the SDK's
+# TriggerFields has them, and left out once refused).
 GATED = {
     "Entity.triggers": ENTITY_TRIGGERS,
     "EntityScopeFields": "AUTOMATION_SCOPE_ENTITY",
@@ -69,8 +71,8 @@ class Support:
     def _ask(self) -> dict[str, bool]:
         try:
             data = self._execute(FEATURES, {})
-        except GraphQLError as exc:
-            if _names(exc, ("features", "ServerInfo")):  # an old server: no features at all
+        except ApiError as exc:  # an old server refuses the field: it has none of them
+            if refusal(exc):  # (wandb's `feature_enabled` reads any failure as "off")
                 return {}
             raise
         features = (data.get("serverInfo") or {}).get("features") or []
