@@ -159,11 +159,3 @@ def test_a_project_that_cannot_be_read_is_not_asked_for_its_automations(live):
         next(iter(project.read(Counts())))
     time.sleep(0.2)
     assert "WbmigrateTriggers" not in {r.operation for r in live.requests}
-
-
-def test_a_views_kind_is_the_one_the_engine_gives_its_type():
-    """The listings tell a view's kind without loading the engine (`kinds`)."""
-    from wbmigrate.kinds import VIEW_TYPES
-    from wbmigrate.live.objects import VIEW_KINDS
-
-    assert VIEW_KINDS == VIEW_TYPES

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.kinds.automation import unwritable
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.triggers import UnsupportedTrigger, trigger_input
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
 
 
 REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
-# The kind of each view type (`kinds.VIEW_TYPES`, which loads the engine: a listing's reader
-# would load it before asking for its second page).
-VIEW_KINDS = {REPORT: "report", DRAFT: "report", WORKSPACE: "workspace"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ class LiveObject:
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
         return cls(
-            VIEW_KINDS[view.type],
+            VIEW_TYPES[view.type],
             view.id,
             view.display_name or view.name,
             view.spec,
