@@ -347,7 +347,7 @@ class Api:
 
     def _create_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
         """A new automation (as wandb's `create_automation` makes one) in the project its
-        scope names (the first project for another scope)."""
+        scope names (the first project for another scope; an entity's scope is kept)."""
         state = next((s for s in self.states if s.project_id == input["scopeID"]), self.state)
         with _allowed(state).lock:
             event = {"eventType": input["triggeringEventType"], "filter": input["eventFilter"]}
@@ -357,6 +357,9 @@ class Api:
             )
             trigger = state.triggers[trigger_id]
             trigger["triggeringCondition"]["__typename"] = "FilterEventTriggeringCondition"
+            if input["scopeType"] == "ENTITY":  # the entity's, not its project's
+                entity = {"name": state.entity, "entityType": "team"}
+                trigger["scope"] = {"__typename": "Entity", "id": input["scopeID"], **entity}
             self._update_action(trigger, input)
             return {"trigger": self._trigger_out(trigger)}
 

@@ -155,3 +155,28 @@ def test_an_automation_a_write_could_not_copy_whole_is_an_error_up_front(broken,
         assert found is None
     else:
         assert found.startswith(f"automation 'staleness-high': {error}")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # as above
+def test_an_entity_wide_automation_wandb_creates_is_not_a_projects(
+    run, live, tmp_path, monkeypatch
+):
+    """Read by wandb with its entity scope (the fragment its feature gates), and left out of
+    the project's objects, as every automation not scoped to the project is."""
+    monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    import wandb
+    from wandb.automations import DoNothing, OnRunMetric, RunEvent
+    from wandb.automations.scopes import TeamScope
+
+    live.features["AUTOMATION_SCOPE_ENTITY"] = True
+    api = wandb.Api(api_key=live.api_key, overrides={"base_url": live.url, "entity": "team"})
+    scope = TeamScope(id="RW50aXR5OnRlYW0=", name="team")
+    event = OnRunMetric(scope=scope, filter=RunEvent.metric("off_policy/mean").mean(5) > 0.5)
+    api.create_automation(event >> DoNothing(), name="team-wide")
+    (created,) = [a for a in api.automations(entity="team") if a.name == "team-wide"]
+    assert created.scope.scope_type.value == "ENTITY"
+    plan = run("plan", TARGET)
+    assert "team-wide" not in plan.stdout
+    assert "6 automations" in plan.stderr
