@@ -40,6 +40,15 @@ return one per request; `server.latency` delays every answer. What a `Fault` doe
   and in the HTTP reason phrase (with `status`: that status; without: a 200 with `errors`),
   for tests that the key never reaches output.
 
+Server features and refusals: `server.features` (name: enabled) is what `serverInfo { features }`
+answers, as wandb and wbmigrate gate on it (default: `QUERY_AUTOMATIONS_ON_ENTITY` on; clear it
+for a server before 0.83). `server.refuse(...)` answers from then on as an older W&B without a
+field (`View.parentId`, `Entity.triggers`, `ServerInfo.features`), a union member
+(`TriggerScope.Entity`), a type (`NoOpTriggeredAction`, `QueueJobTriggeredAction`, ...) or the
+draft listing (`runs/draft`): a query naming one fails validation with an error naming it.
+`updateFilterTrigger` takes every action input wandb writes (notification, webhook, no-op,
+ARIA, queue job).
+
 Hooks: `server.hooks[operation](variables)` runs before that operation is answered, to edit an
 object between a read and a write the way a colleague in the UI would; `edit_on(operation,
 object_id, change)` installs one that edits a view's spec (or a trigger) once. A read of several

@@ -14,14 +14,17 @@ from graphql import (
     DocumentNode,
     ExecutionResult,
     GraphQLError,
+    GraphQLObjectType,
     GraphQLScalarType,
+    GraphQLSchema,
+    GraphQLUnionType,
     build_schema,
     execute_sync,
     parse,
     validate,
 )
 
-from testserver.schema import ACTION_TYPES, PERMISSION, SDL
+from testserver.schema import ACTION_INPUTS, ACTION_TYPES, INTEGRATIONS, PERMISSION, SDL
 from testserver.state import USER, WandbState, b64
 
 
@@ -57,6 +60,25 @@ def _page(
     }
 
 
+DRAFTS = "runs/draft"
+
+
+def _remove(schema: GraphQLSchema, part: str) -> None:
+    """`part` out of a built schema: `Type.field`, `Union.Member`, or a type."""
+    owner, _, name = part.partition(".")
+    found = schema.type_map[owner]
+    if isinstance(found, GraphQLUnionType):
+        found.types = [t for t in found.types if t.name != name]
+    elif name:
+        assert isinstance(found, GraphQLObjectType)
+        del found.fields[name]
+    else:
+        for union in schema.type_map.values():
+            if isinstance(union, GraphQLUnionType):
+                union.types = [t for t in union.types if t.name != owner]
+        del schema.type_map[owner]
+
+
 class Api:
     """The projects served: `state` (the first), `states` (every one: `more`, and those given to
     `add_project`), and the GraphQL schema answering about them."""
@@ -66,10 +88,17 @@ class Api:
         self.states = [state]
         # The entity's Slack and webhook integrations by id, as an action shows them
         # (`{"__typename": "SlackIntegration", "id": ..., "teamName": ..., "channelName": ...}`):
-        # what `createFilterTrigger` puts in the action an input names by `integrationID`.
+        # what an action an input names by `integrationID` holds (else one with empty names).
         self.integrations: dict[str, dict[str, Any]] = {}
         for other in more:
             self.add_project(other)
+        # serverInfo.features (name: enabled), as W&B answers them; wandb and wbmigrate gate on them
+        # (the SDK creates z-score alerts only on a server that says it can)
+        self.features = {
+            "QUERY_AUTOMATIONS_ON_ENTITY": True,
+            "AUTOMATION_EVENT_RUN_METRIC_ZSCORE": True,
+        }
+        self.refused: set[str] = set()  # see `refuse`
         self.schema = self._schema()
         self._documents: dict[str, tuple[DocumentNode | None, list[GraphQLError]]] = {}
 
@@ -85,6 +114,16 @@ class Api:
                 )
         self.states.append(state)
         return state
+
+    def refuse(self, *parts: str) -> None:
+        """Answer from now on as a server without `parts`, each a field (`View.parentId`,
+        `Entity.triggers`, `ServerInfo.features`), a member of a union (`TriggerScope.Entity`),
+        a type (`NoOpTriggeredAction`: gone from its union too) or the view type `runs/draft`.
+        A query asking for one fails validation naming it, as an older W&B's would; a listing
+        of drafts is an error naming their type."""
+        self.refused |= set(parts)
+        self.schema = self._schema()
+        self._documents.clear()
 
     def _schema(self) -> Any:
         schema = build_schema(SDL)
@@ -102,11 +141,7 @@ class Api:
                 "teams": {"edges": []},
             },
             "serverInfo": lambda *_: {
-                "features": [
-                    {"name": "QUERY_AUTOMATIONS_ON_ENTITY", "isEnabled": True},
-                    # the SDK creates z-score alerts only on a server that says it can
-                    {"name": "AUTOMATION_EVENT_RUN_METRIC_ZSCORE", "isEnabled": True},
-                ]
+                "features": [{"name": k, "isEnabled": v} for k, v in self.features.items()]
             },
             "project": self._project,
             "view": self._view,
@@ -137,6 +172,8 @@ class Api:
         }
         for (type_name, name), resolve in fields.items():
             schema.type_map[type_name].fields[name].resolve = resolve  # type: ignore[attr-defined]
+        for part in sorted(self.refused - {DRAFTS}):
+            _remove(schema, part)
         return schema
 
     def _project_out(self, state: WandbState | None = None) -> dict[str, Any]:
@@ -200,6 +237,8 @@ class Api:
         **_: Any,
     ) -> Any:
         state = _open(project)
+        if viewType == DRAFTS and DRAFTS in self.refused:
+            raise GraphQLError(f'unknown view type "{viewType}"')
         with state.lock:
             views = [
                 v
@@ -310,55 +349,42 @@ class Api:
                 trigger["triggeringCondition"]["filter"] = input["eventFilter"]
             if "triggeringEventType" in input:
                 trigger["triggeringCondition"]["eventType"] = input["triggeringEventType"]
-            config = input.get("triggeredActionConfig") or {}
-            action = trigger["triggeredAction"]
-            if "notificationActionInput" in config:
-                given = config["notificationActionInput"]
-                action.update({k: given[k] for k in ("title", "message", "severity") if k in given})
-            if "genericWebhookActionInput" in config:
-                action["requestPayload"] = config["genericWebhookActionInput"].get("requestPayload")
-            if (config.get("queueJobActionInput") or {}).get("template") is not None:
-                action["template"] = config["queueJobActionInput"]["template"]
-            action["__typename"] = ACTION_TYPES.get(
-                input.get("triggeredActionType", ""), action["__typename"]
-            )
+            self._update_action(trigger, input)
             trigger["updatedAt"] = state.now()
             return {"trigger": self._trigger_out(trigger)}
 
     def _create_trigger(self, _root: Any, _info: Any, input: dict[str, Any]) -> Any:
-        """A new automation of a run event in the project `scopeID` names, its action built
-        from the one input `triggeredActionConfig` holds, as W&B's SDK creates one."""
-        state = next((s for s in self.states if s.project_id == input["scopeID"]), None)
-        if state is None:
-            raise ValueError(f"project {input['scopeID']} not found")
-        config = {k: v for k, v in input["triggeredActionConfig"].items() if v is not None}
-        trigger = {
-            "__typename": "Trigger",
-            "createdAt": state.now(),
-            **{k: input.get(k) for k in ("name", "description", "enabled")},
-            "event": {
-                "__typename": "FilterEventTriggeringCondition",
-                "eventType": input["triggeringEventType"],
-                "filter": input["eventFilter"],
-            },
-            "action": {
-                "__typename": ACTION_TYPES[input["triggeredActionType"]],
-                **self._action_fields(config),
-            },
-        }
+        """A new automation (as wandb's `create_automation` makes one) in the project its
+        scope names (the first project for another scope; an entity's scope is kept)."""
+        state = next((s for s in self.states if s.project_id == input["scopeID"]), self.state)
         with _allowed(state).lock:
-            trigger_id = state.add_trigger(trigger)
-            return {"trigger": self._trigger_out(state.triggers[trigger_id])}
+            event = {"eventType": input["triggeringEventType"], "filter": input["eventFilter"]}
+            fields = {k: input.get(k) for k in ("name", "description", "enabled")}
+            trigger_id = state.add_trigger(
+                {**fields, "createdAt": state.now(), "event": event, "action": {"__typename": ""}}
+            )
+            trigger = state.triggers[trigger_id]
+            trigger["triggeringCondition"]["__typename"] = "FilterEventTriggeringCondition"
+            if input["scopeType"] == "ENTITY":  # the entity's, not its project's
+                entity = {"name": state.entity, "entityType": "team"}
+                trigger["scope"] = {"__typename": "Entity", "id": input["scopeID"], **entity}
+            self._update_action(trigger, input)
+            return {"trigger": self._trigger_out(trigger)}
 
-    def _action_fields(self, config: dict[str, Any]) -> dict[str, Any]:
-        """What an action input stores: its fields, the integration it names in full."""
-        if "noOpActionInput" in config:
-            return {"noOp": True}
-        ((_, given),) = config.items()
-        fields = {k: v for k, v in given.items() if k != "integrationID"}
-        if "integrationID" in given:
-            fields["integration"] = copy.deepcopy(self.integrations[given["integrationID"]])
-        return fields
+    def _update_action(self, trigger: dict[str, Any], input: dict[str, Any]) -> None:
+        """The action's fields from its input; another type of action replaces it whole."""
+        action = trigger["triggeredAction"]
+        kind = ACTION_TYPES.get(input.get("triggeredActionType") or "", action["__typename"])
+        if kind != action["__typename"]:
+            action = trigger["triggeredAction"] = {"__typename": kind}
+        for name, given in (input.get("triggeredActionConfig") or {}).items():
+            if given is None:
+                continue
+            action.update({k: given[k] for k in ACTION_INPUTS[name] if k in given})
+            named = given.get("integrationID")
+            if named and (action.get("integration") or {}).get("id") != named:
+                known = self.integrations.get(named) or {**INTEGRATIONS[name], "id": named}
+                action["integration"] = copy.deepcopy(known)
 
     def execute(self, query: str, variables: dict[str, Any]) -> ExecutionResult:
         """What `graphql_sync` answers, each query text parsed and validated once, as

@@ -38,7 +38,7 @@ type ApiKeyEdge { node: ApiKey }
 type ApiKey { id: ID! name: String! description: String }
 type EntityConnection { edges: [EntityEdge!]! }
 type EntityEdge { node: Entity }
-type ServerInfo { features: [ServerFeature!]! }
+type ServerInfo { features: [ServerFeature!]! cliVersionInfo: JSON }
 type ServerFeature { name: String! isEnabled: Boolean! }
 type PageInfo { endCursor: String hasNextPage: Boolean! startCursor: String
                 hasPreviousPage: Boolean }
@@ -120,17 +120,19 @@ input TriggeredActionConfig {
   notificationActionInput: NotificationActionInput
   genericWebhookActionInput: GenericWebhookActionInput
   noOpActionInput: NoOpTriggeredActionInput
+  ariaActionInput: ARIAActionInput
   queueJobActionInput: QueueJobActionInput
 }
 input NotificationActionInput { integrationID: ID! title: String message: String
                                 severity: AlertSeverity }
 input GenericWebhookActionInput { integrationID: ID! requestPayload: JSONString }
 input NoOpTriggeredActionInput { noOp: Boolean }
-input QueueJobActionInput { queueID: ID! template: JSONString! }
+input ARIAActionInput { prompt: String! }
+input QueueJobActionInput { queueID: ID! template: String! }
 type UpdateFilterTriggerPayload { trigger: Trigger }
 input CreateFilterTriggerInput {
-  name: String! description: String enabled: Boolean! scopeType: TriggerScopeType!
-  scopeID: ID! triggeringEventType: EventTriggeringConditionType! eventFilter: JSONString!
+  name: String! description: String enabled: Boolean! scopeType: TriggerScopeType! scopeID: ID!
+  triggeringEventType: EventTriggeringConditionType! eventFilter: JSONString!
   triggeredActionType: TriggeredActionType! triggeredActionConfig: TriggeredActionConfig!
   clientMutationId: String
 }
@@ -141,7 +143,29 @@ ACTION_TYPES = {
     "NOTIFICATION": "NotificationTriggeredAction",
     "GENERIC_WEBHOOK": "GenericWebhookTriggeredAction",
     "NO_OP": "NoOpTriggeredAction",
+    "ARIA": "ARIATriggeredAction",
     "QUEUE_JOB": "QueueJobTriggeredAction",
+}
+# The integration an action's input names (`integrationID`), by the action's input.
+INTEGRATIONS = {
+    "notificationActionInput": {
+        "__typename": "SlackIntegration",
+        "teamName": "",
+        "channelName": "",
+    },
+    "genericWebhookActionInput": {
+        "__typename": "GenericWebhookIntegration",
+        "name": "",
+        "urlEndpoint": "",
+    },
+}
+# Each action's input (`TriggeredActionConfig`) and the fields of the action it sets.
+ACTION_INPUTS = {
+    "notificationActionInput": ("title", "message", "severity"),
+    "genericWebhookActionInput": ("requestPayload",),
+    "noOpActionInput": ("noOp",),
+    "ariaActionInput": ("prompt",),
+    "queueJobActionInput": ("template",),
 }
 
 PERMISSION = "PERMISSION_ERROR"  # W&B's code for a refusal, answered with HTTP 403

@@ -39,3 +39,21 @@ def test_run_filter_keeps_its_exact_string():
     assert after["event"]["filter"] == before["event"]["filter"].replace(
         "off_policy/mean", "staleness/rollout/mean"
     )
+
+
+BEFORE = sorted((FIXTURES / "cases/automation").glob("*/before.json"))
+
+
+@pytest.mark.parametrize("before", BEFORE, ids=lambda p: p.parent.name)
+def test_what_is_planned_for_review_is_what_wandb_cannot_write_back(before):
+    """An alert is changed only when wandb's own `update_automation` could write it back."""
+    from wandb.automations._inputs import prepare_to_update
+
+    from wbmigrate.kinds.automation import unwritable
+
+    trigger = json.loads(before.read_text())
+    if unwritable(trigger) is None:
+        assert prepare_to_update(parse(trigger)).id == trigger["id"]
+    else:
+        with pytest.raises(ValueError, match="cannot be assigned to automations"):
+            prepare_to_update(parse(trigger))

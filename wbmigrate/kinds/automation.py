@@ -3,23 +3,60 @@
 The metric name sits in `event.filter`, a JSON string holding `run_metric_filter` (and, in old
 triggers, `metric_filter`, itself a JSON string). Those strings are edited in place, so the
 double-encoded `run_filter` and every other byte stay as they were. An alert on a metric that
-is gone with no equivalent is disabled, never deleted.
+is gone with no equivalent is disabled, never deleted. One that W&B's API cannot take back
+whole (`unwritable`: a queue-job action, say) is changed nowhere: what it needs is for review.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from wbmigrate.edit.edits import Path, Set
-from wbmigrate.engine.model import ChangeAction, NoteKind, Unlogged
+from wbmigrate.engine.model import ChangeAction, Note, NoteKind, Unlogged
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping import Fate
 
 NAME = "automation"
 METRIC_FILTERS = ("threshold_filter", "change_filter", "zscore_filter")
 DISABLED_PREFIX = "[wbmigrate] Disabled: "
+# A trigger's scope, as W&B answers it (`scope.__typename`), and as its update takes it.
+SCOPES = {
+    "Project": "PROJECT",
+    "ArtifactPortfolio": "ARTIFACT_COLLECTION",
+    "ArtifactSequence": "ARTIFACT_COLLECTION",
+    "Entity": "ENTITY",
+}
+
+
+@dataclass(frozen=True)
+class Action:
+    """How W&B's update takes an action back (`UpdateFilterTriggerInput`), as wandb's own
+    `update_automation` writes it (wandb/automations/_inputs.py, `ActionSpecInput`)."""
+
+    type: str  # triggeredActionType
+    config: str  # its field of triggeredActionConfig
+    copied: tuple[str, ...] = ()  # the action's fields copied into it
+    integration: bool = False  # it names the action's integration (`integrationID`)
+    fixed: tuple[tuple[str, Any], ...] = ()  # fields of constant value
+    needed: tuple[str, ...] = ()  # copied fields the input takes no null for
+
+
+# The actions W&B takes back. Not a queue job (`QueueJobTriggeredAction`) or a push
+# notification: wandb's update refuses both (`INVALID_INPUT_ACTIONS`), as W&B's UI no longer
+# makes them; nor an action of a type not known here.
+ACTIONS = {
+    "NotificationTriggeredAction": Action(
+        "NOTIFICATION", "notificationActionInput", ("title", "message", "severity"), True
+    ),
+    "GenericWebhookTriggeredAction": Action(
+        "GENERIC_WEBHOOK", "genericWebhookActionInput", ("requestPayload",), True
+    ),
+    "NoOpTriggeredAction": Action("NO_OP", "noOpActionInput", fixed=(("noOp", True),)),
+    "ARIATriggeredAction": Action("ARIA", "ariaActionInput", ("prompt",), needed=("prompt",)),
+}
 
 
 def matches(spec: Any) -> bool:
@@ -31,12 +68,50 @@ def matches(spec: Any) -> bool:
 
 
 def walk(w: Walk, trigger: dict[str, Any]) -> None:
+    why = unwritable(trigger)
+    if why is None:
+        _walk(w, trigger)
+        return
+    inner = Walk(w.migration, w.options)  # what the trigger needs, to be said, not made
+    inner.where = w.where
+    _walk(inner, trigger)
+    needed = [
+        Note(
+            c.pointer,
+            NoteKind.REVIEW,
+            f"{_brief(c.old)} -> {_brief(c.new)} is needed, but {why}",
+            c.where,
+            c.field,
+            c.path,
+        )
+        for c in inner.changes
+    ]  # located as the change would be: at the name, inside an embedded filter too
+    w.notes += needed + [n for n in inner.notes if n.kind is NoteKind.REVIEW]
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def unwritable(trigger: dict[str, Any]) -> str | None:
+    """Why W&B's API cannot take the trigger's action back (its update replaces every field,
+    the action too), or None. An action without a type (a file's shorthand) is not judged
+    here: the live side checks W&B's answers whole (`live.triggers`)."""
+    action = trigger.get("action", trigger.get("triggeredAction"))
+    kind = action.get("__typename") if isinstance(action, dict) else None
+    if kind is None or kind in ACTIONS:
+        return None
+    return f"W&B's API takes no {kind} back (change it in the W&B UI)"
+
+
+def _walk(w: Walk, trigger: dict[str, Any]) -> None:
     w.text(("name",), trigger.get("name"), "name")
     w.text(("description",), _own_text(trigger.get("description")), "description")
     action_key = "action" if "action" in trigger else "triggeredAction"
     action = trigger.get(action_key)
     if isinstance(action, dict):
-        for key in ("title", "message", "requestPayload"):
+        for key in ("title", "message", "requestPayload", "prompt"):
             w.text((action_key, key), action.get(key), f"action.{key}")
     event_key = "event" if "event" in trigger else "triggeringCondition"
     event = trigger.get(event_key)

@@ -11,24 +11,26 @@ Over 300 lines because each operation's call sits beside the checks of its answe
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 
 from wbmigrate import __version__
 from wbmigrate.live import transport
 from wbmigrate.live.queries import (
-    GET_VIEW,
-    LIST_TRIGGERS,
-    LIST_VIEWS,
+    OPTIONAL_FRAGMENTS,
     UPDATE_TRIGGER,
     UPSERT_VIEW,
     get_triggers,
+    get_view,
     get_views,
+    list_triggers,
+    list_views,
 )
 from wbmigrate.live.shapes import (
     AuthError,
@@ -40,6 +42,7 @@ from wbmigrate.live.shapes import (
     project_of,
     text,
 )
+from wbmigrate.live.support import Support
 from wbmigrate.live.transport import (
     NOT_WANTED,
     ApiError,
@@ -52,6 +55,7 @@ from wbmigrate.live.transport import (
 )
 from wbmigrate.live.watchdog import Watch, WatchedAdapter
 
+T = TypeVar("T")
 PAGE_SIZE = 100
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 CONNECT_TIMEOUT = 10.0
@@ -62,6 +66,7 @@ BACKOFF_MAX = 30.0  # the longest wait between tries when W&B asks for none
 READ_AT_ONCE = 16 << 20
 # a view's fields after its id, in the order `View.node` spells them
 NODE_FIELDS = ("name", "type", "display_name", "description", "parent_id", "updated_at", "spec")
+NO_PAGE = {"edges": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,8 @@ class Client:
 
     `timeout` bounds each try of a request whole (connecting to the answer's last byte);
     `max_wait` the longest `Retry-After` obeyed; `deadline` (seconds) the whole run;
-    `on_retry` hears one line per retry."""
+    `on_retry` hears one line per retry, and per request asked again without a part the server
+    refused (`support`: the server's features and refusals)."""
 
     def __init__(
         self,
@@ -140,6 +146,7 @@ class Client:
             bounds=self.bounds,
         )
         self._local = threading.local()
+        self.support = Support(self.execute, on_retry)
 
     def __repr__(self) -> str:  # never the key
         return f"Client({self.base_url!r})"
@@ -230,11 +237,19 @@ class Client:
         """`views`, a page at a time. A page with an edge that is no view gives the views
         before it, then the error, as a listing read a view at a time would."""
 
-        def page(after: str | None) -> dict[str, Any]:
-            variables = {"entity": entity, "project": project, "viewType": view_type}
-            data = self.execute(LIST_VIEWS, {**variables, "first": PAGE_SIZE, "after": after})
+        variables = {"entity": entity, "project": project, "viewType": view_type}
+        refusable = ("parentId", view_type) if view_type == "runs/draft" else ("parentId",)
+
+        def ask(after: str | None) -> dict[str, Any]:
+            if view_type in self.support.refused:  # drafts a server does not list: none
+                return NO_PAGE
+            query = list_views(self.support.asks("parentId"))
+            data = self.execute(query, {**variables, "first": PAGE_SIZE, "after": after})
             found = project_of(data, entity, project)
             return a_dict(found.get("allViews"), "project.allViews")
+
+        def page(after: str | None) -> dict[str, Any]:
+            return self._refusing(lambda: ask(after), refusable)
 
         what = f"{_LISTINGS.get(view_type, view_type)} of {entity}/{project}"
         for edges in listing_pages(page, what):
@@ -248,8 +263,24 @@ class Client:
                 raise
             yield views
 
+    def _refusing(self, ask: Callable[[], T], parts: Sequence[str]) -> T:
+        """`ask()`, asked again without each of `parts` the server refuses (`Support`), once
+        per part at most."""
+        for _ in parts:
+            try:
+                return ask()
+            except ApiError as exc:
+                if not self.support.refuse(exc, parts):
+                    raise
+        return ask()
+
+    def _view_query(self, query: Callable[[bool], str], variables: dict[str, Any]) -> Any:
+        """A query of views, with `parentId` unless the server refused it."""
+        return self.execute(query(self.support.asks("parentId")), variables)
+
     def view(self, view_id: str, entity: str, project: str) -> View | None:
-        node = self.execute(GET_VIEW, {"id": view_id}).get("view")
+        ask = functools.partial(self._view_query, get_view, {"id": view_id})
+        node = self._refusing(ask, ("parentId",)).get("view")
         return View.from_node(node, entity, project) if node is not None else None
 
     def views_by_id(self, wanted: Sequence[tuple[str, str, str]]) -> list[View | None]:
@@ -257,7 +288,8 @@ class Client:
         view that no longer exists is None. An answer that leaves one out, or answers with
         another view, is a `ShapeError`: a view not answered for is not a view gone."""
         variables = {f"id{i}": view_id for i, (view_id, _, _) in enumerate(wanted)}
-        data = self.execute(get_views(len(wanted)), variables)
+        query = functools.partial(get_views, len(wanted))
+        data = self._refusing(functools.partial(self._view_query, query, variables), ("parentId",))
         views: list[View | None] = []
         for i, (view_id, entity, project) in enumerate(wanted):
             node = data.get(f"v{i}")
@@ -269,7 +301,10 @@ class Client:
 
     def triggers(self, entity: str, project: str) -> list[dict[str, Any]]:
         """The project's automations (null entries, which name nothing, are left out)."""
-        data = self.execute(LIST_TRIGGERS, {"entity": entity, "project": project})
+        variables = {"entity": entity, "project": project}
+        data = self._refusing(
+            lambda: self.execute(list_triggers(self._omitted()), variables), OPTIONAL_FRAGMENTS
+        )
         found = a_list(project_of(data, entity, project).get("triggers"), "project.triggers")
         return [_trigger(t) for t in found if t is not None]
 
@@ -277,7 +312,14 @@ class Client:
         """The entity's automations of each name, in one request, by id (an entity's listing
         filtered by name: W&B answers it without reading every automation)."""
         filters = {f"name{i}": json.dumps({"name": name}) for i, name in enumerate(names)}
-        data = self.execute(get_triggers(len(names)), {"entity": entity, **filters})
+
+        def ask() -> dict[str, Any]:
+            if not self.support.asks("Entity.triggers"):  # refused: read per project
+                raise ShapeError("W&B does not read automations by entity")
+            query = get_triggers(len(names), self._omitted())
+            return self.execute(query, {"entity": entity, **filters})
+
+        data = self._refusing(ask, ("Entity.triggers", *OPTIONAL_FRAGMENTS))
         scope = a_dict(data.get("entity"), "entity")
         found: dict[str, dict[str, Any]] = {}
         for i in range(len(names)):
@@ -288,6 +330,10 @@ class Client:
                     trigger = _trigger(node)
                     found[trigger["id"]] = trigger
         return found
+
+    def _omitted(self) -> frozenset[str]:
+        """The trigger fragments not asked for: the server lacks their type."""
+        return frozenset(p for p in OPTIONAL_FRAGMENTS if not self.support.asks(p))
 
     def upsert_view(self, view: View, spec: str) -> str | None:
         """Save `spec` into an existing view, every other field copied from it; the time W&B

@@ -13,17 +13,16 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from wbmigrate.kinds import VIEW_TYPES
+from wbmigrate.kinds.automation import unwritable
 from wbmigrate.live.client import Client, View
-from wbmigrate.live.triggers import trigger_input
+from wbmigrate.live.triggers import UnsupportedTrigger, trigger_input
 
 if TYPE_CHECKING:
     from wbmigrate.plan import Source
 
 
 REPORT, DRAFT, WORKSPACE = "runs", "runs/draft", "project-view"
-# The kind of each view type (`kinds.VIEW_TYPES`, which loads the engine: a listing's reader
-# would load it before asking for its second page).
-VIEW_KINDS = {REPORT: "report", DRAFT: "report", WORKSPACE: "workspace"}
 
 
 @dataclass(frozen=True)
@@ -74,11 +73,20 @@ class LiveObject:
     @property
     def problem(self) -> str | None:
         """Why the object cannot be planned as W&B gave it: an automation without its
-        condition or action (whose metric could not be seen, or written back)."""
+        condition or action (whose metric could not be seen, or written back), or one W&B's
+        answer lacks a field of, which a write would have to copy back: said up front, not
+        at apply. (An action W&B takes no write of is the engine's to plan for review.)"""
         if self.trigger is None:
             return None
         missing = [k for k in ("event", "action") if not isinstance(self.trigger.get(k), dict)]
-        return f"W&B gave no {' or '.join(missing)} for this automation" if missing else None
+        if missing:
+            return f"W&B gave no {' or '.join(missing)} for this automation"
+        if unwritable(self.trigger) is None:
+            try:
+                trigger_input(self.trigger)
+            except UnsupportedTrigger as exc:
+                return str(exc)
+        return None
 
     def source(self) -> Source:
         from wbmigrate.plan import Source  # loaded by then: a plan's first request is out
@@ -89,7 +97,7 @@ class LiveObject:
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
         return cls(
-            VIEW_KINDS[view.type],
+            VIEW_TYPES[view.type],
             view.id,
             view.display_name or view.name,
             view.spec,

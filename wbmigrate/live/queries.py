@@ -5,24 +5,57 @@ was stored is read back after, in the next batch's read)."""
 from __future__ import annotations
 
 VIEW_FIELDS = "id name type displayName description parentId spec updatedAt"
-TRIGGER_FIELDS = """
-fragment WbmigrateTrigger on Trigger {
-  __typename id createdAt updatedAt name description enabled
-  scope { __typename ... on Project { id name } ... on ArtifactPortfolio { id name }
-          ... on ArtifactSequence { id name } }
-  event: triggeringCondition {
-    __typename ... on FilterEventTriggeringCondition { eventType filter } }
-  action: triggeredAction {
-    __typename
-    ... on NotificationTriggeredAction {
-      integration { __typename ... on SlackIntegration { id teamName channelName } }
-      title message severity }
-    ... on GenericWebhookTriggeredAction {
-      integration { __typename ... on GenericWebhookIntegration { id name urlEndpoint } }
-      requestPayload }
-  }
+# Each fragment of wandb's `TriggerFields` (wandb/automations/_generated/operations.py), by
+# name: the scopes, then the actions. `__typename` is asked beside them, so an action whose
+# fragment is left out (a server without its type) is still known by its type.
+SCOPE_FRAGMENTS = {
+    "ProjectScopeFields": "on Project { __typename id name }",
+    "ArtifactPortfolioScopeFields": "on ArtifactPortfolio { __typename id name }",
+    "ArtifactSequenceScopeFields": "on ArtifactSequence { __typename id name }",
+    "EntityScopeFields": "on Entity { __typename id name entityType }",
 }
-"""
+ACTION_FRAGMENTS = {
+    "QueueJobActionFields": "on QueueJobTriggeredAction { __typename queue { id name } template }",
+    "NotificationActionFields": """on NotificationTriggeredAction { __typename
+    integration { __typename ... on SlackIntegration { id teamName channelName } }
+    title message severity }""",
+    "GenericWebhookActionFields": """on GenericWebhookTriggeredAction { __typename
+    integration { __typename ... on GenericWebhookIntegration { id name urlEndpoint } }
+    requestPayload }""",
+    "NoOpActionFields": "on NoOpTriggeredAction { __typename noOp }",
+    "AriaActionFields": "on ARIATriggeredAction { __typename prompt }",
+}
+OPTIONAL_FRAGMENTS = (
+    "EntityScopeFields",
+    "QueueJobActionFields",
+    "NoOpActionFields",
+    "AriaActionFields",
+)
+
+
+def view_fields(parent: bool = True) -> str:
+    """A view's fields; without `parentId` for a server that refuses it."""
+    return VIEW_FIELDS if parent else VIEW_FIELDS.replace(" parentId", "")
+
+
+def trigger_fields(omit: frozenset[str] = frozenset()) -> str:
+    """The fragment `WbmigrateTrigger` (wandb's `TriggerFields`) and those it spreads, but for
+    `omit` (fragments of types the server lacks, as wandb leaves them out)."""
+    scopes = [name for name in SCOPE_FRAGMENTS if name not in omit]
+    actions = [name for name in ACTION_FRAGMENTS if name not in omit]
+    fragments = {**SCOPE_FRAGMENTS, **ACTION_FRAGMENTS}
+    spread = " ".join
+    return (
+        "\nfragment WbmigrateTrigger on Trigger {\n"
+        "  __typename id createdAt updatedAt name description enabled\n"
+        f"  scope {{ __typename {spread('...' + n for n in scopes)} }}\n"
+        "  event: triggeringCondition {\n"
+        "    __typename ... on FilterEventTriggeringCondition { eventType filter } }\n"
+        f"  action: triggeredAction {{ __typename {spread('...' + n for n in actions)} }}\n"
+        "}\n" + "".join(f"fragment {n} {fragments[n]}\n" for n in scopes + actions)
+    )
+
+
 LIST_VIEWS = f"""
 query WbmigrateViews($entity: String!, $project: String!, $viewType: String!, $first: Int!,
                      $after: String) {{
@@ -36,25 +69,37 @@ query WbmigrateViews($entity: String!, $project: String!, $viewType: String!, $f
 GET_VIEW = f"query WbmigrateView($id: ID!) {{ view(id: $id) {{ {VIEW_FIELDS} }} }}"
 
 
-def get_views(count: int) -> str:
+def list_views(parent: bool = True) -> str:
+    return LIST_VIEWS.replace(VIEW_FIELDS, view_fields(parent))
+
+
+def get_view(parent: bool = True) -> str:
+    return GET_VIEW.replace(VIEW_FIELDS, view_fields(parent))
+
+
+def get_views(count: int, parent: bool = True) -> str:
     """`count` views by id in one request: `view` under the aliases `v0`, `v1`, ..., each id
     a variable (`$id0`, ...), never pasted into the text. The operation keeps the name of the
     single read: it is the same read, of several views."""
     params = ", ".join(f"$id{i}: ID!" for i in range(count))
-    fields = " ".join(f"v{i}: view(id: $id{i}) {{ {VIEW_FIELDS} }}" for i in range(count))
+    fields = " ".join(f"v{i}: view(id: $id{i}) {{ {view_fields(parent)} }}" for i in range(count))
     return f"query WbmigrateView({params}) {{ {fields} }}"
 
 
-LIST_TRIGGERS = (
-    """
+_PROJECT_TRIGGERS = """
 query WbmigrateTriggers($entity: String!, $project: String!) {
   project(name: $project, entityName: $entity) { id triggers { ...WbmigrateTrigger } }
 }"""
-    + TRIGGER_FIELDS
-)
 
 
-def get_triggers(count: int) -> str:
+def list_triggers(omit: frozenset[str] = frozenset()) -> str:
+    return _PROJECT_TRIGGERS + trigger_fields(omit)
+
+
+LIST_TRIGGERS = list_triggers()
+
+
+def get_triggers(count: int, omit: frozenset[str] = frozenset()) -> str:
     """The automations of an entity named each of `count` names, in one request: `triggers`
     filtered by name (W&B's SDK asks `{"name": ...}` the same way) under the aliases `t0`,
     `t1`, ..., each filter a variable. The operation keeps the name of the listing: it is the
@@ -67,7 +112,7 @@ def get_triggers(count: int) -> str:
     )
     return (
         f"query WbmigrateTriggers($entity: String!, {params}) "
-        f"{{ entity(name: $entity) {{ {fields} }} }}" + TRIGGER_FIELDS
+        f"{{ entity(name: $entity) {{ {fields} }} }}" + trigger_fields(omit)
     )
 
 

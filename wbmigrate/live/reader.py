@@ -14,6 +14,7 @@ from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.outcomes import one_line
 from wbmigrate.live.shapes import GraphQLError, ShapeError
+from wbmigrate.live.support import ENTITY_TRIGGERS
 from wbmigrate.live.transport import ApiError
 
 BATCH = 50  # views read in one request at most (the aliases of one query)
@@ -95,7 +96,7 @@ class Reader:
     def _triggers(self, wanted: list[LiveObject]) -> Fresh:
         """The automations `wanted` (of one project): by name, the rest from its listing."""
         entity, project = wanted[0].entity, wanted[0].project
-        named = [o for o in wanted if o.title] if self.by_name else []
+        named = [o for o in wanted if o.title] if self._by_name() else []
         found: dict[str, dict[str, Any]] = {}
         if named:
             try:
@@ -103,7 +104,7 @@ class Reader:
             except WbmigrateError as exc:
                 if not (refuses_batches(exc) or isinstance(exc, ShapeError)):
                     return _failed(wanted, exc)
-                self.by_name = False
+                self._by_listing(f"W&B refused to read automations by name ({exc})")
         fresh: dict[str, dict[str, Any] | None] = {
             o.id: found[o.id] for o in wanted if o.id in found
         }
@@ -115,9 +116,22 @@ class Reader:
                 return _failed(rest, exc).add(_trigger_objects(fresh, entity, project))
             asked = {o.id for o in named}
             if any(o.id in asked and listed.get(o.id, {}).get("name") == o.title for o in rest):
-                self.by_name = False  # the name asked for was there; the answer left it out
+                # the name asked for was there; the answer left it out
+                self._by_listing("W&B's answer by name left out an automation of that name")
             fresh.update({o.id: listed.get(o.id) for o in rest})
         return _trigger_objects(fresh, entity, project)
+
+    def _by_name(self) -> bool:
+        """Whether automations are read by name: not refused, and the server reads them by
+        entity (wandb's `Api.automations` asks the same feature first)."""
+        if self.by_name and not self.client.support.asks("Entity.triggers"):
+            self._by_listing(f"W&B does not read automations by entity ({ENTITY_TRIGGERS} is off)")
+        return self.by_name
+
+    def _by_listing(self, why: str) -> None:
+        self.by_name = False
+        if "Entity.triggers" not in self.client.support.refused:  # else said already
+            self.client.support.say_once("by-listing", f"{why}; reading them per project")
 
     def _refused(self, exc: WbmigrateError) -> None:
         with self._lock:  # said once, whichever of the reads side by side sees it first

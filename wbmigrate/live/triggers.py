@@ -1,69 +1,52 @@
 """What a trigger's write sends: `UpdateFilterTriggerInput`, every field copied from the trigger
-as W&B answered it (a trigger it cannot copy whole is refused in one line)."""
+as W&B answered it, as wandb's own `update_automation` builds it (a trigger it cannot copy whole
+is refused in one line). Which actions and scopes W&B takes back is `kinds.automation`'s."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from wbmigrate.errors import WbmigrateError
-
-SCOPE_TYPES = {
-    "Project": "PROJECT",
-    "ArtifactPortfolio": "ARTIFACT_COLLECTION",
-    "ArtifactSequence": "ARTIFACT_COLLECTION",
-}
-# the actions wbmigrate can write back: their type, config field and the fields copied into it
-ACTIONS = {
-    "NotificationTriggeredAction": (
-        "NOTIFICATION",
-        "notificationActionInput",
-        ("title", "message", "severity"),
-    ),
-    "GenericWebhookTriggeredAction": (
-        "GENERIC_WEBHOOK",
-        "genericWebhookActionInput",
-        ("requestPayload",),
-    ),
-}
+from wbmigrate.kinds.automation import ACTIONS, SCOPES, unwritable
 
 
 class UnsupportedTrigger(WbmigrateError):
-    """A trigger wbmigrate cannot write back whole (an action type it does not know)."""
+    """A trigger wbmigrate cannot write back whole (an action type W&B does not take back)."""
 
 
 def trigger_input(trigger: dict[str, Any]) -> dict[str, Any]:
     """`UpdateFilterTriggerInput` for a trigger: a full replacement, every field copied. A
     trigger W&B answered without a part that must be copied is refused in one line."""
     scope, event, action = (_part(trigger, key) for key in ("scope", "event", "action"))
+    why = unwritable(trigger)
+    if why is not None:
+        raise UnsupportedTrigger(f"{_named(trigger)}: {why}")
+    kind = ACTIONS.get(str(action.get("__typename")))  # None: untyped (typed: `unwritable`)
     whole = (
-        scope.get("__typename") in SCOPE_TYPES
+        kind is not None
+        and scope.get("__typename") in SCOPES
         and all(isinstance(v, str) for v in (trigger.get("name"), scope.get("id")))
         and all(isinstance(event.get(k), str) for k in ("eventType", "filter"))
         and isinstance(trigger.get("enabled"), bool)
+        and all(isinstance(action.get(k), str) for k in kind.needed)
     )
-    if not whole:
+    if kind is None or not whole:
         raise UnsupportedTrigger(f"{_named(trigger)}: W&B's answer lacks fields to copy back")
-    fields: dict[str, Any] = {
+    config = dict(kind.fixed) | {k: action.get(k) for k in kind.copied}
+    if kind.integration:
+        config = {"integrationID": _part(trigger, "action", "integration").get("id")} | config
+    return {
         "id": trigger["id"],
         "name": trigger["name"],
         "description": trigger.get("description"),
         "enabled": trigger["enabled"],
-        "scopeType": SCOPE_TYPES[scope["__typename"]],
+        "scopeType": SCOPES[scope["__typename"]],
         "scopeID": scope["id"],
         "triggeringEventType": event["eventType"],
         "eventFilter": event["filter"],
+        "triggeredActionType": kind.type,
+        "triggeredActionConfig": {kind.config: config},
     }
-    kind = action.get("__typename")
-    if kind not in ACTIONS:
-        raise UnsupportedTrigger(
-            f"{_named(trigger)}: its action ({kind}) cannot be "
-            "written back safely; change it in the W&B UI"
-        )
-    action_type, config, keys = ACTIONS[kind]
-    integration = {"integrationID": _part(trigger, "action", "integration").get("id")}
-    fields["triggeredActionType"] = action_type
-    fields["triggeredActionConfig"] = {config: integration | {k: action.get(k) for k in keys}}
-    return fields
 
 
 def _part(trigger: dict[str, Any], *keys: str) -> dict[str, Any]:
