@@ -149,12 +149,20 @@ def _universal(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 
 def _series_overrides(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    """Per-series overrides, keyed `<runId>:<metric>`: most panels set none of them."""
+    """Per-series overrides (most panels set none). A key `<runId>:<metric>` is one run's
+    series, which only old runs have: dual mode leaves it. A bare metric (a bar chart's bar,
+    across runs; the SDK's BarPlot writes its `line_titles` keys as given) is a series the new
+    key continues: dual mode gives the new key the same override, as a run-table column's."""
     for key in SERIES_OVERRIDES:
         if key in config:
-            w.key_map(
-                (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
-            )
+            overrides = _get(config, key, dict)
+            w.key_map((*path, key), overrides, key, names.series_accessor, dual_adds=False)
+            w.key_map((*path, key), overrides, key, _bare_metric)
+
+
+def _bare_metric(value: Any) -> names.Accessor | None:
+    """A series key that is a metric name alone (no `<runId>:`)."""
+    return names.accessor(value) if isinstance(value, str) and ":" not in value else None
 
 
 def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
