@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from wbmigrate.edit.edits import Insert, Path, Set
-from wbmigrate.engine.annotate import find_marker, is_note, note_text
+from wbmigrate.engine.annotate import find_marker, is_note, note_block, note_index, note_text
 from wbmigrate.engine.model import ChangeAction
 from wbmigrate.engine.panels import walk_section, walk_weave
 from wbmigrate.engine.runsets import walk_runset
@@ -88,7 +88,8 @@ def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
 
 
 def annotate(w: Walk, spec: dict[str, Any]) -> None:
-    """A markdown block at the top of the report, or the existing one brought up to date."""
+    """A markdown block at the top of the report (after the SDK's empty first paragraph), or
+    the existing one brought up to date."""
     mapping_id, version = w.migration.mapping_id, w.migration.end.version
     text = note_text(w)
     for i, block in enumerate(spec["blocks"]):
@@ -104,5 +105,5 @@ def annotate(w: Walk, spec: dict[str, Any]) -> None:
                 "migration note",
             )
             return
-    block = {"type": "markdown-block", "content": text, "children": [{"text": ""}]}
-    w.change(Insert(("blocks", 0), block), ChangeAction.ANNOTATED, None, text, "migration note")
+    at = ("blocks", note_index(spec["blocks"]))
+    w.change(Insert(at, note_block(text)), ChangeAction.ANNOTATED, None, text, "migration note")
