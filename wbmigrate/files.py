@@ -30,6 +30,7 @@ SPEC_SUFFIXES = (".json",)
 SPEC_MARKERS = (
     f'"{EXPORT_FORMAT}"',
     '"blocks"',
+    '"panelGroups"',
     '"section"',
     '"__typename"',
     '"event"',

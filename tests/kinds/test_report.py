@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import warnings
 
-from wbmigrate import find_mapping
-from wbmigrate.engine.model import Options
+from wbmigrate import find_mapping, kinds
+from wbmigrate.engine.model import NoteKind, Options
 from wbmigrate.rewrite import rewrite
 
 with warnings.catch_warnings():  # the SDK's models use pydantic 1 validators
@@ -47,3 +47,34 @@ def test_a_report_without_the_empty_first_paragraph_gets_its_note_first():
     }
     migrated = rewrite(spec, MIGRATION, options=Options(annotate=True)).spec
     assert [b["type"] for b in migrated["blocks"]] == ["markdown-block", "paragraph"]
+
+
+LEGACY = {
+    "global": {"name": "", "settings": {"xAxis": "off_policy/mean"}, "customRunColors": {}},
+    "panelGroups": [
+        {
+            "name": "Staleness",
+            "panels": {"views": {"0": {"name": "Panels", "defaults": [], "config": "odd"}}},
+            "runSets": [],
+        },
+        "not a section",
+    ],
+}
+
+
+def test_a_2019_report_is_a_report_and_a_part_it_cannot_read_is_for_review():
+    assert kinds.detect(LEGACY) == "report"
+    result = rewrite(LEGACY, MIGRATION, options=Options(annotate=True))
+    assert [(c.pointer, c.new) for c in result.changes] == [
+        ("/global/settings/xAxis", "staleness/rollout/mean")
+    ]
+    review = [(n.pointer, n.field) for n in result.notes if n.kind is NoteKind.REVIEW]
+    assert review == [("", "migration note")]  # no block to hold it: said, nothing added
+
+
+def test_the_parts_of_a_2019_report_it_cannot_read_are_scanned():
+    text = json.dumps(LEGACY).replace('"odd"', '"off_policy/max"')
+    odd = json.loads(text.replace('"not a section"', '"off_policy/mean"'))
+    result = rewrite(odd, MIGRATION, options=Options(annotate=False))
+    review = [n.pointer for n in result.notes if n.kind is NoteKind.REVIEW]
+    assert review == ["/panelGroups/0/panels/views/0/config", "/panelGroups/1"]

@@ -1,4 +1,5 @@
-"""Reports (view types `runs` and `runs/draft`): blocks, panel grids, weave blocks, settings."""
+"""Reports (view types `runs` and `runs/draft`): blocks, panel grids, weave blocks, settings;
+a report in W&B's 2019 shape (`panelGroups`, no blocks) is read by `kinds.legacy_report`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from wbmigrate.engine.panels import walk_section, walk_weave
 from wbmigrate.engine.runsets import walk_runset
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
+from wbmigrate.kinds import legacy_report
 
 NAME = "report"
 VIEW_TYPES = ("runs", "runs/draft")
@@ -28,10 +30,17 @@ TEXT_BLOCKS = (
 
 
 def matches(spec: Any) -> bool:
+    return _current(spec) or legacy_report.matches(spec)
+
+
+def _current(spec: Any) -> bool:
     return isinstance(spec, dict) and isinstance(spec.get("blocks"), list)
 
 
 def walk(w: Walk, spec: dict[str, Any]) -> None:
+    if not _current(spec):
+        legacy_report.walk(w, spec)
+        return
     settings = spec.get("panelSettings")
     if isinstance(settings, dict) and "xAxis" in settings:
         w.single(("panelSettings", "xAxis"), settings["xAxis"], "panelSettings.xAxis")
@@ -90,6 +99,9 @@ def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
 def annotate(w: Walk, spec: dict[str, Any]) -> None:
     """A markdown block at the top of the report (after the SDK's empty first paragraph), or
     the existing one brought up to date."""
+    if not _current(spec):
+        legacy_report.annotate(w, spec)
+        return
     mapping_id, version = w.migration.mapping_id, w.migration.end.version
     text = note_text(w)
     for i, block in enumerate(spec["blocks"]):
