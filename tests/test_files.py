@@ -1,5 +1,6 @@
 """Spec files on disk for `plan DIR` (`wbmigrate.files`): JSON and YAML read by the same readers
-`check` uses, every spec in them planned, and nothing that is a spec dropped from the count."""
+`check` uses, every spec in them planned wherever `check` finds it, and nothing that is a spec
+dropped from the count."""
 
 from __future__ import annotations
 
@@ -98,3 +99,22 @@ def test_the_readers_say_what_is_wrong_and_where(read, text, problem, offset, me
         offset,
         message,
     )
+
+
+def test_specs_below_the_top_are_found_where_check_finds_them(here):
+    """A list of specs, a saved view's wrapper holding its spec as JSON text, and such text
+    that does not parse (an object that cannot be read, never skipped)."""
+    views = [
+        {"displayName": "A", "spec": json.dumps(REPORT)},
+        {"displayName": "B", "spec": '{"blocks": ['},
+    ]
+    document = {"views": views, "more": [REPORT]}
+    (here / "views.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    sources = list(read_sources(here))
+    assert [(s.name, s.kind, s.error) for s in sources] == [
+        ("views /views/0/spec", "report", None),
+        ("views /views/1/spec", None, "a spec kept as JSON text cannot be read: "
+         "not valid JSON: Expecting value (line 1, column 13)"),
+        ("views /more/0", "report", None),
+    ]  # fmt: skip
+    assert sources[0].document == REPORT

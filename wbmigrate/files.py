@@ -20,6 +20,7 @@ import yaml
 
 from wbmigrate import json_values, kinds
 from wbmigrate.discover import find_files, refusal
+from wbmigrate.edit import edits
 from wbmigrate.edit.located_yaml import Located, load_located_all
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
@@ -36,6 +37,7 @@ SPEC_SUFFIXES = (".json", *YAML_SUFFIXES)  # the files `check` reads as JSON or 
 SPEC_KEYS = ("blocks", "panelGroups", "section", "__typename", "event", "triggeringCondition")
 SPEC_MARKERS = (f'"{EXPORT_FORMAT}"', *(f'"{key}"' for key in SPEC_KEYS))
 # The same keys as YAML writes them: plain or quoted, in block or flow style.
+_JSON_TEXT = re.compile(r"\s*[\[{]")  # what a string holding a spec as JSON text starts with
 _YAML_KEYS = re.compile(rf"""(?:^|[\s{{,])["']?(?:{"|".join(SPEC_KEYS)})["']?[ \t]*:""", re.M)
 
 
@@ -135,67 +137,82 @@ def read_source(path: Path, named: bool) -> list[Source]:
         return [Source(name=path.stem, origin=str(path), error="not UTF-8 text")]
     except OSError as exc:
         return [Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))]
-    if path.suffix in YAML_SUFFIXES:
-        return _yaml_sources(path, text, named)
-    found = _source(path, text, named)
-    return [found] if found is not None else []
+    return _sources(path, text, named)
 
 
-def _source(path: Path, text: str, named: bool) -> Source | None:
-    """The Source of a JSON spec file's text. A file named alone is always planned: a raw
-    spec, or an export file told by its first bytes (so a raw spec is parsed only once, when
-    planned). A file found in a folder is planned only if it may be a spec: without any key a
-    spec's shape needs it cannot be one, and is not parsed to find that out; valid JSON of
-    another shape is no spec either. Text that does not parse is planned, so a broken spec is
-    reported (and so is JSON nested too deeply to tell)."""
+def _sources(path: Path, text: str, named: bool) -> list[Source]:
+    """The Sources of a spec file's text: one per spec in it, found where `check` finds them
+    (`specs_in`). A file found in a folder is read only if it may hold a spec: without any
+    key a spec's shape needs it holds none, and is not parsed to find that out; one that holds
+    no spec is skipped. A file named alone is always planned (said to be no spec, if it holds
+    none), and so is text that does not parse, so a broken spec is reported."""
     unparsed = Source(name=path.stem, origin=str(path), text=text)
-    if named and EXPORT_FORMAT not in text[:200]:
-        return unparsed
-    if not named and not any(marker in text for marker in SPEC_MARKERS):
-        return None
-    try:
-        document = json.loads(text) if named else read_json(text)
-    except (ValueError, RecursionError, Unreadable):
-        return unparsed
-    if named and not _is_export(document):
-        return unparsed
-    return _document_source(unparsed, document) or (unparsed if named else None)
-
-
-def _yaml_sources(path: Path, text: str, named: bool) -> list[Source]:
-    """The Sources of a YAML file's text: one per document that holds a spec, found as in a
-    JSON file. A file named alone with no spec in it is planned, and said to be none."""
-    unparsed = Source(name=path.stem, origin=str(path), text=text)
-    if not named and EXPORT_FORMAT not in text and not _YAML_KEYS.search(text):
+    yaml_file = path.suffix in YAML_SUFFIXES
+    if not named and not _may_hold_spec(text, yaml_file):
         return []
     try:
-        documents = [located.data for located in read_yaml(text)]
+        documents = [d.data for d in read_yaml(text)] if yaml_file else [read_json(text)]
     except Unreadable as exc:
         return [replace(unparsed, error=str(exc))]
     sources = []
     for i, document in enumerate(documents):
         one = replace(unparsed, name=f"{path.stem} ({i + 1})") if len(documents) > 1 else unparsed
-        found = _document_source(one, document)
-        sources += [found] if found is not None else []
+        sources += [_source(one, at, node) for at, node in specs_in(document)]
     if sources or not named:
         return sources
     return [replace(unparsed, document=documents[0] if documents else None)]
 
 
-def _document_source(unparsed: Source, document: Any) -> Source | None:
-    """The Source of a parsed document that holds a spec, or of an export file whose kind
-    wbmigrate does not know (an error: such a file is never skipped); None for another
-    document."""
-    found = spec_in(document)
+def _may_hold_spec(text: str, yaml_file: bool) -> bool:
+    if yaml_file:
+        return EXPORT_FORMAT in text or _YAML_KEYS.search(text) is not None
+    return any(marker in text for marker in SPEC_MARKERS)
+
+
+def specs_in(document: Any) -> Iterator[tuple[edits.Path, Any]]:
+    """Every spec in a parsed document and where it is, outermost first, as `check` finds
+    them: the document itself, an export file, or any value inside (a list of triggers, a
+    saved view's wrapper), also one kept as JSON text in a string (its path: the string's; text
+    that looks like one and does not parse: why, an `Unreadable`). An export file is listed
+    whatever its kind (one of a kind wbmigrate does not know is an error, never skipped). A
+    stack, not recursion: any depth."""
+    stack: list[tuple[edits.Path, Any]] = [((), document)]
+    while stack:
+        at, node = stack.pop()
+        if isinstance(node, dict):
+            if _is_export(node) or any(kind.matches(node) for kind in kinds.KINDS.values()):
+                yield at, node
+                continue
+            stack += reversed([((*at, key), value) for key, value in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([((*at, i), value) for i, value in enumerate(node)])
+        elif isinstance(node, str) and at and _json_text(node):
+            try:
+                stack.append((at, read_json(node)))
+            except Unreadable as exc:
+                yield at, exc
+
+
+def _json_text(text: str) -> bool:
+    """Whether a string may be a spec kept as JSON text (a cheap test: none is parsed
+    unless it looks like one)."""
+    return _JSON_TEXT.match(text) is not None and any(marker in text for marker in SPEC_MARKERS)
+
+
+def _source(unparsed: Source, at: edits.Path, node: Any) -> Source:
+    """The Source of a spec found at `at` in a document (named by its place, unless it is
+    the document itself)."""
+    one = replace(unparsed, name=f"{unparsed.name} {edits.pointer(at)}") if at else unparsed
+    if isinstance(node, Unreadable):
+        return replace(one, error=f"a spec kept as JSON text cannot be read: {node}")
+    found = spec_in(node)
     if found is None:
-        if not _is_export(document):
-            return None
-        return replace(unparsed, error=f"an export file of unknown kind {document.get('kind')!r}")
+        return replace(one, error=f"an export file of unknown kind {node.get('kind')!r}")
     root, kind = found
     if root != EXPORT_SPEC:
-        return replace(unparsed, kind=kind, document=document)
-    name = document.get("displayName") or document.get("name") or unparsed.name
-    return replace(unparsed, name=str(name), kind=kind, root=EXPORT_SPEC, document=document)
+        return replace(one, kind=kind, document=node)
+    name = node.get("displayName") or node.get("name") or one.name
+    return replace(one, name=str(name), kind=kind, root=EXPORT_SPEC, document=node)
 
 
 def _is_export(document: Any) -> bool:
