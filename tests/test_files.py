@@ -118,3 +118,11 @@ def test_specs_below_the_top_are_found_where_check_finds_them(here):
         ("views /more/0", "report", None),
     ]  # fmt: skip
     assert sources[0].document == REPORT
+
+
+def test_a_spec_kept_as_escaped_json_text_in_yaml_is_found_by_plan_and_check(run, here):
+    view = {"displayName": "Old report", "spec": LEGACY}  # multi-line: its quotes escaped
+    (here / "views.yaml").write_text(yaml.safe_dump({"views": [view]}, default_style='"'))
+    planned = json.loads(run("plan", ".", "--format", "json").stdout)["objects"]
+    assert [(o["name"], o["status"]) for o in planned] == [("views /views/0/spec", "changes")]
+    assert "renamed-metric" in run("check", ".").stdout

@@ -36,9 +36,10 @@ SPEC_SUFFIXES = (".json", *YAML_SUFFIXES)  # the files `check` reads as JSON or 
 # none of them, nor the export marker, is no spec, and is not parsed to find that out.
 SPEC_KEYS = ("blocks", "panelGroups", "section", "__typename", "event", "triggeringCondition")
 SPEC_MARKERS = (f'"{EXPORT_FORMAT}"', *(f'"{key}"' for key in SPEC_KEYS))
-# The same keys as YAML writes them: plain or quoted, in block or flow style.
 _JSON_TEXT = re.compile(r"\s*[\[{]")  # what a string holding a spec as JSON text starts with
-_YAML_KEYS = re.compile(rf"""(?:^|[\s{{,])["']?(?:{"|".join(SPEC_KEYS)})["']?[ \t]*:""", re.M)
+# The same keys as YAML writes them: plain or quoted, in block or flow style, or in a string
+# that holds a spec as JSON text (its quotes escaped).
+_YAML_KEYS = re.compile(rf"""\b(?:{"|".join(SPEC_KEYS)})\\?["']?[ \t]*:""")
 
 
 class Unreadable(WbmigrateError):
