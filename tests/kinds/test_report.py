@@ -7,7 +7,7 @@ import json
 import warnings
 
 from wbmigrate import find_mapping, kinds
-from wbmigrate.engine.model import NoteKind, Options
+from wbmigrate.engine.model import Mode, NoteKind, Options
 from wbmigrate.rewrite import rewrite
 
 with warnings.catch_warnings():  # the SDK's models use pydantic 1 validators
@@ -79,3 +79,27 @@ def test_the_parts_of_a_2019_report_it_cannot_read_are_scanned():
     result = rewrite(odd, MIGRATION, options=Options(annotate=False))
     review = [n.pointer for n in result.notes if n.kind is NoteKind.REVIEW]
     assert review == ["/panelGroups/0/panels/views/0/config", "/panelGroups/1"]
+
+
+def test_a_bar_plot_s_overrides_read_back_by_the_sdk_follow_the_new_key():
+    """The SDK's BarPlot keys `line_titles`/`line_colors` by what it is given: a bare metric."""
+    bars = wr.BarPlot(
+        metrics=["off_policy/mean"],
+        line_titles={"off_policy/mean": "Rollout staleness"},
+        line_colors={"off_policy/mean": "#ff0000"},
+    )
+    model = sdk_report(wr.PanelGrid(panels=[bars]))
+    spec = json.loads(model.spec.model_dump_json(by_alias=True, exclude_none=True))
+    for mode, keys in (
+        (Mode.DUAL, ["off_policy/mean", "staleness/rollout/mean"]),
+        (Mode.REPLACE, ["staleness/rollout/mean"]),
+    ):
+        migrated = rewrite(spec, MIGRATION, options=Options(mode=mode)).spec
+        view = json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+        report = wr.Report._from_model(
+            internal.ReportViewspec.model_validate({**view, "spec": migrated})
+        )
+        (plot,) = report.blocks[-1].panels  # after the migration note
+        assert [m.name for m in plot.metrics] == keys
+        assert plot.line_titles == dict.fromkeys(keys, "Rollout staleness")
+        assert list(plot.line_colors) == keys
