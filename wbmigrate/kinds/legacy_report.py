@@ -33,24 +33,27 @@ def matches(spec: Any) -> bool:
 
 
 def walk(w: Walk, spec: dict[str, Any]) -> None:
-    top = spec.get("global")
-    if isinstance(top, dict):
+    if isinstance(spec.get("global"), dict):
         with w.at("report settings"):
-            _part(w, ("global",), top)
-            settings = top.get("settings")
-            if isinstance(settings, dict) and "xAxis" in settings:
-                at = ("global", "settings", "xAxis")
-                w.single(at, settings["xAxis"], "settings.xAxis")
-            rest = _rest(top, ("name", "panels", "customRunColors", "settings"))
-            if "settings" in top:
-                rest["settings"] = _rest(settings, ("xAxis",))
-            w.scan(("global",), rest, "report settings field")
+            _global(w, ("global",), spec["global"])
     for i, group in enumerate(spec["panelGroups"]):
         if isinstance(group, dict):
             _group(w, ("panelGroups", i), group, i)
         else:
             w.scan(("panelGroups", i), group, "section")
     w.scan((), _rest(spec, ("global", "panelGroups")), "report field")
+
+
+def _global(w: Walk, path: Path, top: dict[str, Any]) -> None:
+    """The report-wide part: panels and run colours as a section has, and the x axis."""
+    _part(w, path, top)
+    settings = top.get("settings")
+    if isinstance(settings, dict) and "xAxis" in settings:
+        w.single((*path, "settings", "xAxis"), settings["xAxis"], "settings.xAxis")
+    rest = _rest(top, ("name", "panels", "customRunColors", "settings"))
+    if "settings" in top:
+        rest["settings"] = _rest(settings, ("xAxis",))
+    w.scan(path, rest, "report settings field")
 
 
 def _group(w: Walk, path: Path, group: dict[str, Any], index: int) -> None:
