@@ -60,9 +60,14 @@ def check_noop(before: dict, mode: Mode) -> Walk:
          {"overrideSeriesTitles": {"abc123:staleness/rollout/max": "max"}}, REPLACE),
         ({"overrideColors": {"abc123:off_policy/max": {"color": "#f00"}}},
          {"overrideColors": {"abc123:staleness/rollout/max": {"color": "#f00"}}}, REPLACE),
+        ({"overrideSeriesTitles": {"off_policy/max": "max"}},
+         {"overrideSeriesTitles": {"off_policy/max": "max", "staleness/rollout/max": "max"}}, DUAL),
+        ({"overrideColors": {"off_policy/max": {"color": "#f00"}}},
+         {"overrideColors": {"staleness/rollout/max": {"color": "#f00"}}}, REPLACE),
     ],
     ids=["metrics-dual", "metrics-replace", "x-axis", "group-by", "expressions",
-         "legend-template", "legend-fields", "series-titles-replace", "series-colors-replace"],
+         "legend-template", "legend-fields", "series-titles-replace", "series-colors-replace",
+         "bare-series-titles-dual", "bare-series-colors-replace"],
 )  # fmt: skip
 @pytest.mark.parametrize("view_type", [UNKNOWN, "Run History Line Plot"], ids=["unknown", "line"])
 def test_universal_fields(before, after, mode, view_type):
@@ -131,3 +136,26 @@ def test_a_known_panel_whose_metrics_are_all_gone_is_still_deleted():
 def test_a_config_that_is_not_a_dict_is_only_scanned():
     w = check_noop(panel(["off_policy/mean"]), DUAL)
     assert [(n.kind, n.pointer) for n in w.notes] == [(NoteKind.REVIEW, "/panels/0/config/0")]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "mode"),
+    [
+        ({"off_policy/mean": "Rollout", "run1:off_policy/mean": "run 1", "loss": "Loss"},
+         {"off_policy/mean": "Rollout", "staleness/rollout/mean": "Rollout",
+          "run1:off_policy/mean": "run 1", "loss": "Loss"}, DUAL),
+        ({"off_policy/mean": "Rollout", "run1:off_policy/mean": "run 1", "loss": "Loss"},
+         {"staleness/rollout/mean": "Rollout", "run1:staleness/rollout/mean": "run 1",
+          "loss": "Loss"}, REPLACE),
+        ({"off_policy/mean": "Old", "staleness/rollout/mean": "New"},
+         {"off_policy/mean": "Old", "staleness/rollout/mean": "New"}, DUAL),
+        ({"eval/off_policy/mean": "Eval"}, {"eval/off_policy/mean": "Eval"}, REPLACE),
+    ],
+    ids=["dual", "replace", "new-key-set-already", "whole-names-only"],
+)  # fmt: skip
+def test_bar_chart_overrides_keyed_by_a_bare_metric_follow_the_rename(before, after, mode):
+    """The SDK's BarPlot writes `line_titles` keys as given: a bare metric names the bar of
+    every run's series, which the new key continues; `<runId>:<metric>` one run's."""
+    config = {"metrics": ["loss"], "overrideSeriesTitles": before}
+    expected = {"metrics": ["loss"], "overrideSeriesTitles": after}
+    check_transformed(panel(config, "Bar Chart"), panel(expected, "Bar Chart"), mode)

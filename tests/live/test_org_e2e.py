@@ -47,6 +47,11 @@ def everything(server):
     }
 
 
+def note_of(spec: dict) -> str:
+    """A report's migration note (after the empty paragraph W&B's SDK puts first)."""
+    return next(b["content"] for b in spec["blocks"] if b["type"] == "markdown-block")
+
+
 # --- the boundary, from the project's runs ---------------------------------------------------
 
 
@@ -63,7 +68,7 @@ def test_the_note_states_the_projects_own_boundary_with_links(run, org):
     assert run("apply", "team/async-rl", "--yes").exit_code == 0
     demo = states(org)["team/async-rl"]
     spec = json.loads(demo.views[demo.find("Async health")]["spec"])
-    note = spec["blocks"][0]["content"]
+    note = note_of(spec)
     assert "**Boundary 2026-10-25** (#4253)" in note  # the upstream change, beside it
     assert (
         f"the last run that logged the old keys is [grpo-old-build]"
@@ -79,7 +84,7 @@ def test_a_project_without_new_key_runs_has_not_upgraded(run, org):
     )
     assert run("apply", "team/qwen3-8b", "--yes").exit_code == 0
     qwen = states(org)["team/qwen3-8b"]
-    note = json.loads(qwen.views[qwen.find("Qwen health")]["spec"])["blocks"][0]["content"]
+    note = note_of(json.loads(qwen.views[qwen.find("Qwen health")]["spec"]))
     assert "**This project has not upgraded yet:** none of its 2 runs logged the new keys" in note
 
 
@@ -282,11 +287,11 @@ def test_the_wandb_sdk_reads_back_the_boundary_note(run, org, tmp_path, monkeypa
     api = wandb.Api(api_key=org.api_key, overrides={"base_url": org.url, "entity": "team"})
     assert {p.name for p in api.projects("team")} == {"async-rl", "qwen3-8b", "locked"}
     reports = {r.display_name: r for r in api.reports("team/async-rl")}
-    note = reports["Async health"].spec["blocks"][0]["content"]
+    note = note_of(reports["Async health"].spec)
     assert "**This project's boundary:**" in note
     assert "[grpo-old-build]" in note
     qwen = {r.display_name: r for r in api.reports("team/qwen3-8b")}
-    assert "has not upgraded yet" in qwen["Qwen health"].spec["blocks"][0]["content"]
+    assert "has not upgraded yet" in note_of(qwen["Qwen health"].spec)
 
 
 def test_verify_over_the_entity_reports_the_403_project_and_verifies_the_others(run, org):

@@ -192,7 +192,8 @@ def create_automations(api: Any, state: WandbState) -> None:
     template = json.dumps({"job": "team/async-rl/job-retrain:latest", "config": {}})
     state.add_trigger(
         {
-            **{k: made[k] for k in ("__typename", "createdAt", "enabled")},
+            "__typename": "Trigger",
+            **{k: made[k] for k in ("createdAt", "enabled")},
             "name": "queue-job",
             "description": "token",
             "event": {**made["triggeringCondition"], "filter": token},

@@ -17,7 +17,6 @@ from functools import partial
 
 import yaml
 
-from wbmigrate import json_values
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
@@ -39,6 +38,7 @@ from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
+from wbmigrate.files import Unreadable, read_json, read_yaml
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
@@ -54,26 +54,19 @@ def parse_error(
 
 def check_json(label: str, text: str, targets: Targets) -> Checked:
     place = spans([], Place("a JSON value"))
-    try:
-        document = JsonHost(text, json_values.loads(text))
-    except json.JSONDecodeError as exc:
-        return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}", place)
-    except RecursionError:
-        return parse_error(label, text, 0, "JSON nested too deeply to read", place)
+    try:  # read as `plan DIR` reads it
+        document = JsonHost(text, read_json(text))
+    except Unreadable as exc:
+        return parse_error(label, text, exc.offset, exc.problem, place)
     return _Check(label, text, targets, place).run([document], partial(_compose_json, document))
 
 
 def check_yaml(label: str, text: str, targets: Targets) -> Checked:
     place = hash_comments(text, Place("a YAML value"))
-    try:
-        located = load_located_all(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        offset = mark.index if mark else 0
-        return parse_error(label, text, offset, f"not valid YAML: {problem}", place)
-    except RecursionError:
-        return parse_error(label, text, 0, "YAML nested too deeply to read", place)
+    try:  # read as `plan DIR` reads it
+        located = read_yaml(text)
+    except Unreadable as exc:
+        return parse_error(label, text, exc.offset, exc.problem, place)
     documents = [YamlHost(text, one, located) for one in located]
     return _Check(label, text, targets, place).run(documents, partial(_compose_yaml, documents))
 

@@ -20,7 +20,7 @@ from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
 from wbmigrate.engine.shapes import nodes
-from wbmigrate.files import EXPORT_FORMAT, spec_in
+from wbmigrate.files import EXPORT_FORMAT, SPEC_MARKERS, spec_in
 from wbmigrate.mapping import Action
 from wbmigrate.names import accessor, mentions
 from wbmigrate.rewrite import rewrite
@@ -29,7 +29,7 @@ from wbmigrate.rewrite import rewrite
 MAX_DEPTH = 500
 # What a string that holds a spec as JSON text shows before it is parsed.
 _JSON_TEXT = re.compile(r"\s*[\[{]")
-_SPEC_MARKERS = ('"blocks"', '"section"', '"event"', '"triggeringCondition"', '"Trigger"')
+_SPEC_MARKERS = (*SPEC_MARKERS, '"Trigger"')  # the keys `plan DIR` looks for, an API type
 
 
 class TooDeep(Exception):

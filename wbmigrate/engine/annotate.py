@@ -1,4 +1,5 @@
-"""The migration-boundary note: one per migrated view, found again by its marker.
+"""The migration-boundary note: one per migrated view, found again by its marker, placed and
+shaped as W&B's own SDK (wandb_workspaces) writes a markdown block or a workspace section.
 
 The marker (`wbmigrate:<mapping id>@<version>`) makes a second run add nothing, and a run with
 a later mapping version update the note in place instead of adding another.
@@ -20,6 +21,31 @@ DUAL = (
     "the new keys beside them. Compare values across the boundary with care."
 )
 REPLACE = "Panels now show only the new keys: runs from before the boundary do not appear in them."
+
+# The empty paragraph wandb_workspaces puts first in every report it saves, and drops when it
+# loads one (`Report._to_model` / `_from_model`, reports/v2/interface.py): a note in front of
+# it would make the SDK's next save add another.
+EMPTY_PARAGRAPH = {"type": "paragraph", "children": [{"text": ""}]}
+# A new workspace section as wandb_workspaces writes one (`PanelBankConfigSectionsItem`,
+# reports/v2/internal.py), its settings with the two flags the SDK computes from them
+# (`smoothingActive`: a smoothing type or weight is set; `xAxisActive`: not `_step`, no range).
+FLOW = {
+    "snapToColumns": True,
+    "columnsPerPage": 3,
+    "rowsPerPage": 2,
+    "gutterWidth": 16,
+    "boxWidth": 460,
+    "boxHeight": 300,
+}
+SECTION_SETTINGS = {
+    "smoothingWeight": 0,
+    "smoothingType": "exponential",
+    "xAxis": "_step",
+    "ignoreOutliers": False,
+    "useRunsTableGroupingInPanels": True,
+    "smoothingActive": True,
+    "xAxisActive": False,
+}
 
 
 def marker(mapping_id: str, version: str) -> str:
@@ -81,3 +107,36 @@ def _run(run: RunRef) -> str:
     # A run's name is anyone's text: one line, its markdown (and any marker look-alike) escaped.
     name = re.sub(r"([\\`*_\[\]()<>:])", r"\\\1", " ".join(run.name.split()))
     return f"[{name}]({run.url}) ({run.day})" if run.url else f"{name} ({run.day})"
+
+
+def note_block(text: str) -> dict[str, Any]:
+    """The note as a report's markdown block, its keys in the SDK's order."""
+    return {"type": "markdown-block", "children": [{"text": ""}], "content": text}
+
+
+def note_index(blocks: list[Any]) -> int:
+    """Where a new note goes in a report's blocks: first, after the SDK's empty paragraph."""
+    return 1 if blocks and blocks[0] == EMPTY_PARAGRAPH else 0
+
+
+def note_section(section_id: str, text: str, flow: Any = None) -> dict[str, Any]:
+    """The note as a workspace section of its own (`flow`: the layout of the section it goes
+    before, so the workspace keeps one look), holding one markdown panel."""
+    panel = {
+        "__id__": f"{section_id}-note",
+        "layout": {"x": 0, "y": 0, "w": 24, "h": 8},
+        "viewType": "Markdown Panel",
+        "config": {"value": text},
+    }
+    return {
+        "__id__": section_id,
+        "name": "Migration notes",
+        "isOpen": True,
+        "type": "flow",
+        "flowConfig": flow if isinstance(flow, dict) else FLOW,
+        "sorted": 0,
+        "localPanelSettings": SECTION_SETTINGS,
+        "panels": [panel],
+        "pinned": False,
+        "isPanelsAuto": False,  # its panel is ours, never one the app regenerates
+    }

@@ -149,16 +149,25 @@ def _universal(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 
 def _series_overrides(w: Walk, path: Path, config: dict[str, Any]) -> None:
-    """Per-series overrides, keyed `<runId>:<metric>`: most panels set none of them."""
+    """Per-series overrides (most panels set none). A key `<runId>:<metric>` is one run's
+    series, which only old runs have: dual mode leaves it. A bare metric (a bar chart's bar,
+    across runs; the SDK's BarPlot writes its `line_titles` keys as given) is a series the new
+    key continues: dual mode gives the new key the same override, as a run-table column's."""
     for key in SERIES_OVERRIDES:
         if key in config:
-            w.key_map(
-                (*path, key), _get(config, key, dict), key, names.series_accessor, dual_adds=False
-            )
+            overrides = _get(config, key, dict)
+            w.key_map((*path, key), overrides, key, names.series_accessor, dual_adds=False)
+            w.key_map((*path, key), overrides, key, _bare_metric)
+
+
+def _bare_metric(value: Any) -> names.Accessor | None:
+    """A series key that is a metric name alone (no `<runId>:`)."""
+    return names.accessor(value) if isinstance(value, str) and ":" not in value else None
 
 
 def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _universal(w, path, config)
+    _each(w.single, path, config, "key")  # a 2019 line plot's one metric, before `metrics`
     _each(w.expression, path, config, "xExpression")
     if config.get("useMetricRegex"):
         w.regex((*path, "metricRegex"), config.get("metricRegex"), "metricRegex")
@@ -167,7 +176,7 @@ def _line(w: Walk, path: Path, config: dict[str, Any]) -> None:
 def _line_series(config: dict[str, Any]) -> list[str]:
     if config.get("useMetricRegex") and config.get("metricRegex"):
         return []  # the regex may match keys that are still logged
-    shown = _metrics(_get(config, "metrics", list))
+    shown = _metrics(_get(config, "metrics", list)) + _metrics(config.get("key"))
     for expression in _get(config, "expressions", list):
         if isinstance(expression, str):
             shown += [a.name for a in names.expression_names(expression)]
@@ -197,7 +206,7 @@ def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
 
 COMMON_FIELDS = ("metrics", "expressions", "legendTemplate", *TITLES)  # `_common`'s, and metrics
 UNIVERSAL_FIELDS = (*COMMON_FIELDS, "xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES)
-_LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex")
+_LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex", "key")
 
 # --- scatter, parallel coordinates, parameter importance, media -------------------------------
 
@@ -219,12 +228,15 @@ def _parallel(w: Walk, path: Path, config: dict[str, Any]) -> None:
     columns = [c for c in _get(config, "columns", list) if isinstance(c, dict)]
     if len(columns) == len(_get(config, "columns", list)):
         w.key_list((*path, "columns"), columns, "columns", inner=("accessor",))
+    # A 2019 plot's axes: accessors (`summary:acc`, `config:lr.value`), each an axis of its own.
+    w.key_list((*path, "dimensions"), _get(config, "dimensions", list), "dimensions")
     _each(w.text, path, config, "chartTitle")
 
 
 def _parallel_series(config: dict[str, Any]) -> list[str]:
     columns = _get(config, "columns", list)
-    return _metrics([c.get("accessor") for c in columns if isinstance(c, dict)])
+    accessors = [c.get("accessor") for c in columns if isinstance(c, dict)]
+    return _metrics(accessors + _get(config, "dimensions", list))
 
 
 def _importance(w: Walk, path: Path, config: dict[str, Any]) -> None:
@@ -332,7 +344,9 @@ PANEL_TYPES: dict[str, PanelType] = {
     "Scatter Plot": PanelType(
         _scatter, _scatter_series, ("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")
     ),
-    "Parallel Coordinates Plot": PanelType(_parallel, _parallel_series, ("columns", "chartTitle")),
+    "Parallel Coordinates Plot": PanelType(
+        _parallel, _parallel_series, ("columns", "dimensions", "chartTitle")
+    ),
     "Parameter Importance": PanelType(
         _importance,
         lambda c: _metrics(c.get("targetKey")),

@@ -29,8 +29,8 @@ class UnknownKindError(WbmigrateError):
 
 
 def detect(spec: Any) -> str:
-    """The kind a spec's shape shows: `blocks` for a report, `section` for a workspace, an event
-    and an action for an automation."""
+    """The kind a spec's shape shows: `blocks` (or 2019's `panelGroups`) for a report,
+    `section` for a workspace, an event and an action for an automation."""
     for name, kind in KINDS.items():
         if kind.matches(spec):
             return name

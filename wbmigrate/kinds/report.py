@@ -1,16 +1,18 @@
-"""Reports (view types `runs` and `runs/draft`): blocks, panel grids, weave blocks, settings."""
+"""Reports (view types `runs` and `runs/draft`): blocks, panel grids, weave blocks, settings;
+a report in W&B's 2019 shape (`panelGroups`, no blocks) is read by `kinds.legacy_report`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from wbmigrate.edit.edits import Insert, Path, Set
-from wbmigrate.engine.annotate import find_marker, is_note, note_text
+from wbmigrate.engine.annotate import find_marker, is_note, note_block, note_index, note_text
 from wbmigrate.engine.model import ChangeAction
 from wbmigrate.engine.panels import walk_section, walk_weave
 from wbmigrate.engine.runsets import report_colours, walk_runset
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Walk
+from wbmigrate.kinds import legacy_report
 
 NAME = "report"
 VIEW_TYPES = ("runs", "runs/draft")
@@ -28,10 +30,17 @@ TEXT_BLOCKS = (
 
 
 def matches(spec: Any) -> bool:
+    return _current(spec) or legacy_report.matches(spec)
+
+
+def _current(spec: Any) -> bool:
     return isinstance(spec, dict) and isinstance(spec.get("blocks"), list)
 
 
 def walk(w: Walk, spec: dict[str, Any]) -> None:
+    if not _current(spec):
+        legacy_report.walk(w, spec)
+        return
     settings = spec.get("panelSettings")
     if isinstance(settings, dict) and "xAxis" in settings:
         w.single(("panelSettings", "xAxis"), settings["xAxis"], "panelSettings.xAxis")
@@ -90,7 +99,11 @@ def _panel_grid(w: Walk, path: Path, metadata: Any) -> None:
 
 
 def annotate(w: Walk, spec: dict[str, Any]) -> None:
-    """A markdown block at the top of the report, or the existing one brought up to date."""
+    """A markdown block at the top of the report (after the SDK's empty first paragraph), or
+    the existing one brought up to date."""
+    if not _current(spec):
+        legacy_report.annotate(w, spec)
+        return
     mapping_id, version = w.migration.mapping_id, w.migration.end.version
     text = note_text(w)
     for i, block in enumerate(spec["blocks"]):
@@ -106,5 +119,5 @@ def annotate(w: Walk, spec: dict[str, Any]) -> None:
                 "migration note",
             )
             return
-    block = {"type": "markdown-block", "content": text, "children": [{"text": ""}]}
-    w.change(Insert(("blocks", 0), block), ChangeAction.ANNOTATED, None, text, "migration note")
+    at = ("blocks", note_index(spec["blocks"]))
+    w.change(Insert(at, note_block(text)), ChangeAction.ANNOTATED, None, text, "migration note")

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from wbmigrate.edit.edits import Insert, Path, Set
-from wbmigrate.engine.annotate import find_marker, note_text
+from wbmigrate.engine.annotate import find_marker, note_section, note_text
 from wbmigrate.engine.model import ChangeAction, NoteKind
 from wbmigrate.engine.panels import walk_section
 from wbmigrate.engine.runsets import walk_runset, workspace_colours
@@ -16,21 +16,6 @@ from wbmigrate.engine.walk import Walk
 NAME = "workspace"
 VIEW_TYPES = ("project-view",)
 OVERRIDE_MAPS = ("panelConfigOverrides", "panelPlacementOverrides")
-_DEFAULT_FLOW = {
-    "snapToColumns": True,
-    "columnsPerPage": 3,
-    "rowsPerPage": 2,
-    "gutterWidth": 16,
-    "boxWidth": 460,
-    "boxHeight": 300,
-}
-_DEFAULT_SETTINGS = {
-    "smoothingWeight": 0,
-    "smoothingType": "exponential",
-    "xAxis": "_step",
-    "ignoreOutliers": False,
-    "useRunsTableGroupingInPanels": True,
-}
 
 
 def matches(spec: Any) -> bool:
@@ -133,33 +118,12 @@ def annotate(w: Walk, spec: dict[str, Any]) -> None:
                     "migration note",
                 )
             return
+    first = sections[0] if sections and isinstance(sections[0], dict) else {}
+    section = note_section(_note_section_id(mapping_id), text, first.get("flowConfig"))
     w.change(
-        Insert((*path, 0), _note_section(sections, mapping_id, text)),
+        Insert((*path, 0), section),
         ChangeAction.ANNOTATED,
         None,
         text,
         "migration note",
     )
-
-
-def _note_section(sections: list[Any], mapping_id: str, text: str) -> dict[str, Any]:
-    first = sections[0] if sections and isinstance(sections[0], dict) else {}
-    section_id = _note_section_id(mapping_id)
-    panel = {
-        "__id__": f"{section_id}-note",
-        "layout": {"x": 0, "y": 0, "w": 24, "h": 8},
-        "viewType": "Markdown Panel",
-        "config": {"value": text},
-    }
-    return {
-        "__id__": section_id,
-        "name": "Migration notes",
-        "isOpen": True,
-        "type": "flow",
-        "flowConfig": first.get("flowConfig", _DEFAULT_FLOW),
-        "sorted": 0,
-        "localPanelSettings": _DEFAULT_SETTINGS,
-        "panels": [panel],
-        "pinned": False,
-        "isPanelsAuto": False,
-    }
