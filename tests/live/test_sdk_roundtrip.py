@@ -314,15 +314,9 @@ def wbmigrate(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), prog_name="wbmigrate", catch_exceptions=False)
 
 
-def modes(dual: str | None = None, replace: str | None = None, only: str | None = None) -> Any:
-    """Parametrize a case by mode (both, or `only` one); a reason marks that mode's case as
-    failing until issue 35's fix for it lands (strict: it must fail)."""
-    reasons = {"dual": dual, "replace": replace}
-    params = [
-        pytest.param(mode, id=mode, marks=[pytest.mark.xfail(reason=r, strict=True)] if r else [])
-        for mode, r in reasons.items()
-        if only in (None, mode)
-    ]
+def modes(only: str | None = None) -> Any:
+    """Parametrize a case by mode: both, or `only` one."""
+    params = [mode for mode in ("dual", "replace") if only in (None, mode)]
     return pytest.mark.parametrize("migrated", params, indirect=True)
 
 
@@ -394,13 +388,12 @@ def panel(panels: list[Any], kind: str) -> Any:
 # --- every mode: apply succeeds, nothing is left to migrate, every object loads ---------------
 
 
-@modes(
-    dual="issue 35: the no-op and queue-job automations fail at apply",
-    replace="issue 35: the no-op and queue-job automations fail at apply",
-)
+@modes()
 def test_apply_writes_every_object_and_leaves_nothing_to_migrate(migrated: Migrated) -> None:
+    """Every object but the queue-job automation, which W&B's API takes no write of (the SDK
+    refuses to: `INVALID_INPUT_ACTIONS`): it is planned for review, never failed at apply."""
     assert migrated.apply.exit_code == 0, migrated.apply.output
-    assert "Summary: 6 applied." in migrated.apply.stdout
+    assert "Summary: 5 applied." in migrated.apply.stdout
     assert migrated.replan.exit_code == 0, migrated.replan.output
 
 
@@ -429,9 +422,7 @@ def test_report_line_plot_shows_the_new_keys_where_the_old_were(migrated: Migrat
     assert line.y == dual(migrated.mode, old, new)
 
 
-@modes(
-    dual="issue 35: config group-by not renamed", replace="issue 35: config group-by not renamed"
-)
+@modes()
 def test_report_line_plot_groups_by_the_new_config_key(migrated: Migrated) -> None:
     from wandb_workspaces.reports.v2 import Config
 
@@ -448,10 +439,7 @@ def test_report_line_plot_series_overrides(migrated: Migrated) -> None:
     assert line.line_colors == {run: {"color": "#E15759", "transparentColor": "#E1575919"}}
 
 
-@modes(
-    dual="issue 35: bar-chart overrides keyed by a bare metric stay on the old key",
-    replace="issue 35: bar-chart overrides keyed by a bare metric stay on the old key",
-)
+@modes()
 def test_report_bar_chart_overrides_follow_their_metric(migrated: Migrated) -> None:
     from wandb_workspaces.reports.v2 import Metric
 
@@ -465,10 +453,7 @@ def test_report_bar_chart_overrides_follow_their_metric(migrated: Migrated) -> N
     assert bar.line_colors == dict.fromkeys(keys, colour)
 
 
-@modes(
-    dual="issue 35: config grouping and group colour keys not renamed",
-    replace="issue 35: config grouping and group colour keys not renamed",
-)
+@modes()
 def test_report_run_sets_group_by_the_new_keys_and_keep_their_colours(migrated: Migrated) -> None:
     """Grouping holds one key (renamed in both modes); each group colour names its run set's
     grouping key, so it must follow it or the group loses its colour."""
@@ -484,10 +469,7 @@ def test_report_run_sets_group_by_the_new_keys_and_keep_their_colours(migrated: 
     }
 
 
-@modes(
-    dual="issue 35: no companion column for a config key; the merged column is hidden",
-    replace="issue 35: config column not renamed; the merged column is hidden",
-)
+@modes()
 def test_report_run_table_shows_the_new_columns_the_user_showed(migrated: Migrated) -> None:
     """`off_policy/max` shown and `off_policy/token/max` hidden share one successor: it is
     shown (what the user showed wins); the config key's column gets its new key too."""
@@ -503,10 +485,7 @@ def test_report_run_table_shows_the_new_columns_the_user_showed(migrated: Migrat
     assert rs.column_widths == {column: widths[column] for column in dual(migrated.mode, old, new)}
 
 
-@modes(
-    dual="issue 35: the note goes in front of the SDK's leading empty paragraph",
-    replace="issue 35: the note goes in front of the SDK's leading empty paragraph",
-)
+@modes()
 def test_report_note_follows_the_leading_empty_paragraph(migrated: Migrated) -> None:
     """The SDK writes an empty paragraph first and drops it when it loads: the note goes
     right after it, so the SDK loads it first and its next save adds no second paragraph."""
@@ -531,7 +510,7 @@ def test_report_only_keys_and_the_note_changed(migrated: Migrated) -> None:
     assert skeleton(after) == skeleton(before)
 
 
-@modes(only="replace", replace="issue 35: config keys not migrated")
+@modes(only="replace")
 def test_report_keeps_no_old_key_in_replace_mode(migrated: Migrated) -> None:
     _, after = specs(migrated, "runs")
     after["blocks"] = [b for b in after["blocks"] if MARKER not in b.get("content", "")]
@@ -566,9 +545,7 @@ def test_workspace_panels_show_the_new_keys_where_the_old_were(migrated: Migrate
     assert line.line_titles == {run: "Mean (old build)"}
 
 
-@modes(
-    dual="issue 35: config group-by not renamed", replace="issue 35: config group-by not renamed"
-)
+@modes()
 def test_workspace_line_plot_groups_by_the_new_config_key(migrated: Migrated) -> None:
     from wandb_workspaces.reports.v2 import Config
 
@@ -576,10 +553,7 @@ def test_workspace_line_plot_groups_by_the_new_config_key(migrated: Migrated) ->
     assert line.groupby == Config("orchestrator.max_staleness")
 
 
-@modes(
-    dual="issue 35: bar-chart overrides keyed by a bare metric stay on the old key",
-    replace="issue 35: bar-chart overrides keyed by a bare metric stay on the old key",
-)
+@modes()
 def test_workspace_bar_chart_overrides_follow_their_metric(migrated: Migrated) -> None:
     bar = panel(sections(migrated)["Drops"].panels, "BarPlot")
     keys = dual(migrated.mode, ["off_policy/dropped"], ["staleness/rollout/dropped"])
@@ -588,10 +562,7 @@ def test_workspace_bar_chart_overrides_follow_their_metric(migrated: Migrated) -
     assert bar.line_colors == dict.fromkeys(keys, colour)
 
 
-@modes(
-    dual="issue 35: config grouping and run-color-group keys not renamed",
-    replace="issue 35: config grouping and run-color-group keys not renamed",
-)
+@modes()
 def test_workspace_groups_by_the_new_key_and_keeps_its_group_colours(migrated: Migrated) -> None:
     """The SDK reads a group colour only when its (URI-encoded) key names the run set's
     grouping key: renaming one without the other loses every colour."""
@@ -603,10 +574,7 @@ def test_workspace_groups_by_the_new_key_and_keeps_its_group_colours(migrated: M
     assert settings.group_colors == {"4": "#4E79A7", "8": "#F28E2B"}
 
 
-@modes(
-    dual="issue 35: no companion column for a config key",
-    replace="issue 35: config column not renamed",
-)
+@modes()
 def test_workspace_pins_the_new_columns(migrated: Migrated) -> None:
     old = [OLD_CONFIG, "summary:off_policy/max"]
     new = [NEW_CONFIG, "summary:staleness/rollout/max"]
@@ -614,10 +582,7 @@ def test_workspace_pins_the_new_columns(migrated: Migrated) -> None:
     assert pinned == ["run:displayName", *dual(migrated.mode, old, new)]
 
 
-@modes(
-    dual="issue 35: the note section lacks smoothingActive/xAxisActive",
-    replace="issue 35: the note section lacks smoothingActive/xAxisActive",
-)
+@modes()
 def test_workspace_note_section_is_shaped_as_the_sdk_writes_one(migrated: Migrated) -> None:
     before, after = specs(migrated, "project-view")
     written = before["section"]["panelBankConfig"]["sections"]
@@ -638,7 +603,7 @@ def test_workspace_only_keys_and_the_note_changed(migrated: Migrated) -> None:
     assert skeleton(after) == skeleton(before)
 
 
-@modes(only="replace", replace="issue 35: config keys not migrated")
+@modes(only="replace")
 def test_workspace_keeps_no_old_key_in_replace_mode(migrated: Migrated) -> None:
     _, after = specs(migrated, "project-view")
     bank = after["section"]["panelBankConfig"]
@@ -659,18 +624,9 @@ def run_feeds(spec: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("migrated", "view_type"),
     [
-        pytest.param(
-            mode,
-            view_type,
-            id=f"{mode}-{view_type}",
-            marks=[pytest.mark.xfail(reason=reason, strict=True)] if reason else [],
-        )
-        for mode, view_type, reason in [
-            ("dual", "runs", "issue 35: dual mode hides the merged column it lists"),
-            ("replace", "runs", "issue 35: replace mode hides the merged column the user showed"),
-            ("dual", "project-view", "issue 35: no companion column for a config key"),
-            ("replace", "project-view", "issue 35: the config key's column is not renamed"),
-        ]
+        pytest.param(mode, view_type, id=f"{mode}-{view_type}")
+        for mode in ("dual", "replace")
+        for view_type in ("runs", "project-view")
     ],
     indirect=["migrated"],
 )
@@ -695,28 +651,11 @@ AUTOMATIONS = {  # name: (the key its filter names, the new key)
     "threshold-slack": ("off_policy/max", "staleness/rollout/max"),
     "change-webhook": ("off_policy/mean", "staleness/rollout/mean"),
     "zscore-noop": ("off_policy/in_queue/max", "staleness/rollout/in_queue/max"),
-    "queue-job": ("off_policy/token/mean", "staleness/token/mean"),
 }
 
 
-def automation_params() -> list[Any]:
-    failing = {
-        "zscore-noop": "issue 35: a no-op action fails at apply",
-        "queue-job": "issue 35: a queue-job action fails at apply",
-    }
-    return [
-        pytest.param(
-            mode,
-            name,
-            id=f"{mode}-{name}",
-            marks=[pytest.mark.xfail(reason=failing[name], strict=True)] if name in failing else [],
-        )
-        for mode in ("dual", "replace")
-        for name in AUTOMATIONS
-    ]
-
-
-@pytest.mark.parametrize(("migrated", "name"), automation_params(), indirect=["migrated"])
+@pytest.mark.parametrize("name", sorted(AUTOMATIONS))
+@modes()
 def test_automation_moves_to_the_new_key_and_keeps_its_action(
     migrated: Migrated, name: str
 ) -> None:
@@ -730,25 +669,30 @@ def test_automation_moves_to_the_new_key_and_keeps_its_action(
     assert after["triggeringCondition"]["filter"] == moved
     unchanged = {k: v for k, v in before.items() if k not in ("updatedAt", "triggeringCondition")}
     assert {k: after[k] for k in unchanged} == unchanged
-    if name in migrated.automations:
-        event = migrated.automations[name].event
-        (metric_filter,) = event.filter.metric.model_dump().values()
-        assert metric_filter["name"] == new
+    event = migrated.automations[name].event
+    (metric_filter,) = event.filter.metric.model_dump().values()
+    assert metric_filter["name"] == new
+
+
+@modes()
+def test_a_queue_job_automation_is_reviewed_and_left_as_it_is(migrated: Migrated) -> None:
+    (trigger_id,) = [i for i, t in migrated.triggers.items() if t["name"] == "queue-job"]
+    assert migrated.triggers[trigger_id] == migrated.saved.triggers[trigger_id]
+    assert "0 to change, 6 unchanged, 0 unreadable. 0 warnings, 1 needs review." in (
+        migrated.replan.stdout
+    )
 
 
 # --- the rollback: from what this mode's apply left (another mode may have run since) -----
 
 
-@modes(
-    dual="issue 35: the no-op and queue-job automations fail at apply, so none is restored",
-    replace="issue 35: the no-op and queue-job automations fail at apply, so none is restored",
-)
+@modes()
 def test_rollback_restores_every_object_byte_for_byte(migrated: Migrated) -> None:
     state = migrated.saved.server.state
     state.views, state.triggers = copy.deepcopy(migrated.views), copy.deepcopy(migrated.triggers)
     result = wbmigrate("rollback", str(migrated.backups), "--yes")
     assert result.exit_code == 0, result.output
-    assert "Summary: 6 restored." in result.stdout
+    assert "Summary: 5 restored." in result.stdout
     assert {i: v["spec"] for i, v in state.views.items()} == {
         i: v["spec"] for i, v in migrated.saved.views.items()
     }

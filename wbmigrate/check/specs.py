@@ -243,6 +243,8 @@ def change_rule(change: Change, targets: Targets) -> Rule:
         return Rule.RENAMED_METRIC
     if change.action in (ChangeAction.REMOVED, ChangeAction.DISABLED):
         return Rule.REMOVED_METRIC
+    if change.is_config:
+        return Rule.RENAMED_CONFIG_KEY
     found = None if change.is_regex else accessor(change.old)
     resolution = targets.migration.resolve(found.name) if found else None
     if resolution is not None and resolution.action is Action.REMOVED:

@@ -61,6 +61,9 @@ class Change:
     field: str  # e.g. 'metrics[1]'
     path: tuple[str | int, ...] = ()  # the value in the spec (an embedded string: the string)
     is_regex: bool = False  # `old` and `new` are regexes over keys, not keys
+    is_config: bool = (
+        False  # `old` and `new` name config keys (or a colour key on one), not metrics
+    )
 
     def label(self, title: str) -> str:
         return label(title, self.where, self.field)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from wbmigrate import names
@@ -37,21 +38,31 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
     view_type = panel.get("viewType")
     config = panel.get("config")
     regex = isinstance(config, dict) and config.get("useMetricRegex")
-    if not regex and not w.may_hold(panel):
-        return
-    with w.at(panel_label(panel, int(path[-1]))):
-        kind = PANEL_TYPES.get(view_type) if isinstance(view_type, str) else None
-        if not isinstance(config, dict):
-            w.scan(path, panel, f"panel type {view_type!r}")
-        elif kind is None:
-            _unknown(w, path, panel, config)
-        elif _all_gone(w, series := kind.series(config)):
-            w.remove(path, panel, "panel", f"panel deleted: {_gone(w, series)}")
-        else:
-            kind.walk(w, (*path, "config"), config)
-            if kind.fields is not None:
-                rest = {k: v for k, v in config.items() if k not in kind.fields}
-                w.scan((*path, "config"), rest, f"{view_type} field")
+    kept = True
+    if regex or w.may_hold(panel):
+        with w.at(panel_label(panel, int(path[-1]))):
+            kept = _walk_panel(w, path, panel, view_type, config)
+    if kept and isinstance(config, dict) and view_type in PANEL_TYPES and w.config_fates:
+        with w.config_keys(), w.at(panel_label(panel, int(path[-1]))):
+            _config_keys(w, (*path, "config"), config)
+
+
+def _walk_panel(w: Walk, path: Path, panel: dict[str, Any], view_type: Any, config: Any) -> bool:
+    """A panel's metric keys, by the rules of its type; False when it is deleted."""
+    kind = PANEL_TYPES.get(view_type) if isinstance(view_type, str) else None
+    if not isinstance(config, dict):
+        w.scan(path, panel, f"panel type {view_type!r}")
+    elif kind is None:
+        _unknown(w, path, panel, config)
+    elif _all_gone(w, series := kind.series(config)):
+        w.remove(path, panel, "panel", f"panel deleted: {_gone(w, series)}")
+        return False
+    else:
+        kind.walk(w, (*path, "config"), config)
+        if kind.fields is not None:
+            rest = {k: v for k, v in config.items() if k not in kind.fields}
+            w.scan((*path, "config"), rest, f"{view_type} field")
+    return True
 
 
 def _unknown(w: Walk, path: Path, panel: dict[str, Any], config: dict[str, Any]) -> None:
@@ -237,6 +248,26 @@ def _parallel_series(config: dict[str, Any]) -> list[str]:
     columns = _get(config, "columns", list)
     accessors = [c.get("accessor") for c in columns if isinstance(c, dict)]
     return _metrics(accessors + _get(config, "dimensions", list))
+
+
+def _config_keys(w: Walk, path: Path, config: dict[str, Any]) -> None:
+    """The config keys a panel names, among the mapping's config renames (inside
+    `Walk.config_keys`): a plot's grouping (`groupBy`, with W&B's `.value`), a scatter plot's
+    axes and parallel coordinates' columns (`config:a.value.b`; a 2019 plot's `c::a`). A
+    grouping or an axis is one key, renamed in both modes, as a run set's grouping is."""
+    if not w.may_hold(config):
+        return
+    _each(partial(w.single, decode=names.config_key), path, config, "groupBy")
+    _each(partial(w.single, decode=_config_accessor), path, config, "xAxis", "yAxis", "zAxis")
+    columns = _get(config, "columns", list)
+    if columns and all(isinstance(c, dict) for c in columns):
+        w.key_list((*path, "columns"), columns, "columns", _config_accessor, inner=("accessor",))
+    dimensions = _get(config, "dimensions", list)
+    w.key_list((*path, "dimensions"), dimensions, "dimensions", _config_accessor)
+
+
+def _config_accessor(value: Any) -> names.Accessor | None:
+    return names.config_column(value) or names.config_key(value, "c::")
 
 
 def _importance(w: Walk, path: Path, config: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ class Record:
         self.notes: list[Note] = []
         self.shown: list[Shown] = []
         self.versions: set[str] = set()  # steps whose renames this spec needed
+        self.in_config = False  # inside `Walk.config_keys`: keys are config keys
         self.judged_regex = False  # a regex was judged (against the census's keys too, live)
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
@@ -86,7 +87,9 @@ class Record:
         self.edits.append(edit)
         where = at if at is not None else edit.path
         self.changes.append(
-            Change(pointer(where), action, old, new, self.where, field, where, is_regex)
+            Change(
+                pointer(where), action, old, new, self.where, field, where, is_regex, self.in_config
+            )
         )
         self.change_edits.append(edit)
         if version:

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from wbmigrate import names
-from wbmigrate.edit.edits import AddKey, Delete, Path, RenameKey
+from wbmigrate.edit.edits import Delete, Path, RenameKey
 from wbmigrate.engine.model import ChangeAction, NoteKind
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Decode, Walk
@@ -191,9 +191,9 @@ def report_colours(w: Walk, path: Path, colours: Any, runsets: list[Any]) -> Non
 
 
 def _colour_map(w: Walk, path: Path, colours: Any, parse: Callable[[str], Parsed | None]) -> None:
-    """The colour of a group follows its grouping key: dual mode keeps the old entry and adds
-    one for the new key with the same colour; replace mode renames the entry (or drops it when
-    the new key has a colour already)."""
+    """The colour of a group follows its grouping key, which is renamed in both modes (one
+    key): the entry is renamed (or dropped when the new key has a colour already), as an entry
+    left on the old key colours no group the SDK or the app can find."""
     if not isinstance(colours, dict):
         return
     taken = set(colours)
@@ -208,12 +208,9 @@ def _colour_map(w: Walk, path: Path, colours: Any, parse: Callable[[str], Parsed
         new = rebuild([renamed or k for (renamed, _), k in zip(fates, group_keys, strict=True)])
         w.versions.update(version for renamed, version in fates if renamed)
         member, label = (*path, key), f"customRunColors[{json.dumps(key)}]"
-        if w.dual and new not in taken:
-            added = AddKey((*path, new), colours[key], after=key)
-            w.change(added, ChangeAction.ADDED, key, new, label, at=member)
-        elif not w.dual and new in taken:
+        if new in taken:
             w.change(Delete(member), ChangeAction.REMOVED, key, None, label)
-        elif not w.dual:
+        else:
             w.change(RenameKey(member, new), ChangeAction.RENAMED, key, new, label)
         taken.add(new)
 

@@ -49,13 +49,13 @@ class Walk(Record):
         metrics: a run set's config columns, filters, sort keys and grouping get the rules its
         metric keys get. The key census counts metrics only, so what it would be asked about
         config keys is dropped."""
-        saved = self.fate, self._anchors, self._serialise, self.shown
+        saved = self.fate, self._anchors, self._serialise, self.shown, self.in_config
         self.fate, self._anchors, self.shown = self.config_fates.get, self._config_anchors, []
-        self._serialise = _serialiser(self._anchors)
+        self._serialise, self.in_config = _serialiser(self._anchors), True
         try:
             yield
         finally:
-            self.fate, self._anchors, self._serialise, self.shown = saved
+            self.fate, self._anchors, self._serialise, self.shown, self.in_config = saved
 
     # --- one key --------------------------------------------------------------------------------
 
