@@ -82,10 +82,10 @@ def plan(
     TARGET is ENTITY/PROJECT (or wandb://ENTITY/PROJECT, or the project's W&B URL; without
     it, WANDB_ENTITY/WANDB_PROJECT) for a live W&B project: its published
     reports, report drafts, saved workspaces and automations. Or it is a folder of spec files
-    (view specs, saved triggers or `wbmigrate export` files, as JSON) or one such file; an
-    existing path wins over ENTITY/PROJECT. A folder is walked as `check` walks it
-    (`.gitignore` and `exclude` of `[tool.wbmigrate]` obeyed), and JSON files that are no
-    spec (package.json, configs) are skipped.
+    (view specs, saved triggers or `wbmigrate export` files, as JSON or YAML) or one such
+    file; an existing path wins over ENTITY/PROJECT. A folder is walked as `check` walks it
+    (`.gitignore` and `exclude` of `[tool.wbmigrate]` obeyed), and files that are no spec
+    (package.json, configs) are skipped.
 
     Several projects at once: TARGET may be ENTITY (every project the key can see), a glob
     (`team/qwen3-*`), or several of these and ENTITY/PROJECTs. A table comes first (per project:
