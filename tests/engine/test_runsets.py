@@ -376,7 +376,7 @@ OLD_GROUP, NEW_GROUP = (
 @pytest.mark.parametrize(
     ("kind", "before", "mode", "after"),
     [
-        ("workspace", {OLD_GROUP: "#111"}, DUAL, {OLD_GROUP: "#111", NEW_GROUP: "#111"}),
+        ("workspace", {OLD_GROUP: "#111"}, DUAL, {NEW_GROUP: "#111"}),
         ("workspace", {OLD_GROUP: "#111", NEW_GROUP: "#222"}, REPLACE, {NEW_GROUP: "#222"}),
         ("workspace", {GROUP + "%5Bnot%20json": "#111", "run1": "#222"}, REPLACE,
          {GROUP + "%5Bnot%20json": "#111", "run1": "#222"}),

@@ -28,7 +28,7 @@ def case(name: str, title: str | None = None) -> Source:
 
 
 def sources() -> list[Source]:
-    return [case("line-metrics"), case("noop-decoys"), UNREADABLE]
+    return [case("line-metrics"), case("line-metric-regex-inactive"), UNREADABLE]
 
 
 def make_plan(sources, migration, options) -> Plan:
@@ -72,9 +72,9 @@ def test_text_report():
 
 
 def test_unchanged_objects_are_hidden_unless_verbose():
-    assert "noop-decoys" not in report.to_text(PLAN)
-    assert 'report "noop-decoys"  (noop-decoys/before.json)\n' in report.to_text(PLAN, True)
-    assert "noop-decoys" not in report.to_markdown(PLAN)
+    assert "line-metric-regex-inactive" not in report.to_text(PLAN)
+    assert 'report "line-metric-regex-inactive"  (line-metric-regex-inactive/before.json)\n' in report.to_text(PLAN, True)
+    assert "line-metric-regex-inactive" not in report.to_markdown(PLAN)
 
 
 def test_an_unchanged_object_needing_review_is_shown():

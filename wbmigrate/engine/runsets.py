@@ -103,6 +103,14 @@ def _key_object(w: Walk, path: Path, key: Any, field: str, keys: Keys) -> None:
     level of groups, so it is renamed in both modes (with a warning in dual mode)."""
     if _in(key, keys):
         w.single((*path, "name"), key.get("name"), field, decode=keys.name)
+    elif keys is METRICS and isinstance(key, dict) and _names_metric(w, key.get("name")):
+        section, name = key.get("section"), key["name"]
+        what = f"a {section!r} key named like the metric {name}, which is no metric: left as it is"
+        w.note((*path, "name"), NoteKind.REVIEW, what, field)
+
+
+def _names_metric(w: Walk, name: Any) -> bool:
+    return isinstance(name, str) and w.fate(name) is not None
 
 
 # --- run-table columns --------------------------------------------------------------------
