@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import TARGET
+from helpers import MIGRATION, TARGET
 from wandb_workspaces import expr
 
 from testserver import WandbServer, WandbState
@@ -699,3 +699,24 @@ def test_rollback_restores_every_object_byte_for_byte(migrated: Migrated) -> Non
     for trigger_id, original in migrated.saved.triggers.items():
         restored = state.triggers[trigger_id]
         assert {**restored, "updatedAt": None} == {**original, "updatedAt": None}
+
+
+# --- nothing silent: every old name in what the SDK wrote gets a result -----------------------
+
+
+@pytest.mark.parametrize("mode", ["dual", "replace"])
+def test_every_old_name_the_sdk_wrote_gets_a_result(saved: Saved, mode: str) -> None:
+    """Each old name in the report and workspace the SDK saved is one a change or note of the
+    plan is about (check's test of it, `check.unread`: a name no result is about is left)."""
+    from wbmigrate.check.targets import Targets
+    from wbmigrate.check.unread import by_path, unread
+    from wbmigrate.engine.model import Mode, Options
+    from wbmigrate.rewrite import rewrite
+
+    options = Options(mode=Mode(mode))
+    targets = Targets(MIGRATION, options)
+    for view in saved.views.values():
+        spec = json.loads(view["spec"])
+        result = rewrite(spec, MIGRATION, options=options)
+        assert result.changes
+        assert unread(spec, result.kind, result, targets, by_path) == []
