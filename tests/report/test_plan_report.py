@@ -73,7 +73,10 @@ def test_text_report():
 
 def test_unchanged_objects_are_hidden_unless_verbose():
     assert "line-metric-regex-inactive" not in report.to_text(PLAN)
-    assert 'report "line-metric-regex-inactive"  (line-metric-regex-inactive/before.json)\n' in report.to_text(PLAN, True)
+    assert (
+        'report "line-metric-regex-inactive"  (line-metric-regex-inactive/before.json)\n'
+        in report.to_text(PLAN, True)
+    )
     assert "line-metric-regex-inactive" not in report.to_markdown(PLAN)
 
 
