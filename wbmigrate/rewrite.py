@@ -76,6 +76,7 @@ def walk(
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
     w = Walk(migration, options or Options())
     try:
+        w.config_keys_in(spec)
         kinds.KINDS[kind].walk(w, spec)
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None

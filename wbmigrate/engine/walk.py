@@ -25,7 +25,6 @@ from wbmigrate.engine.model import ChangeAction, NoteKind
 from wbmigrate.engine.record import Record, _serialiser
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
-from wbmigrate.mapping import Fate, Migration, part_cover
 
 Decode = Callable[[Any], names.Accessor | None]
 
@@ -36,12 +35,8 @@ class Walk(Record):
     # --- config keys ----------------------------------------------------------------------------
 
     @cached_property
-    def config_fates(self) -> dict[str, Fate]:
-        return config_fates(self.migration)
-
-    @cached_property
-    def _config_anchors(self) -> tuple[bytes, ...]:
-        return tuple(anchor.encode() for anchor in part_cover(self.config_fates))
+    def _config_serialise(self) -> Callable[[Any], bytes]:
+        return _serialiser(self.migration.config_anchor_bytes)
 
     @contextmanager
     def config_keys(self) -> Iterator[None]:
@@ -50,12 +45,20 @@ class Walk(Record):
         metric keys get. The key census counts metrics only, so what it would be asked about
         config keys is dropped."""
         saved = self.fate, self._anchors, self._serialise, self.shown, self.in_config
-        self.fate, self._anchors, self.shown = self.config_fates.get, self._config_anchors, []
-        self._serialise, self.in_config = _serialiser(self._anchors), True
+        self.fate, self._anchors = self.config_fates.get, self.migration.config_anchor_bytes
+        self._serialise, self.shown, self.in_config = self._config_serialise, [], True
         try:
             yield
         finally:
             self.fate, self._anchors, self._serialise, self.shown, self.in_config = saved
+
+    def config_keys_in(self, spec: Any) -> None:
+        """No config pass over a spec that holds no config key the mapping renames (most do
+        not): one look at the whole spec spares one at each run set and panel."""
+        if self.config_fates:
+            with self.config_keys():
+                if not self.may_hold(spec):
+                    self.config_fates = {}
 
     # --- one key --------------------------------------------------------------------------------
 
@@ -339,16 +342,3 @@ def _field(path: Path) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def config_fates(migration: Migration) -> dict[str, Fate]:
-    """What becomes of each config key the mapping renames, by its dotted path: the path itself
-    and every dotted form it has in config files (`toml`: a standalone orchestrator's config
-    has `max_off_policy_steps` at its top level, and W&B logs that config as it is)."""
-    found: dict[str, Fate] = {}
-    for rename in migration.config:
-        made = (s for s in reversed(migration.steps) if any(r.new == rename.new for r in s.config))
-        step = next((s.version for s in made), "")
-        for old, new in {rename.old: rename.new, **rename.toml}.items():
-            found[old] = Fate(old, new, False, version=step)
-    return found

@@ -198,6 +198,24 @@ class Migration:
         return tuple(anchor.encode() for anchor in self.anchors)
 
     @cached_property
+    def config_fates(self) -> dict[str, Fate]:
+        """What becomes of each config key the mapping renames, by its dotted path: the path
+        itself and every dotted form it has in config files (`toml`: a standalone
+        orchestrator's config has `max_off_policy_steps` at its top level, and W&B logs that
+        config as it is)."""
+        found: dict[str, Fate] = {}
+        for rename in self.config:
+            made = (s for s in reversed(self.steps) if any(r.new == rename.new for r in s.config))
+            step = next((s.version for s in made), "")
+            for old, new in {rename.old: rename.new, **rename.toml}.items():
+                found[old] = Fate(old, new, False, version=step)
+        return found
+
+    @cached_property
+    def config_anchor_bytes(self) -> tuple[bytes, ...]:
+        return tuple(anchor.encode() for anchor in part_cover(self.config_fates))
+
+    @cached_property
     def distinct(self) -> tuple[frozenset[str], ...]:
         """Each `distinct:` group as one set: every name, old or new, of any of its members."""
         return tuple(frozenset[str]().union(*group) for group in self.distinct_members)
