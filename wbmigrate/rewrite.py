@@ -98,6 +98,7 @@ def finish(walked: Walked, name: str, history: History | None) -> Rewrite:
         notes=tuple(w.notes),
         change_edits=tuple(w.change_edits),
         shown=tuple(w.shown),
+        kept=tuple(w.kept),
     )
     return census_warnings(result, history)
 

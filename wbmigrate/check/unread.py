@@ -3,8 +3,8 @@
 gets a result, at its path, so a spec `check` reads is never a place where a name goes silent.
 
 A name is accounted for when a change or note of the rewrite is about the value it is in (at
-that value, or around it). In dual mode the engine keeps an old key beside its new one without
-a word; replace mode changes it, so a name only that run is about is accounted for too. A
+that value, or around it), or when dual mode left it where it is on purpose (`Rewrite.kept`:
+an old key beside its new one). A
 YAML anchor's value, reached through aliases, is one value however many paths lead to it.
 """
 
@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from wbmigrate.check.model import Rule
 from wbmigrate.check.targets import REGEX_SPEC_KEYS, Targets
 from wbmigrate.edit.edits import Path
 from wbmigrate.engine.annotate import is_note
-from wbmigrate.engine.model import ChangeAction, Mode, Rewrite
-from wbmigrate.rewrite import rewrite
+from wbmigrate.engine.model import ChangeAction, Rewrite
 
 # A panel's `layout`: its place on the grid, as W&B writes it (wandb_workspaces' `Layout`).
 LAYOUT = frozenset({"x", "y", "w", "h"})
@@ -50,11 +51,8 @@ def unread(spec: Any, kind: str, result: Rewrite, targets: Targets, same: Same) 
     if pattern is None:
         return []
     about = _about(result, same)
-    left = [s for s in _spelled(spec, pattern) if not _within(s[0], about, same)]
-    if left and targets.dual:
-        options = replace(targets.options, mode=Mode.REPLACE)
-        about = _about(rewrite(spec, targets.migration, kind=kind, options=options), same)
-        left = [s for s in left if not _within(s[0], about, same)]
+    anchors = tuple(anchor.encode() for anchor in targets.anchors)
+    left = [s for s in _spelled(spec, pattern, anchors) if not _within(s[0], about, same)]
     return [u for path, key, text in left for u in _results(path, key, text, targets)]
 
 
@@ -68,6 +66,7 @@ def _about(result: Rewrite, same: Same) -> set[Hashable]:
     about itself only."""
     paths = {c.path for c in result.changes if c.action is not ChangeAction.ANNOTATED}
     paths |= {n.path for n in result.notes if n.field != "migration note"}
+    paths |= set(result.kept)  # what dual mode leaves on purpose
     return {same(p) for p in paths} | ({same(())} if _ALERT_SWITCH in paths else set())
 
 
@@ -75,7 +74,9 @@ def _within(path: Path, about: set[Hashable], same: Same) -> bool:
     return any(same(path[:end]) in about for end in range(len(path) + 1))
 
 
-def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, str]]:
+def _spelled(
+    spec: Any, pattern: re.Pattern[str], anchors: tuple[bytes, ...]
+) -> Iterator[tuple[Path, bool, str]]:
     """(path, is it a map key, text) of each string or map key holding an old name. The
     engine judges every regex field, and says nothing of a regex that needs no change (one
     that matches old and new keys, or shuts old ones out): those are not looked in, nor is
@@ -83,6 +84,8 @@ def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, 
     stack: list[tuple[Path, Any]] = [((), spec)]
     while stack:
         path, node = stack.pop()
+        if isinstance(node, dict | list) and not _may_hold(node, anchors):
+            continue  # most of a spec: its bytes hold no anchor of an old spelling
         if isinstance(node, dict):
             for key, value in node.items():
                 if isinstance(key, str) and pattern.search(key) and not is_layout(path, node):
@@ -93,6 +96,16 @@ def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, 
             stack += [((*path, i), value) for i, value in enumerate(node)]
         elif isinstance(node, str) and pattern.search(node) and not is_note(node):
             yield path, False, node
+
+
+def _may_hold(node: dict[Any, Any] | list[Any], anchors: tuple[bytes, ...]) -> bool:
+    """Whether a container's JSON may hold an old spelling (every one holds an anchor, and
+    orjson writes a name's characters as they are); one it cannot write is looked in."""
+    try:
+        data = orjson.dumps(node, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return True
+    return any(anchor in data for anchor in anchors)
 
 
 def is_layout(path: Path, node: Any) -> bool:

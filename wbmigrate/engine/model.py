@@ -132,6 +132,7 @@ class Rewrite:
     notes: tuple[Note, ...] = field(default=())
     change_edits: tuple[Edit, ...] = field(default=())  # the edit that makes each change
     shown: tuple[Shown, ...] = field(default=())  # keys the census may say no run logged
+    kept: tuple[tuple[str | int, ...], ...] = field(default=())  # old keys dual mode leaves
 
     @cached_property
     def spec(self) -> Any:

@@ -118,6 +118,8 @@ class Walk(Record):
             if _yields(claims, new, old):
                 if not self.dual:
                     self.change(Delete(at), ChangeAction.REMOVED, old, None, label, version=step)
+                else:
+                    self.kept.append(at)
                 continue
             if self.dual and new not in present:
                 added = Insert((*path, i + 1), _put(item, inner, new))
@@ -129,6 +131,8 @@ class Walk(Record):
                 renamed = Set((*at, *inner), new)
                 self.change(renamed, ChangeAction.RENAMED, old, new, label, version=step)
                 self._logged(at, fate, label)
+            else:  # dual, its new key listed already: it stays, as dual mode means
+                self.kept.append(at)
             present.add(new)
 
     def single_list(self, path: Path, items: list[Any], field: str) -> None:
@@ -152,8 +156,11 @@ class Walk(Record):
         which only old runs have); replace mode renames the entry. A key that is already there
         (or that another old key becomes) is not added twice; with `claims` (see `key_list`),
         only the entry of the old key named there goes to the new key."""
-        if (self.dual and not dual_adds) or not self.may_hold(list(mapping)):
-            return  # dual mode adds nothing to a map of per-run keys, and drops nothing
+        if not self.may_hold(list(mapping)):
+            return
+        if self.dual and not dual_adds:  # dual mode adds nothing to a map of per-run keys
+            self.kept += [(*path, k) for k in mapping if (f := decode(k)) and self.fate(f.name)]
+            return
         taken = set(mapping)
         for key in mapping:
             found = decode(key)
@@ -165,7 +172,9 @@ class Walk(Record):
             # another old key's entry goes to the new key: as if the new key were there
             held = new is not None and (new in taken or _yields(claims, new, key))
             if self.dual:  # and so `dual_adds`
-                if new is not None and not held:
+                if new is None or held:
+                    self.kept.append(member)
+                else:
                     taken.add(new)
                     added = AddKey((*path, new), self.current(member, mapping[key]), after=key)
                     self.change(added, ChangeAction.ADDED, key, new, label, at=member, version=step)
@@ -194,7 +203,9 @@ class Walk(Record):
             if self.dual and new not in present:
                 added = Insert((*path, i + 1), new)
                 self.change(added, ChangeAction.ADDED, expression, new, label, at=at)
-            elif not self.dual:
+            elif self.dual:
+                self.kept.append(at)
+            else:
                 self.change(Set(at, new), ChangeAction.RENAMED, expression, new, label)
             present.add(new)
 
@@ -304,6 +315,7 @@ class Walk(Record):
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
         self.judged_regex |= inner.judged_regex
+        self.kept += [path] if inner.kept else []
         if inner.edits:
             outer = Set(path, splice(text, inner.edits))
             self.edits.append(outer)
