@@ -31,6 +31,7 @@ from wbmigrate.live.census import KEYS_AT_ONCE, KEYS_BATCH, RUNS_PAGE
 from wbmigrate.live.client import PAGE_SIZE
 from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE
 from wbmigrate.live.queries import LIST_RUNS, LIST_TRIGGERS, LIST_VIEWS, RUN_KEYS
+from wbmigrate.live.support import FEATURES
 
 LATENCY = 0.1
 JOBS = 4  # apply's default --jobs
@@ -193,7 +194,13 @@ def loop_row(project: Project, apply: float) -> Row:
 def floor_job(project: Project, server: Server, batches: Path | None = None) -> Path:
     """The job of benchmarks/floors/live.py: wbmigrate's own queries and page sizes."""
     job = project.scratch("floor") / "job.json"
-    queries = {"views": LIST_VIEWS, "triggers": LIST_TRIGGERS, "runs": LIST_RUNS, "keys": RUN_KEYS}
+    queries = {
+        "views": LIST_VIEWS,
+        "triggers": LIST_TRIGGERS,
+        "runs": LIST_RUNS,
+        "keys": RUN_KEYS,
+        "features": FEATURES,
+    }
     document = {
         "url": server.url,
         "api_key": server.api_key,

@@ -54,6 +54,9 @@ def views(job: Job, post: Post, view_type: str, after: str | None) -> list[Task]
 
 
 def triggers(job: Job, post: Post) -> list[Task]:
+    """The server's features first: which parts of the listing it may be asked for (as
+    wandb asks them before it reads automations)."""
+    post(job["queries"]["features"], {})
     post(job["queries"]["triggers"], {})
     return []
 

@@ -4,7 +4,7 @@ rules it runs, so `verify`'s command only parses, calls and prints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from wbmigrate.check.config import find_config
@@ -20,13 +20,23 @@ KEPT = {Rule.RENAMED_CONFIG_KEY: Check.OLD_NAME_LEFT, Rule.CONFIG_INVALID: Check
 
 
 def verify_configs(
-    target: Path, migration: Migration, options: Options, status: Callable[[str], None]
+    target: Path,
+    migration: Migration,
+    options: Options,
+    status: Callable[[str], None],
+    specs: Iterable[str] = (),
 ) -> list[Finding]:
     """An old key left in a config (the mapping's key check) and what prime-rl's own schema
-    rejects; `status` is told whether the schema could be used."""
+    rejects; `status` is told whether the schema could be used. `specs`: the files verified as
+    specs already, whose keys are not looked at again."""
     config, targets = find_config(Path.cwd()), Targets(migration, options)
     ignores = set(Rule) - set(KEPT)
-    reports = check_paths([target], targets, config, ignores)
+    verified = {Path(path).resolve() for path in specs}
+    reports = [
+        report
+        for report in check_paths([target], targets, config, ignores)
+        if Path(report.path).resolve() not in verified
+    ]
     schema = load_schema()
     if isinstance(schema, str):
         if any(_config_like(r) for r in reports):  # else nothing was left unvalidated

@@ -99,7 +99,8 @@ def verify(
 
         folder = Path(targets[0])
         verified = [verify_one(s, migration, options) for s in read_sources(folder, ())]
-        found = findings(verified, verify_configs(folder, migration, options, status))
+        specs = {v.source.origin for v in verified}
+        found = findings(verified, verify_configs(folder, migration, options, status, specs))
         run = Verification(targets[0], verified, found, against, files=True)
     else:
         label, verified, found = _live(targets, migration, options, base, drafts, runs, connection)
