@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from strategies import KEYS, MIGRATION
 
 from wbmigrate.engine.model import Options
-from wbmigrate.engine.record import _serialiser
+from wbmigrate.engine.record import serialiser
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.rewrite import rewrite
@@ -56,7 +56,7 @@ def test_may_hold_says_yes_wherever_an_old_name_may_be(value):
 
 
 def test_the_prime_rl_anchors_are_searched_in_orjsons_text():
-    assert _serialiser(MIGRATION.anchor_bytes) is orjson.dumps
+    assert serialiser(MIGRATION.anchor_bytes) is orjson.dumps
 
 
 @pytest.mark.parametrize("anchor", [b'say"hi', b"back\\slash", b"tab\tbed"])
@@ -64,7 +64,7 @@ def test_an_anchor_json_escapes_is_searched_in_marshals_bytes(anchor):
     """orjson writes `"`, `\\` and control characters escaped, so an anchor holding one would
     not be found in its text: a mapping may name such a metric, prime-rl's names do not."""
     walk = Walk(MIGRATION, Options())
-    walk._anchors, walk._serialise = (anchor,), _serialiser((anchor,))
+    walk._anchors, walk._serialise = (anchor,), serialiser((anchor,))
     assert walk._serialise is marshal.dumps
     assert walk.may_hold({"metrics": ["x", anchor.decode()]})
     assert not walk.may_hold({"metrics": ["loss"]})

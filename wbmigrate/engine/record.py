@@ -48,11 +48,11 @@ class Record:
         self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
         self.config_fates: dict[str, Fate] = migration.config_fates  # {} for a spec without any
         self._anchors = migration.anchor_bytes
-        self._serialise = _serialiser(self._anchors)
+        self._serialise = serialiser(self._anchors)
 
     def may_hold(self, value: Any) -> bool:
         """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
-        its serialised bytes (`_serialiser`) lets the walk skip it. An empty field (a third of
+        its serialised bytes (`serialiser`) lets the walk skip it. An empty field (a third of
         those asked about: the overrides a panel does not set) holds nothing."""
         if not value:
             return False
@@ -159,7 +159,7 @@ def _rebase(edit: Edit, depth: int) -> Edit:
     return replace(edit, path=edit.path[depth:])
 
 
-def _serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
+def serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
     """What `may_hold` looks for the anchors in: orjson's JSON of a value, twice as fast to
     write as `marshal`'s bytes (which were five times faster than `json.dumps`). orjson writes
     a string's UTF-8 bytes as they are but for JSON's escapes (a quote, a backslash, a control

@@ -22,7 +22,7 @@ from wbmigrate import names
 from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.record import Record, _serialiser
+from wbmigrate.engine.record import Record, serialiser
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
 
@@ -36,7 +36,7 @@ class Walk(Record):
 
     @cached_property
     def _config_serialise(self) -> Callable[[Any], bytes]:
-        return _serialiser(self.migration.config_anchor_bytes)
+        return serialiser(self.migration.config_anchor_bytes)
 
     @contextmanager
     def config_keys(self) -> Iterator[None]:
