@@ -10,17 +10,14 @@ import enum
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.model import UNPARSED, ChangeAction, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError, bug
-from wbmigrate.rewrite import Walked, finish, spec_at, walk
+from wbmigrate.rewrite import rewrite, spec_at
 
 if TYPE_CHECKING:
-    from wbmigrate.engine.history import History
     from wbmigrate.mapping import Migration
-
-T = TypeVar("T")
 
 
 class Status(enum.Enum):
@@ -109,27 +106,16 @@ class Plan:
 
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
-    return finish_one(source, walk_one(source, migration, options), options.history)
-
-
-def walk_one(source: Source, migration: Migration, options: Options) -> Walked | Planned:
-    """`plan_one` but for what needs the key census (`finish_one` adds it): the spec walked,
-    or the object planned as an error."""
-
-    def walked() -> Walked:
+    def planned() -> Planned:
         spec = spec_at(source.text, source.root, source.document)
-        return walk(spec, migration, kind=source.kind, options=options)
+        return Planned(
+            source, rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
+        )
 
-    return _guarded(source, walked)
-
-
-def finish_one(source: Source, walked: Walked | Planned, history: History | None) -> Planned:
-    if isinstance(walked, Planned):
-        return walked
-    return _guarded(source, lambda: Planned(source, finish(walked, source.name, history)))
+    return _guarded(source, planned)
 
 
-def _guarded(source: Source, plan: Callable[[], T]) -> T | Planned:
+def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
     """`plan()`, or the object planned as an error: one object never stops the others."""
     if source.error is not None:
         return Planned(source, error=source.error)

@@ -47,30 +47,6 @@ def rewrite(
     options: Options | None = None,
 ) -> Rewrite:
     """Rewrite one spec (a report or workspace view's parsed `spec`, or a saved trigger)."""
-    walked = walk(spec, migration, kind=kind, options=options)
-    return finish(walked, name, walked.walk.options.history)
-
-
-@dataclass(frozen=True)
-class Walked:
-    """A spec walked: its rewrite but for the boundary note and the census's warnings, the
-    parts that need the key census (`finish` adds them). A live plan walks each object as it
-    arrives, while the census is still on its way."""
-
-    kind: str
-    spec: Any
-    walk: Walk
-
-    @property
-    def judged_regex(self) -> bool:
-        """Whether a regex was judged, which the census's keys take part in: a walk without
-        the census is then not the walk with it."""
-        return self.walk.judged_regex
-
-
-def walk(
-    spec: Any, migration: Migration, *, kind: str | None = None, options: Options | None = None
-) -> Walked:
     kind = kind or kinds.detect(spec)
     if not kinds.KINDS[kind].matches(spec):
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
@@ -78,21 +54,14 @@ def walk(
     try:
         w.config_keys_in(spec)
         kinds.KINDS[kind].walk(w, spec)
+        if w.changes and w.options.annotate:  # the boundary note
+            kinds.KINDS[kind].annotate(w, spec)
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
-    return Walked(kind, spec, w)
-
-
-def finish(walked: Walked, name: str, history: History | None) -> Rewrite:
-    """The rewrite of a walked spec, with the key census (`history`; None: offline)."""
-    w, kind = walked.walk, walked.kind
-    w.options = replace(w.options, history=history)  # what the boundary note says of runs
-    if w.changes and w.options.annotate:  # the boundary note
-        kinds.KINDS[kind].annotate(w, walked.spec)
     result = Rewrite(
         kind=kind,
         title=f'{kind} "{name}"',
-        original=walked.spec,
+        original=spec,
         edits=tuple(w.edits),
         changes=tuple(w.changes),
         notes=tuple(w.notes),
@@ -100,7 +69,7 @@ def finish(walked: Walked, name: str, history: History | None) -> Rewrite:
         shown=tuple(w.shown),
         kept=tuple(w.kept),
     )
-    return census_warnings(result, history)
+    return census_warnings(result, w.options.history)
 
 
 def census_warnings(result: Rewrite, history: History | None) -> Rewrite:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,6 @@ from wbmigrate.live.project import (
     Selector,
     plan_project,
     selector,
-    walk_ahead,
 )
 from wbmigrate.plan import Status
 from wbmigrate.rewrite import rewrite_text
@@ -221,22 +219,3 @@ def test_selectors(text, expected):
 @pytest.mark.parametrize("text", ["", "a/b/c", "team/x y", "../etc", "team/..", "team/$(id)"])
 def test_not_a_selector(text):
     assert selector(text) is None
-
-
-def test_objects_walked_before_the_census_are_planned_as_after_it(project):
-    # a logged key `staleness/unrelated` makes the workspace's search `off_policy` become
-    # `off_policy|^(?:staleness/...)$`, not `off_policy|^staleness/`, which would show it too:
-    # the regex's verdict needs the census, so an object walked before it came is walked again
-    keys = {"staleness/unrelated", "off_policy/mean", "staleness/rollout/mean"}
-    census = Options(history=History(frozenset(keys), runs=2))
-
-    def shown(planned):
-        return [(p.source, p.result.edits, p.result.changes, p.result.notes) for p in planned]
-
-    pending: Future[Options] = Future()  # never done: every object is walked ahead
-    objects = project.read()
-    ahead = walk_ahead(objects, MIGRATION, Options(), pending)
-    assert len(ahead) == 11
-    early = list(plan_project(project, MIGRATION, census, objects=objects, ahead=ahead))
-    assert shown(early) == shown(plan_project(project, MIGRATION, census))
-    assert shown(early) != shown(plan_project(project, MIGRATION, Options()))

@@ -25,7 +25,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import plan_projects
-from wbmigrate.live.project import Counts, Selector, in_background, plan_project, walk_ahead
+from wbmigrate.live.project import Counts, Selector, plan_project
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Status, Tally
 from wbmigrate.report import live as live_report
@@ -66,10 +66,8 @@ def plan_live(
     migration, options = migration_setup(**setup)
     counts, tally = Counts(), Tally()
     objects = project.read(counts)  # its first pages are read while the census is
-    census = in_background(lambda: read_history(project, migration, options, live.runs))
-    ahead = walk_ahead(objects, migration, options, census)
-    options = census.result()
-    planned = plan_project(project, migration, options, counts, saved, objects, ahead)
+    options = read_history(project, migration, options, live.runs)
+    planned = plan_project(project, migration, options, counts, saved, objects)
     print_plan(format_, migration, options, verbose, map(tally.add, planned))
     tell_found(counts, project.drafts)
     if saved:

@@ -42,7 +42,6 @@ class Record:
         self.versions: set[str] = set()  # steps whose renames this spec needed
         self.kept: list[Path] = []  # old keys dual mode leaves where they are, on purpose
         self.in_config = False  # inside `Walk.config_keys`: keys are config keys
-        self.judged_regex = False  # a regex was judged (against the census's keys too, live)
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
         self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met

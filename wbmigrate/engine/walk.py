@@ -235,7 +235,6 @@ class Walk(Record):
     def regex(self, path: Path, pattern: Any, field: str, ignore_case: bool = False) -> None:
         if not isinstance(pattern, str) or not pattern:
             return
-        self.judged_regex = True
         known = self.migration.known_names | self.options.project_keys
         if self.options.history is not None:  # live: the keys the project's runs logged
             known |= self.options.history.keys
@@ -314,7 +313,6 @@ class Walk(Record):
         ]
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
-        self.judged_regex |= inner.judged_regex
         self.kept += [path] if inner.kept else []
         if inner.edits:
             outer = Set(path, splice(text, inner.edits))
