@@ -89,19 +89,7 @@ def build_report() -> Any:
     by_staleness = wr.Runset(
         entity="team", project="async-rl", name="By staleness", groupby=["summary.off_policy/max"]
     )
-    line = wr.LinePlot(
-        title="Rollouts",
-        y=["off_policy/mean", "off_policy/max"],
-        groupby=wr.Config("orchestrator.max_off_policy_steps"),
-        line_titles={"grpo-old-1:off_policy/mean": "Mean (old build)"},
-        line_colors={"grpo-old-1:off_policy/mean": "#E15759"},
-    )
-    bar = wr.BarPlot(
-        title="Drops",
-        metrics=["off_policy/dropped", "off_policy/token/mean"],
-        line_titles={"off_policy/dropped": "Dropped"},
-        line_colors={"off_policy/dropped": "#76B7B2"},
-    )
+    line, bar = build_panels()
     colours = {
         group("By max steps", wr.Config("orchestrator.max_off_policy_steps"), "4"): "#4E79A7",
         group("By staleness", wr.SummaryMetric("off_policy/max"), "2"): "#F28E2B",
@@ -117,18 +105,10 @@ def build_report() -> Any:
     )
 
 
-def group(runset: str, key: Any, value: str) -> Any:
+def build_panels() -> tuple[Any, Any]:
+    """A line plot on two old keys, grouped by the old config key, with per-run series
+    overrides; a bar chart with overrides keyed by bare metric names (as BarPlot writes them)."""
     import wandb_workspaces.reports.v2 as wr
-
-    return wr.RunsetGroup(runset, (wr.RunsetGroupKey(key, value),))
-
-
-def build_workspace() -> Any:
-    """A saved workspace of two sections (the same line plot and bar chart), its run set
-    grouped by the config key, with group colours and the config key's column pinned."""
-    import wandb_workspaces.reports.v2 as wr
-    import wandb_workspaces.workspaces as ws
-    from wandb_workspaces import expr
 
     line = wr.LinePlot(
         title="Rollouts",
@@ -143,6 +123,22 @@ def build_workspace() -> Any:
         line_titles={"off_policy/dropped": "Dropped"},
         line_colors={"off_policy/dropped": "#76B7B2"},
     )
+    return line, bar
+
+
+def group(runset: str, key: Any, value: str) -> Any:
+    import wandb_workspaces.reports.v2 as wr
+
+    return wr.RunsetGroup(runset, (wr.RunsetGroupKey(key, value),))
+
+
+def build_workspace() -> Any:
+    """A saved workspace of two sections (the same line plot and bar chart), its run set
+    grouped by the config key, with group colours and the config key's column pinned."""
+    import wandb_workspaces.workspaces as ws
+    from wandb_workspaces import expr
+
+    line, bar = build_panels()
     return ws.Workspace(
         entity="team",
         project="async-rl",
