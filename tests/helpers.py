@@ -18,6 +18,19 @@ MIGRATION = find_mapping("prime-rl").migration()
 TARGET = "team/async-rl"
 
 
+def sdk_environment(home: Path, url: str) -> dict[str, str]:
+    """What W&B's SDK needs to talk to the test server at `url` from a home of its own, with
+    nothing of the user's (no error reporting, no output, config and run files under `home`)."""
+    return {
+        "WANDB_ERROR_REPORTING": "false",
+        "WANDB_SILENT": "true",
+        "HOME": str(home),
+        "WANDB_DIR": str(home),
+        "WANDB_CONFIG_DIR": str(home / "config"),
+        "WANDB_BASE_URL": url,
+    }
+
+
 def expected_spec(server, view_id):
     """What the engine makes of a view's spec as the server holds it now."""
     view = server.state.views[view_id]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import MIGRATION, TARGET
+from helpers import MIGRATION, TARGET, sdk_environment
 from wandb_workspaces import expr
 
 from testserver import WandbServer, WandbState
@@ -225,15 +225,8 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Saved]:
             "name": "pager",
             "urlEndpoint": "https://hooks.example.com/staleness",
         }
-        for name, value in {
-            "WANDB_ERROR_REPORTING": "false",
-            "WANDB_SILENT": "true",
-            "HOME": str(home),
-            "WANDB_DIR": str(home),
-            "WANDB_CONFIG_DIR": str(home / "config"),
-            "WANDB_BASE_URL": server.url,
-            "WANDB_API_KEY": server.api_key,
-        }.items():
+        environment = sdk_environment(home, server.url) | {"WANDB_API_KEY": server.api_key}
+        for name, value in environment.items():
             env.setenv(name, value)
         env.delenv("NETRC", raising=False)
         env.chdir(home)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import requests
-from helpers import FIXTURES, REPO
+from helpers import FIXTURES, REPO, sdk_environment
 
 from testserver import WandbServer, WandbState
 
@@ -46,14 +46,7 @@ def org() -> Iterator[WandbServer]:
 @pytest.fixture
 def api(org: WandbServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The wandb SDK pointed at the server, with a home, config and run folder of its own."""
-    for name, value in {
-        "WANDB_ERROR_REPORTING": "false",
-        "WANDB_SILENT": "true",
-        "HOME": str(tmp_path),
-        "WANDB_DIR": str(tmp_path),
-        "WANDB_CONFIG_DIR": str(tmp_path / "config"),
-        "WANDB_BASE_URL": org.url,
-    }.items():
+    for name, value in sdk_environment(tmp_path, org.url).items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     import wandb
