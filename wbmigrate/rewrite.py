@@ -52,7 +52,6 @@ def rewrite(
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
     w = Walk(migration, options or Options())
     try:
-        w.config_keys_in(spec)
         kinds.KINDS[kind].walk(w, spec)
         if w.changes and w.options.annotate:  # the boundary note
             kinds.KINDS[kind].annotate(w, spec)

@@ -15,8 +15,6 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from wbmigrate.check.model import Rule
 from wbmigrate.check.targets import REGEX_SPEC_KEYS, Targets
 from wbmigrate.edit.edits import Path
@@ -51,8 +49,7 @@ def unread(spec: Any, kind: str, result: Rewrite, targets: Targets, same: Same) 
     if pattern is None:
         return []
     about = _about(result, same)
-    anchors = tuple(anchor.encode() for anchor in targets.anchors)
-    left = [s for s in _spelled(spec, pattern, anchors) if not _within(s[0], about, same)]
+    left = [s for s in _spelled(spec, pattern) if not _within(s[0], about, same)]
     return [u for path, key, text in left for u in _results(path, key, text, targets)]
 
 
@@ -74,9 +71,7 @@ def _within(path: Path, about: set[Hashable], same: Same) -> bool:
     return any(same(path[:end]) in about for end in range(len(path) + 1))
 
 
-def _spelled(
-    spec: Any, pattern: re.Pattern[str], anchors: tuple[bytes, ...]
-) -> Iterator[tuple[Path, bool, str]]:
+def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, str]]:
     """(path, is it a map key, text) of each string or map key holding an old name. The
     engine judges every regex field, and says nothing of a regex that needs no change (one
     that matches old and new keys, or shuts old ones out): those are not looked in, nor is
@@ -84,8 +79,6 @@ def _spelled(
     stack: list[tuple[Path, Any]] = [((), spec)]
     while stack:
         path, node = stack.pop()
-        if isinstance(node, dict | list) and not _may_hold(node, anchors):
-            continue  # most of a spec: its bytes hold no anchor of an old spelling
         if isinstance(node, dict):
             for key, value in node.items():
                 if isinstance(key, str) and pattern.search(key) and not is_layout(path, node):
@@ -96,16 +89,6 @@ def _spelled(
             stack += [((*path, i), value) for i, value in enumerate(node)]
         elif isinstance(node, str) and pattern.search(node) and not is_note(node):
             yield path, False, node
-
-
-def _may_hold(node: dict[Any, Any] | list[Any], anchors: tuple[bytes, ...]) -> bool:
-    """Whether a container's JSON may hold an old spelling (every one holds an anchor, and
-    orjson writes a name's characters as they are); one it cannot write is looked in."""
-    try:
-        data = orjson.dumps(node, option=orjson.OPT_NON_STR_KEYS)
-    except TypeError:
-        return True
-    return any(anchor in data for anchor in anchors)
 
 
 def is_layout(path: Path, node: Any) -> bool:

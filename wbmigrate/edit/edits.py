@@ -62,13 +62,8 @@ class EditConflict(Exception):
 
 
 def pointer(path: Path) -> str:
-    """RFC 6901 JSON pointer of a path: ("a/b", 0) -> "/a~1b/0". (Made for every change and
-    note: parts are escaped one by one only when one needs it.)"""
-    parts = [str(part) for part in path]
-    text = "/".join(parts)
-    if "~" in text or text.count("/") >= len(parts):  # a part holds "~" or "/"
-        text = "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
-    return "/" + text if parts else ""
+    """RFC 6901 JSON pointer of a path: ("a/b", 0) -> "/a~1b/0"."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
 # --- the edit tree --------------------------------------------------------------------------

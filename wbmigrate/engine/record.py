@@ -45,7 +45,7 @@ class Record:
         self.where: tuple[str, ...] = ()
         self._mention = migration.mention  # compiled once per migration, not per object
         self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
-        self.config_fates: dict[str, Fate] = migration.config_fates  # {} for a spec without any
+        self.config_fates: dict[str, Fate] = migration.config_fates
         self._anchors = migration.anchor_bytes
         self._serialise = serialiser(self._anchors)
 

@@ -52,14 +52,6 @@ class Walk(Record):
         finally:
             self.fate, self._anchors, self._serialise, self.shown, self.in_config = saved
 
-    def config_keys_in(self, spec: Any) -> None:
-        """No config pass over a spec that holds no config key the mapping renames (most do
-        not): one look at the whole spec spares one at each run set and panel."""
-        if self.config_fates:
-            with self.config_keys():
-                if not self.may_hold(spec):
-                    self.config_fates = {}
-
     # --- one key --------------------------------------------------------------------------------
 
     def single(self, path: Path, value: Any, field: str, decode: Decode = names.accessor) -> None:
