@@ -10,7 +10,7 @@ import time
 import pytest
 import responses
 
-from wbmigrate.live.backup import BackupError, BackupSet, sub_folder
+from wbmigrate.live.backup import Backup, BackupError, BackupSet, sub_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.org import (
     TargetError,
@@ -93,7 +93,9 @@ def written_set(tmp_path):
     targets = ["team/a", "team/b"]
     backups = BackupSet(tmp_path / "set", {"base_url": BASE}, targets)
     for target in targets:
-        backups.folder_of(target).mkdir(mode=0o700)
+        assert (
+            Backup(backups.folder_of(target), {"target": target, "base_url": BASE}).close() is None
+        )
         backups.log(target, "started")
     backups.log("team/b", "failed", reason="HTTP 403")
     assert backups.close() is None
@@ -138,3 +140,37 @@ def test_a_sub_folder_outside_the_set_is_refused(tmp_path):
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BackupError, match="damaged backup set"):
         load_backup_set(folder)
+
+
+def test_a_project_the_run_never_started_is_left_out_with_a_note(tmp_path):
+    """The run stopped before it started team/b: no sub-backup, and nothing written to it."""
+    backups = BackupSet(tmp_path / "set", {"base_url": BASE}, ["team/a", "team/b"])
+    Backup(backups.folder_of("team/a"), {"target": "team/a", "base_url": BASE}).close()
+    backups.log("team/a", "started")
+    loaded = load_backup_set(backups.folder)
+    assert loaded.backups["team/a"].notes == ()
+    assert loaded.backups["team/b"].items == []
+    assert loaded.backups["team/b"].notes == (
+        "the run stopped before this project; nothing was written to it",
+    )
+
+
+def test_a_sub_backup_downgraded_to_a_format_without_checksums_refuses_the_set(tmp_path):
+    folder = written_set(tmp_path)
+    manifest_of_a = folder / sub_folder("team/a") / "manifest.json"
+    manifest = json.loads(manifest_of_a.read_text())
+    manifest["format"] = "wbmigrate-backup/2"
+    manifest_of_a.write_text(json.dumps(manifest))
+    with pytest.raises(BackupError, match=r"team-a-\w+: a wbmigrate-backup/2 backup; a set's"):
+        load_backup_set(folder, ["team/b"])
+
+
+def test_a_project_name_that_could_forge_a_line_refuses_the_set(tmp_path):
+    folder = written_set(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    forged = "team/a\nError: forged"
+    manifest["projects"] = {forged: sub_folder(forged)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BackupError, match="damaged backup set") as error:
+        load_backup_set(folder)
+    assert "\n" not in str(error.value)

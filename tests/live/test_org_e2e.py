@@ -5,6 +5,8 @@ of all three projects (or one), with a project that answers 403 among them."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 
 import jsonschema
 import pytest
@@ -237,6 +239,88 @@ def test_each_sub_folder_is_a_whole_backup(run, org, tmp_path):
     sub = tmp_path / "backups" / manifest["projects"]["team/qwen3-8b"]
     assert run("rollback", str(sub), "--yes").exit_code == 0
     assert everything(org)["team/qwen3-8b"] == before["team/qwen3-8b"]
+
+
+# --- a damaged set restores nothing --------------------------------------------------------
+
+
+def sub_backup(tmp_path, target: str):
+    """The sub-folder of `target` in the set `apply team` wrote to `backups`."""
+    manifest = json.loads((tmp_path / "backups" / "manifest.json").read_text())
+    return tmp_path / "backups" / manifest["projects"][target]
+
+
+def assert_refused(result, *problems: str) -> None:
+    """Exit 2 before anything is restored, with one `Error:` line per problem, in order."""
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == len(problems), result.stderr
+    for line, problem in zip(errors, problems, strict=True):
+        assert re.search(problem, line), line
+    assert errors[-1].endswith("; nothing restored")
+    assert "Restoring" not in result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "only",
+    [(), ("--project", "team/qwen3-8b"), ("--project", "team/async-rl")],
+    ids=["all", "the-missing-one", "another-one"],
+)
+def test_a_set_missing_a_sub_backup_the_run_started_restores_nothing(run, org, tmp_path, only):
+    """Once exit 0, "2 restored" (of one project) and no warning; with --project on the
+    deleted one, "Restoring nothing" and exit 0."""
+    run("apply", "team", "--yes", "--backup-dir", "backups")
+    migrated = everything(org)
+    shutil.rmtree(sub_backup(tmp_path, "team/qwen3-8b"))
+    result = run("rollback", "backups", *only, "--yes")
+    assert_refused(
+        result, r"team-qwen3-8b-\w+: missing, but the set's journal says team/qwen3-8b was started"
+    )
+    assert everything(org) == migrated
+
+
+def test_swapped_sub_backups_restore_nothing(run, org, tmp_path):
+    """Once `--project team/qwen3-8b` restored team/async-rl's objects, exit 0."""
+    run("apply", "team", "--yes", "--backup-dir", "backups")
+    migrated = everything(org)
+    async_rl, qwen = sub_backup(tmp_path, "team/async-rl"), sub_backup(tmp_path, "team/qwen3-8b")
+    async_rl.rename(tmp_path / "aside")
+    qwen.rename(async_rl)
+    (tmp_path / "aside").rename(qwen)
+    result = run("rollback", "backups", "--project", "team/qwen3-8b", "--yes")
+    assert_refused(
+        result,
+        r"team-async-rl-\w+: the backup of 'team/qwen3-8b', not of team/async-rl",
+        r"team-qwen3-8b-\w+: the backup of 'team/async-rl', not of team/qwen3-8b",
+    )
+    assert everything(org) == migrated
+
+
+def test_a_sub_backup_of_another_host_in_a_set_restores_nothing_even_forced(
+    run, org, tmp_path, monkeypatch
+):
+    """Alone it is refused (exit 2); in the set it was restored, and with --force host B's
+    title and description landed on host A's object."""
+    run("apply", "team", "--yes", "--backup-dir", "backups")
+    migrated = everything(org)
+    other = organisation()[1]
+    [(view_id, view)] = other.views.items()
+    view.update(displayName="Host B's title", description="Host B's description")
+    with WandbServer(other) as host_b:
+        monkeypatch.setenv("WANDB_BASE_URL", host_b.url)
+        assert run("apply", "team/qwen3-8b", "--yes", "--backup-dir", "b").exit_code == 0
+    monkeypatch.setenv("WANDB_BASE_URL", org.url)
+    shutil.rmtree(sub_backup(tmp_path, "team/qwen3-8b"))
+    (tmp_path / "b").rename(sub_backup(tmp_path, "team/qwen3-8b"))
+    sent = len([r for r in org.requests if "mutation" in r.body])
+    alone = run("rollback", str(sub_backup(tmp_path, "team/qwen3-8b")), "--yes", "--force")
+    assert alone.exit_code == 2
+    result = run("rollback", "backups", "--yes", "--force")
+    assert_refused(result, rf"made on '{host_b.url}', but the set on '{org.url}'")
+    assert everything(org) == migrated
+    assert states(org)["team/qwen3-8b"].views[view_id]["displayName"] == "Qwen health"
+    assert len([r for r in org.requests if "mutation" in r.body]) == sent
 
 
 def test_apply_entity_json_matches_its_schema(run, org):

@@ -24,10 +24,12 @@ from wbmigrate.live.backup import (
     chained,
     digest,
     genesis,
+    sub_folder,
 )
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, reread, write
 from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
+from wbmigrate.live.project import NAME
 
 
 @dataclass(frozen=True)
@@ -225,8 +227,12 @@ def _edited_since(item: Restorable, now: LiveObject) -> str:
 
 @dataclass(frozen=True)
 class LoadedSet:
+    """A backup set shown whole: its manifest, and the projects chosen, each with its
+    sub-folder and its backup."""
+
     manifest: dict[str, Any]
     folders: dict[str, Path]  # target -> its backup
+    backups: dict[str, Loaded]
 
 
 def is_backup_set(folder: Path) -> bool:
@@ -238,13 +244,14 @@ def is_backup_set(folder: Path) -> bool:
 
 
 def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
-    """The projects of a backup set (those in `only`, when given), each sub-folder checked to
-    be inside the set. The sub-backups are checked whole when each is loaded."""
+    """The projects of a backup set (those in `only`, when given), once the whole set is shown
+    to be what its run wrote: every sub-backup its journal says was started is there, whole,
+    and of the set's host and its own project. Else a BackupError, a line per problem."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         listed = manifest["projects"]
-        folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
-        _check_journal(folder, manifest)
+        folders = {_target(t): folder / _member(t, name) for t, name in dict(listed).items()}
+        started = _check_journal(folder, manifest)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
     wanted = list(only)
@@ -254,19 +261,35 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
             f"{folder}: holds no backup of {', '.join(unknown)} "
             f"(it holds {', '.join(folders) or 'none'})"
         )
-    chosen = {t: f for t, f in folders.items() if not wanted or t in wanted}
-    return LoadedSet(manifest, {t: f for t, f in chosen.items() if f.is_dir()})
+    backups, problems = {}, []
+    for target, sub in folders.items():  # every project, whichever are chosen: the set whole
+        try:
+            backups[target] = _sub_backup(manifest, target, sub, target in started)
+        except BackupError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise BackupError("\n".join(problems))
+    chosen = [t for t in folders if not wanted or t in wanted]
+    return LoadedSet(manifest, {t: folders[t] for t in chosen}, {t: backups[t] for t in chosen})
 
 
-def _member(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", name):
-        raise ValueError(f"{name!r} is not a sub-folder name wbmigrate writes")
-    return name
+def _target(target: Any) -> str:
+    if not isinstance(target, str) or not re.fullmatch(f"{NAME}/{NAME}", target):
+        raise ValueError(f"{target!r} is not a project")
+    return target
 
 
-def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
-    """The set's journal, line by line against its chained checksums."""
-    last = genesis(manifest)
+def _member(target: str, name: Any) -> str:
+    """The sub-folder of `target`, if the manifest names that one (any other is not ours)."""
+    if name != sub_folder(target):
+        raise ValueError(f"{name!r} is not the sub-folder of {target}")
+    return sub_folder(target)
+
+
+def _check_journal(folder: Path, manifest: dict[str, Any]) -> set[str]:
+    """The set's journal, line by line against its chained checksums: the projects the run
+    started."""
+    last, started = genesis(manifest), set()
     lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines, 1):
         entry = json.loads(line)
@@ -274,9 +297,32 @@ def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
         last = chained(last, entry)
         if checksum != last:
             raise ValueError(f"journal line {number} was changed")
+        if entry["event"] == "started":
+            started.add(entry["target"])
     ended = manifest.get("journal")
     if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
         raise ValueError("journal lines were removed from its end")
+    return started
+
+
+def _sub_backup(manifest: dict[str, Any], target: str, sub: Path, started: bool) -> Loaded:
+    """The backup of one project of a set, checked whole and against the set. A project the
+    run never started (it stopped first) may have none: nothing was written to it."""
+    if not sub.exists():
+        if started:
+            raise BackupError(f"{sub}: missing, but the set's journal says {target} was started")
+        return Loaded({}, [], ("the run stopped before this project; nothing was written to it",))
+    loaded = load_backup(sub)
+    made = loaded.manifest
+    if made["format"] != FORMAT:  # a set's backups always kept checksums
+        raise BackupError(f"{sub}: a {made['format']} backup; a set's backups keep checksums")
+    if made.get("target") != target:
+        raise BackupError(f"{sub}: the backup of {made.get('target')!r}, not of {target}")
+    if made.get("base_url") != manifest.get("base_url"):
+        raise BackupError(
+            f"{sub}: made on {made.get('base_url')!r}, but the set on {manifest.get('base_url')!r}"
+        )
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -296,4 +342,4 @@ def load_backups(folder: Path, only: Iterable[str] = ()) -> Restoring:
         loaded = load_backup(folder)
         return Restoring(loaded.manifest, {str(loaded.manifest.get("target")): loaded}, False)
     chosen = load_backup_set(folder, only)
-    return Restoring(chosen.manifest, {t: load_backup(f) for t, f in chosen.folders.items()}, True)
+    return Restoring(chosen.manifest, chosen.backups, True)
