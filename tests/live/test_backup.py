@@ -327,6 +327,15 @@ TAMPERED = {
         edit_json(MANIFEST, lambda d: d.update(target="other/async-rl")),
         r"journal\.jsonl:1: checksum mismatch",
     ),
+    # One character of the manifest once turned every check off, with only a warning.
+    "relabelled-format-2": (
+        edit_json(MANIFEST, lambda d: d.update(format="wbmigrate-backup/2")),
+        r"journal\.jsonl:1: checksummed, but manifest\.json says wbmigrate-backup/2",
+    ),
+    "relabelled-format-1": (
+        edit_json(MANIFEST, lambda d: d.update(format="wbmigrate-backup/1")),
+        r"journal\.jsonl:1: checksummed, but manifest\.json says wbmigrate-backup/1",
+    ),
     "file-missing": (
         lambda folder: (folder / name_of(REPORT)).unlink(),
         r"report-V1-\w+\.json: missing from the backup",

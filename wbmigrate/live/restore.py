@@ -126,6 +126,9 @@ def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
             raise BackupError(f"{path}:{number}: not a journal line") from None
         if not isinstance(event, dict) or not isinstance(event.get("id"), str):
             raise BackupError(f"{path}:{number}: not a journal line")
+        if not checked and "checksum" in event:  # a /3 backup relabelled: never unchecked
+            said = f"{MANIFEST} says {manifest['format']}, which keeps none"
+            raise BackupError(f"{path}:{number}: checksummed, but {said}")
         if checked:
             given, previous = event.pop("checksum", None), chained(previous, event)
             if given != previous:
