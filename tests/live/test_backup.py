@@ -378,6 +378,19 @@ def test_a_format_2_backup_of_an_object_of_another_project_is_refused(folder):
         load_backup(folder)
 
 
+@pytest.mark.parametrize(
+    ("name", "key", "value"),
+    [(MANIFEST, "target", "team/async-rl\nError: forged"), ("file", "project", "a\nError: x")],
+    ids=["target", "object"],
+)
+def test_a_project_name_that_could_forge_a_line_is_refused(folder, name, key, value):
+    """A format /2 backup is read unchecked: such a name reached the error line whole."""
+    edit_json(name, lambda d: d.update({key: value}))(as_format_2(folder))
+    with pytest.raises(BackupError, match="not a wbmigrate backup|not a backup of one") as error:
+        load_backup(folder)
+    assert "\n" not in str(error.value)
+
+
 def test_a_format_2_backup_with_a_long_id_is_read_back(tmp_path):
     """Format /2 named files `kind-<id cleaned, cut at 80>.json`, then cut the name itself at
     80 when reading: a 70-character id lost its `.json` and the whole backup was unreadable."""

@@ -31,6 +31,8 @@ from wbmigrate.live.objects import LiveObject, reread, write
 from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
 from wbmigrate.live.project import NAME
 
+TARGET = re.compile(f"{NAME}/{NAME}")  # ENTITY/PROJECT, as a backup names its project
+
 
 @dataclass(frozen=True)
 class Restorable:
@@ -84,6 +86,8 @@ def _manifest(folder: Path) -> dict[str, Any]:
         raise BackupError(f"{folder}: not a wbmigrate backup ({MANIFEST} is not JSON)") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
+    if "target" in manifest and not TARGET.fullmatch(str(manifest["target"])):
+        raise BackupError(f"{folder}: not a wbmigrate backup (its target is no project)")
     if not isinstance(manifest.get("journal", {}), dict):
         raise BackupError(f"{folder / MANIFEST}: a damaged journal record")
     return manifest
@@ -181,8 +185,8 @@ def _stored(
 
 def _live(stored: dict[str, Any]) -> LiveObject:
     entity, project = stored["entity"], stored["project"]
-    if not isinstance(entity, str) or not isinstance(project, str):
-        raise TypeError("entity and project are text")
+    if not all(isinstance(name, str) and re.fullmatch(NAME, name) for name in (entity, project)):
+        raise TypeError("entity and project are names")  # never a line break to print
     if "view" in stored:
         obj = LiveObject.of_view(View.from_node(stored["view"], entity, project))
     else:
@@ -277,7 +281,8 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
 
 
 def _target(target: Any) -> str:
-    if not isinstance(target, str) or not re.fullmatch(f"{NAME}/{NAME}", target):
+    """`ENTITY/PROJECT`, or a ValueError: a name that could forge a line is never shown."""
+    if not isinstance(target, str) or not TARGET.fullmatch(target):
         raise ValueError(f"{target!r} is not a project")
     return target
 
