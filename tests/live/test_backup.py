@@ -380,13 +380,18 @@ def test_a_format_2_backup_of_an_object_of_another_project_is_refused(folder):
 
 @pytest.mark.parametrize(
     ("name", "key", "value"),
-    [(MANIFEST, "target", "team/async-rl\nError: forged"), ("file", "project", "a\nError: x")],
-    ids=["target", "object"],
+    [
+        (MANIFEST, "target", "team/async-rl\nError: forged"),
+        (MANIFEST, "base_url", "http://127.0.0.1:1\nError: forged"),
+        ("file", "project", "a\nError: x"),
+    ],
+    ids=["target", "host", "object"],
 )
-def test_a_project_name_that_could_forge_a_line_is_refused(folder, name, key, value):
-    """A format /2 backup is read unchecked: such a name reached the error line whole."""
+def test_a_name_that_could_forge_a_line_is_refused(folder, name, key, value):
+    """A format /2 backup is read unchecked: such a name reached an error line whole (the
+    host: `rollback`'s "the backup is from ...")."""
     edit_json(name, lambda d: d.update({key: value}))(as_format_2(folder))
-    with pytest.raises(BackupError, match="not a wbmigrate backup|not a backup of one") as error:
+    with pytest.raises(BackupError, match=r"not a wbmigrate backup|not a backup of one") as error:
         load_backup(folder)
     assert "\n" not in str(error.value)
 

@@ -86,8 +86,10 @@ def _manifest(folder: Path) -> dict[str, Any]:
         raise BackupError(f"{folder}: not a wbmigrate backup ({MANIFEST} is not JSON)") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
-    if "target" in manifest and not TARGET.fullmatch(str(manifest["target"])):
-        raise BackupError(f"{folder}: not a wbmigrate backup (its target is no project)")
+    # Both are printed (a /2 backup is unchecked): no text that could forge a line.
+    target, host = manifest.get("target", "-/-"), manifest.get("base_url", "")
+    if not (TARGET.fullmatch(str(target)) and str(host).isprintable()):
+        raise BackupError(f"{folder}: not a wbmigrate backup (a damaged project or host)")
     if not isinstance(manifest.get("journal", {}), dict):
         raise BackupError(f"{folder / MANIFEST}: a damaged journal record")
     return manifest
