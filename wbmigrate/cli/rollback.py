@@ -61,7 +61,9 @@ def rollback(
     checked whole before anything is written: a file or journal line that was changed, deleted
     or belongs to another project refuses the rollback (exit 2). Ctrl-C: 130, as for apply.
     `--format json` prints the result as a document, as for apply. The backup of a run over
-    several projects restores them all, or those named by --project.
+    several projects restores them all, or those named by --project, once the whole set is
+    checked: every project the run started has its backup there, of its own project and of
+    the set's host (else exit 2, a line per problem; --force does not change that).
     """
     try:
         chosen = load_backups(Path(backup_dir), projects)
