@@ -1,6 +1,8 @@
 """Reading a backup folder back for `rollback`: every file, journal line and object checked
-against the manifest before anything is restored (a tampered or foreign backup is refused);
-then each object put back (`restore_one`)."""
+against the manifest, and a set's every sub-backup against the set, before anything is
+restored (a damaged or foreign backup is refused); then each object put back (`restore_one`).
+The checksums catch damage, not forgery: they are not keyed, so whoever can write the folder
+can recompute them."""
 
 from __future__ import annotations
 
