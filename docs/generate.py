@@ -35,9 +35,9 @@ EXIT_CODES = """\
   conflict (`apply`, `rollback`; the others were done), or you answered no; `check`: errors or
   warnings; `verify`: something does not hold.
 - **2** usage error, bad or unreadable mapping, unknown version, auth or connection error,
-  `apply` without `--yes` and without a terminal, an unusable `--backup-dir` or a tampered
-  backup: nothing written; `check`: wbmigrate failed on a file (a bug, reported; every other
-  file was checked).
+  `apply` without `--yes` and without a terminal, an unusable `--backup-dir` or a damaged
+  backup or backup set: nothing written; `check`: wbmigrate failed on a file (a bug, reported;
+  every other file was checked).
 - **130** interrupted (Ctrl-C): objects in flight finished and are reported, with the undo
   command; the rest were not started.
 
