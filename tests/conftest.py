@@ -43,9 +43,7 @@ def wandb_server():
     from testserver import WandbServer, WandbState
 
     state = WandbState()
-    state.load_demo(FIXTURES / "demo-project")
-    report = state.find("Async health")
-    state.add_view(state.views[report]["spec"], "runs/draft", "Async health", parent_id=report)
+    state.load_demo(FIXTURES / "demo-project", draft=True)
     with WandbServer(state) as server:
         yield server
 

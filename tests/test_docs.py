@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import runpy
+import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +25,7 @@ DOCS = REPO / "docs"
 PAGES = {"README.md": README} | {
     f"docs/{page.name}": page.read_text() for page in sorted(DOCS.glob("*.md"))
 }
-BLOCK = re.compile(r"^```(\w+)(?: (live|org))?\n(.*?)^```$", re.S | re.M)
+BLOCK = re.compile(r"^```(\w+)(?: (live|org|sandbox))?\n(.*?)^```$", re.S | re.M)
 # The docs show live examples against a W&B server at this address; the tests use the local
 # test server, whose port differs.
 README_SERVER = "http://127.0.0.1:8080"
@@ -121,6 +123,49 @@ def test_organisation_console_example(block, tmp_path):
     demo, qwen, locked = organisation()
     with WandbServer(demo, more=[qwen, locked]) as server:
         _run_block(block[1], server, tmp_path)
+
+
+def test_the_sandbox_runs_as_written(tmp_path):
+    """The README's sandbox starts as written from a clone, serves the demo project that the
+    quickstart's first session then plans, and stops on Ctrl-C (exit 0). Where port 8080 is
+    taken, the same command with `--port 0` (the port it took is in what it prints)."""
+    [(_, block)] = _blocks("console", "sandbox")
+    [(command, shown, _)] = _examples(block)
+    started = _start(command, len(shown.splitlines()))
+    server, printed = started or _start(f"{command} --port 0", len(shown.splitlines()))
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+", printed)[0]
+        assert printed.replace(url, README_SERVER) == shown
+        env = dict(re.findall(r"(WANDB_\w+)=(\S+)", printed)) | {"HOME": str(tmp_path)}
+        quickstart = next(b for page, b in _blocks("console", "live") if page == "README.md")
+        for command, output, code in _examples(quickstart):
+            got, got_code = _run(command, tmp_path, env)
+            assert (got.replace(url, README_SERVER), got_code) == (output, code), command
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+    _, errors = server.communicate()
+    assert errors == ""
+
+
+def _start(command: str, lines: int) -> tuple[subprocess.Popen[str], str] | None:
+    """The sandbox, started, and its first `lines` lines; None when its port is taken (it
+    says so and exits 1 at once)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    server = subprocess.Popen(
+        shlex.split(command),
+        cwd=REPO,
+        env={**os.environ, "PATH": path},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    printed = "".join(server.stdout.readline() for _ in range(lines))
+    if printed:
+        return server, printed
+    server.communicate(timeout=30)
+    return None
 
 
 def _run_block(block: str, server: WandbServer, home: Path) -> None:

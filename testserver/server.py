@@ -26,7 +26,11 @@ class WandbServer(Api):
     project: `more`, and those given to `add_project`), `requests`, and fault controls."""
 
     def __init__(
-        self, state: WandbState, api_key: str = "k" * 40, more: Iterable[WandbState] = ()
+        self,
+        state: WandbState,
+        api_key: str = "k" * 40,
+        more: Iterable[WandbState] = (),
+        port: int = 0,
     ) -> None:
         super().__init__(state, more)
         self.api_key = api_key
@@ -38,7 +42,7 @@ class WandbServer(Api):
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
         self.dead = False  # died of a fault: no connection kept alive is answered either
         self._lock = threading.Lock()
-        self._http = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._http = _QuietServer(("127.0.0.1", port), self._handler())
         self._http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
         # `stop` waits for the serving loop to look again: every 0.5 s by default, 0.01 s here.
@@ -256,6 +260,34 @@ class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], OSError):
             super().handle_error(request, client_address)
+
+
+DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo-project"
+
+
+def sandbox(port: int) -> int:
+    """The demo project (with a draft, as the docs show it) on 127.0.0.1:`port` until Ctrl-C:
+    a W&B to try every live command on. Its exit code: 1 when the port is taken."""
+    state = WandbState()
+    state.load_demo(DEMO, draft=True)
+    try:
+        server = WandbServer(state, port=port)
+    except OSError as exc:
+        print(
+            f"Error: cannot listen on 127.0.0.1:{port} ({exc.strerror}): try --port N",
+            file=sys.stderr,
+        )
+        return 1
+    with server:
+        print(
+            f"Serving the demo project {state.entity}/{state.project} on {server.url} until "
+            f"Ctrl-C. In another shell:\n"
+            f"  export WANDB_BASE_URL={server.url} WANDB_API_KEY={server.api_key}",
+            flush=True,
+        )
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    return 0
 
 
 def serve(state_file: Path, latency: float) -> None:

@@ -142,8 +142,9 @@ class WandbState:
         self.triggers[trigger_id] = stored
         return trigger_id
 
-    def load_demo(self, folder: Path) -> None:
-        """The demo project: raw specs become views, triggers become automations."""
+    def load_demo(self, folder: Path, draft: bool = False) -> None:
+        """The demo project: raw specs become views, triggers become automations; with `draft`,
+        a draft of the report "Async health" too (as the docs' examples show it)."""
         for path in sorted(folder.rglob("*.json")):
             data = json.loads(path.read_text())
             if path.parent.name == "automations":
@@ -152,6 +153,10 @@ class WandbState:
                 kind = "project-view" if path.parent.name == "workspaces" else "runs"
                 title = path.stem.replace("-", " ").capitalize()
                 self.add_view(json.dumps(data, separators=(",", ":")), kind, title)
+        if draft:
+            report = self.find("Async health")
+            spec = self.views[report]["spec"]
+            self.add_view(spec, "runs/draft", "Async health", parent_id=report)
 
     def edit_view(self, view_id: str, change: Callable[[str], str]) -> None:
         """A colleague edits a view in the UI."""

@@ -471,6 +471,66 @@ def test_select_and_ignore(run, levels):
     assert run("check", "mixed", "--select", "mention").exit_code == 0
 
 
+def test_select_and_ignore_take_rules_separated_by_commas(run, levels):
+    """As ruff takes them: `--select a,b` is `--select a --select b`."""
+    both = rules_of(run, "mixed", "--select", "mention,renamed-config-key")
+    assert both == rules_of(run, "mixed", "--select", "mention", "--select", "renamed-config-key")
+    assert both == {"mention", "renamed-config-key"}
+    spaced = ["--select", " mention, needs-review,", "--ignore", "mention"]
+    assert rules_of(run, "mixed", *spaced) == {"needs-review"}
+    wrong = run("check", "mixed", "--select", "mention,needs-reveiw")
+    assert wrong.exit_code == 2
+    assert "'needs-reveiw' is not one of" in wrong.stderr
+
+
+def test_no_path_checks_the_current_folder(run, levels):
+    """As ruff does: `wbmigrate check` is `wbmigrate check .`."""
+    assert run("check").stdout == run("check", ".").stdout
+    assert run("check").exit_code == 1
+
+
+def test_a_suppression_naming_an_unknown_rule_is_a_warning(run, tmp_path, monkeypatch):
+    """A misspelt rule suppresses nothing: the finding stays, and a warning at the misspelt
+    name says why (with the rule it was probably meant to be)."""
+    monkeypatch.chdir(tmp_path)
+    line = 'run.log({"off_policy/mean": 1})  # wbmigrate: ignore[needs-reveiw, bogus] legacy\n'
+    (tmp_path / "train.py").write_text(line)
+    result, found = findings(run, "train.py")
+    assert result.exit_code == 1
+    unknown = [f for f in found if f["rule"] == "unknown-rule"]
+    assert [(f["line"], f["column"], f["level"]) for f in unknown] == [
+        (1, line.index("needs-reveiw") + 1, "warning"),
+        (1, line.index("bogus") + 1, "warning"),
+    ]
+    assert unknown[0]["message"] == (
+        '"needs-reveiw" is no rule of wbmigrate\'s: it suppresses nothing '
+        '(did you mean "needs-review"?)'
+    )
+    assert "did you mean" not in unknown[1]["message"]
+    assert "renamed-metric" in {f["rule"] for f in found}  # not suppressed
+    assert rules_of(run, "train.py", "--ignore", "unknown-rule") == {"renamed-metric"}
+    (tmp_path / "train.py").write_text(line.replace("needs-reveiw, bogus", "renamed-metric, *"))
+    assert run("check", "train.py").exit_code == 0  # known rules (and `*`) raise nothing
+
+
+def test_concise_format_is_one_line_per_finding(run, levels):
+    """`--output-format concise` (ruff's name; `--format` is the same option): what editors'
+    problem matchers and grep read, `path:line:col: level rule message`."""
+    result = run("check", "mixed", "--output-format", "concise")
+    *lines, blank, summary = result.stdout.splitlines()
+    _, found = findings(run, "mixed")
+    assert lines == [
+        f"{f['path']}:{f['line']}:{f['column']}: {f['level']} {f['rule']}"
+        f"{' [*]' if f['fix'] else ''} {f['message']}"
+        for f in found
+    ]
+    assert (blank, summary) == ("", result.stdout.splitlines()[-1])
+    assert summary.startswith("Found ")
+    assert result.exit_code == 1
+    quiet = run("check", "mixed", "--format", "concise", "-q").stdout.splitlines()
+    assert quiet == [line for line in lines if ": note " not in line]
+
+
 def test_select_in_pyproject_and_the_command_line_wins(run, levels):
     (levels / "pyproject.toml").write_text('[tool.wbmigrate]\nselect = ["needs-review"]\n')
     assert rules_of(run, "mixed") == {"needs-review"}

@@ -210,3 +210,15 @@ def test_python_dash_m(tmp_path):
         check=False,
     )
     assert (result.returncode, result.stdout) == (0, "prime-rl\n")
+
+
+def test_help_names_the_default_host_the_code_connects_to(run, tmp_path):
+    """One default host everywhere: `--help` names the host wbmigrate connects to when nothing
+    chooses one, not a second copy of it."""
+    from wbmigrate.live.credentials import find_host
+
+    default = find_host({"WANDB_CONFIG_DIR": str(tmp_path)}, tmp_path)
+    assert default.source == "wandb's default host"
+    text = " ".join(run("--help").stdout.split())
+    assert f"else wandb's default {default.url}." in text
+    assert "api.wandb.ai" not in text

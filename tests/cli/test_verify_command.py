@@ -185,6 +185,16 @@ def test_every_format(run, live, format_):
         assert result.stdout.startswith(f"## wbmigrate verify {TARGET}")
 
 
+@pytest.mark.parametrize("format_", ["text", "sarif"])
+def test_exit_zero_reports_what_fails_and_exits_0(run, live, format_):
+    """As `check --exit-zero`: the same report, exit 0; a usage or connection error is still 2."""
+    failing = run("verify", TARGET, "--format", format_)
+    zero = run("verify", TARGET, "--format", format_, "--exit-zero")
+    assert (failing.exit_code, zero.exit_code) == (1, 0)
+    assert zero.stdout == failing.stdout
+    assert run("verify", "team/nope", "--exit-zero").exit_code == 2
+
+
 def test_an_unknown_project_exits_2(run, live):
     result = run("verify", "team/nope")
     assert result.exit_code == 2

@@ -37,6 +37,7 @@ class Rule(enum.Enum):
     NEEDS_REVIEW = "needs-review"
     MENTION = "mention"
     PARSE_ERROR = "parse-error"
+    UNKNOWN_RULE = "unknown-rule"
     INTERNAL_ERROR = "internal-error"
 
     @property
@@ -44,7 +45,7 @@ class Rule(enum.Enum):
         """The level a finding of this rule usually has (a finding without a fix is a warning)."""
         if self in (Rule.MENTION, Rule.NOT_VALIDATED):
             return Level.NOTE
-        if self in (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR, Rule.CONFIG_INVALID):
+        if self in (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR, Rule.CONFIG_INVALID, Rule.UNKNOWN_RULE):
             return Level.WARNING
         return Level.ERROR
 
@@ -61,6 +62,8 @@ RULE_HELP = {
     "reads history, an identifier, a computed key, a regex, a place it does not understand.",
     Rule.MENTION: "An old name in a comment, docstring or prose: information, never a failure.",
     Rule.PARSE_ERROR: "A file that could not be read or parsed.",
+    Rule.UNKNOWN_RULE: "A suppression comment naming a rule wbmigrate does not have: it "
+    "suppresses nothing.",
     Rule.INTERNAL_ERROR: "wbmigrate failed on this file: a bug, please report it.",
 }
 

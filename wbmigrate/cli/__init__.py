@@ -10,6 +10,7 @@ import click
 
 from wbmigrate import __version__
 from wbmigrate.cli.base import CONTEXT, Group, examples
+from wbmigrate.live import DEFAULT_BASE_URL
 
 __all__ = ["cli", "main"]
 
@@ -38,13 +39,17 @@ COMMANDS = {
 )
 @click.version_option(__version__, "-V", "--version", prog_name="wbmigrate")
 def cli() -> None:
-    """Migrate W&B reports, workspaces and alerts when the metrics behind them are renamed.
+    pass
+
+
+# The default host is the one the code connects to (wandb's own default), never a second copy.
+cli.help = f"""Migrate W&B reports, workspaces and alerts when the metrics behind them are renamed.
 
     A versioned mapping file says which metrics and config keys were renamed or removed; the
     bundled `prime-rl` mapping covers prime-rl's off_policy/* -> staleness/* renames (PR #4253).
 
     Live projects are read with WANDB_API_KEY (or the ~/.netrc entry `wandb login` writes) from
-    WANDB_BASE_URL (default https://api.wandb.ai).
+    WANDB_BASE_URL, else the host `wandb login` saved, else wandb's default {DEFAULT_BASE_URL}.
     """
 
 

@@ -20,7 +20,7 @@ from wbmigrate.report.words import plural
 if TYPE_CHECKING:  # --validate and the CI formats are imported when asked for
     from wbmigrate.check.validate import Validation
 
-FORMATS = ["text", "json", "sarif", "github", "markdown"]
+FORMATS = ["text", "concise", "json", "sarif", "github", "markdown"]
 RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
 Command = Callable[..., Any]
 
@@ -31,9 +31,22 @@ def _flag(*declarations: str) -> Callable[[Command], Command]:
     return click.option(*names, is_flag=True, help=text)
 
 
+def _split(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """Rules separated by commas, as ruff takes them (`--select renamed-metric,needs-review`)."""
+    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+    return tuple(RULES.convert(n, param, ctx) for n in names)
+
+
 def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
-    """--select and --ignore: a rule, repeatable."""
-    return click.option(name, dest, multiple=True, metavar="RULE", type=RULES, help=text)
+    """--select and --ignore: rules, comma-separated and repeatable."""
+    return click.option(
+        name,
+        dest,
+        multiple=True,
+        metavar="RULE[,RULE]",
+        callback=_split,
+        help=text,
+    )
 
 
 @click.command(
@@ -43,12 +56,12 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
         "wbmigrate check dashboards/ configs/ --fix",
         "wbmigrate check . --diff",
         "wbmigrate check . --statistics",
-        "wbmigrate check . --select renamed-metric --select removed-metric",
+        "wbmigrate check . --select renamed-metric,removed-metric",
         "wbmigrate check . --format sarif --exit-zero > wbmigrate.sarif",
         "wbmigrate check configs/ --validate",
     ),
 )
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True), metavar="PATH...")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[PATH]...")
 @migration_options
 @_flag("--fix", "Rewrite files in place; only the changed names differ, comments and layout stay.")
 @_flag("--diff", "Print the fixes as a unified diff; write nothing.")
@@ -59,19 +72,25 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
 )
 @click.option(
     "--format",
+    "--output-format",
     "format_",
     type=click.Choice(FORMATS),
     default="text",
     show_default=True,
     envvar="WBMIGRATE_FORMAT",
-    help="json follows schemas/check-report.schema.json; github writes workflow annotations.",
+    help="text groups results by file; concise is one line each (path:line:col: level rule "
+    "message); json follows schemas/check-report.schema.json; github writes workflow annotations.",
 )
 @_rules(
     "--select",
     "selected",
-    "Report only this rule (repeatable; replaces `select` of pyproject.toml).",
+    "Report only these rules (comma-separated, repeatable; replaces `select` of pyproject.toml).",
 )
-@_rules("--ignore", "ignored", "Do not report this rule (repeatable; applied after --select).")
+@_rules(
+    "--ignore",
+    "ignored",
+    "Do not report these rules (comma-separated, repeatable; after --select).",
+)
 @click.option(
     "--exclude",
     multiple=True,
@@ -115,7 +134,8 @@ def check(
     Reads W&B specs (JSON or YAML: `wbmigrate export` files, raw report, workspace and trigger
     specs), Python (`wandb_workspaces`, `wandb.automations`, `wandb.log`...), prime-rl configs
     (TOML, JSON, YAML) and command-line flags in shell scripts, CI files and Markdown code
-    blocks. Folders are walked; `.git`, `.gitignore`d paths and binary files are skipped.
+    blocks. Folders are walked (`.` when no PATH is given, as ruff does); `.git`,
+    `.gitignore`d paths and binary files are skipped.
 
     Findings are errors (wbmigrate has a fix), warnings (a person must decide) or notes (an
     old name in a comment, docstring or prose: information only).
@@ -138,7 +158,7 @@ def check(
     targets, ignores = Targets(migration, options), config.ignored(selected, ignored)
     validation = _validation(targets) if validate else None
     reports = check_paths(
-        [Path(p) for p in paths],
+        [Path(p) for p in paths or ["."]],
         targets,
         config,
         ignores,
@@ -185,8 +205,8 @@ def _rendered(
     """The report as asked for (the CI formats are imported only then)."""
     if statistics:
         return check_report.to_statistics(reports, fixed, quiet)
-    if format_ == "text":
-        return check_report.to_text(reports, fixed, quiet)
+    if format_ in ("text", "concise"):
+        return check_report.to_text(reports, fixed, quiet, concise=format_ == "concise")
     if format_ == "json":
         return check_report.to_json(reports)
     if format_ == "markdown":

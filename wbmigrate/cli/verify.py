@@ -51,8 +51,8 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
     epilog=examples(
         "wbmigrate verify my-team/my-project",
         "wbmigrate verify my-team/my-project --baseline wbmigrate-backups/my-team-my-project-...",
-        "wbmigrate verify my-team --format sarif > verify.sarif",
         "wbmigrate verify dashboards/ --mode replace --format github",
+        "wbmigrate verify my-team --format sarif --exit-zero > verify.sarif",
     ),
 )
 @click.argument("targets", metavar="[TARGET]...", nargs=-1)
@@ -65,6 +65,12 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
     "saved plan (`plan --out`).",
 )
 @click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
+@click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 even when something does not hold (2 still means a usage, mapping, auth or "
+    "connection error), as `check --exit-zero`: report in CI without failing it.",
+)
 @DRAFTS
 @RUNS
 @connection_options
@@ -73,6 +79,7 @@ def verify(
     targets: tuple[str, ...],
     baseline: str | None,
     format_: str,
+    exit_zero: bool,
     drafts: str,
     runs: int,
     connection: Connection,
@@ -88,8 +95,9 @@ def verify(
     showed both must still show both); live, no panel or alert on a key no run of the project
     has logged (see --runs).
 
-    Exit code: 0 when everything holds, 1 when something does not (or an object could not be
-    read), 2 on a usage, mapping, auth or connection error or an unusable --baseline.
+    Exit code: 0 when everything holds (always with --exit-zero), 1 when something does not (or
+    an object could not be read), 2 on a usage, mapping, auth or connection error or an
+    unusable --baseline.
     """
     migration, options = migration_setup(**setup)
     base = _baseline(baseline, migration)
@@ -108,7 +116,7 @@ def verify(
     click.echo(verify_report.RENDERERS[format_](run), nl=False)
     if format_ in ("sarif", "github", "json"):
         status(verify_report.summary(run))
-    finish(failed=not run.holds)
+    finish(failed=not run.holds and not exit_zero)
 
 
 def _baseline(path: str | None, migration: Migration) -> Baseline | None:

@@ -22,10 +22,10 @@ from pathlib import Path
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
+from wbmigrate.live import DEFAULT_BASE_URL
 from wbmigrate.live.shapes import AuthError
 from wbmigrate.live.transport import ApiError
 
-DEFAULT_BASE_URL = "https://api.forge.coreweave.com"  # wandb 0.31's default
 # Forge names in front of W&B deployments: a key stored for either name serves both.
 FORGE = {
     "api.forge.coreweave.com": "api.wandb.ai",

@@ -57,17 +57,30 @@ def summary(reports: list[FileReport], fixed: int = 0) -> str:
 # --- text -------------------------------------------------------------------------------------
 
 
-def to_text(reports: list[FileReport], fixed: int = 0, quiet: bool = False) -> str:
-    """Findings grouped by file, one aligned line each, then the summary. `quiet` keeps only
-    what fails a run (errors and warnings) and drops the summary, as `ruff -q` does."""
+def to_text(
+    reports: list[FileReport], fixed: int = 0, quiet: bool = False, concise: bool = False
+) -> str:
+    """Findings grouped by file, one aligned line each, then the summary; `concise`: one line
+    per finding with its path (`path:line:col: level rule message`, what editors and grep
+    read). `quiet` keeps only what fails a run (errors and warnings) and drops the summary, as
+    `ruff -q` does."""
     out = []
     for report in reports:
         shown = [f for f in report.findings if not (quiet and f.level is Level.NOTE)]
-        if shown:
+        if shown and concise:
+            out += [_concise_line(f) for f in shown]
+        elif shown:
             out += [report.path, *_text_lines(shown), ""]
+    if concise and out:
+        out.append("")
     if quiet:
         return "".join(f"{line}\n" for line in out[:-1])  # no blank line at the end
     return "".join(f"{line}\n" for line in [*out, summary(reports, fixed)])
+
+
+def _concise_line(f: Finding) -> str:
+    fix = f" {FIX_MARK}" if f.fixable else ""
+    return f"{f.path}:{f.line}:{f.column}: {f.level.value} {f.rule.value}{fix} {f.message}"
 
 
 def _text_lines(findings: list[Finding]) -> list[str]:
