@@ -128,7 +128,7 @@ def test_check_survives_symlink_loops(run, tmp_path):
     assert [Path(f["path"]).name for f in json.loads(walked.stdout)["findings"]] == ["ok.py"]
     named = run("check", str(tmp_path / "a.json"))
     assert named.exit_code == 2  # a usage error, as for any path that leads nowhere
-    assert "Error: Invalid value for 'PATH...': Path" in one_line(named)
+    assert "Error: Invalid value for '[PATH]...': Path" in one_line(named)
     assert "a.json' does not exist." in named.output
 
 
