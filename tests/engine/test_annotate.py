@@ -7,7 +7,7 @@ import json
 import warnings
 
 import pytest
-from markdown_it import MarkdownIt
+from helpers import rendered_markdown
 
 from wbmigrate.engine.annotate import (
     EMPTY_PARAGRAPH,
@@ -79,17 +79,10 @@ HOSTILE = {
 }
 
 
-def links_and_images(markdown: str) -> tuple[list[str], int]:
-    """The targets of the links a CommonMark renderer makes of `markdown`, and its images."""
-    tokens = [t for block in MarkdownIt().parse(markdown) for t in block.children or ()]
-    links = [str(t.attrs["href"]) for t in tokens if t.type == "link_open"]
-    return links, sum(t.type == "image" for t in tokens)
-
-
 @pytest.mark.parametrize("run", list(HOSTILE.values()), ids=list(HOSTILE))
 def test_a_runs_link_and_day_stay_one_link_to_the_run(run):
     text = project_boundary(History(frozenset(), 2, None, run, NEW_RUN))
-    links, images = links_and_images(text)
+    links, images, _ = rendered_markdown(text)
     assert images == 0
     assert "\n" not in text
     assert all(link.startswith(RUNS) for link in links)
