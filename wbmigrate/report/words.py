@@ -18,9 +18,10 @@ def printable(text: str) -> str:
 
 
 def markdown(text: str) -> str:
-    """`text` (a name, a message: anyone's) in Markdown as it is: never a link or image (its
-    brackets escaped, and backslashes, so none undoes an escape), a tag or a table cell."""
-    return re.sub(r"([\\\[\]|])", r"\\\1", text).replace("<", "&lt;")
+    """`text` (a name, a message: anyone's) in Markdown as it is: never a tag, a table cell, or
+    a link or image (a `](` is escaped; backslashes too, so none undoes an escape; a bare `[x]`
+    links only to a definition, and no line of a report can hold one)."""
+    return re.sub(r"[\\|]", r"\\\g<0>", text).replace("](", "]\\(").replace("<", "&lt;")
 
 
 def code(text: str) -> str:
