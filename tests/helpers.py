@@ -152,3 +152,20 @@ def wait_for_writes(server, count: int, timeout: float = 60) -> None:
     while len(server.mutations()) < count:
         assert time.monotonic() < deadline, "no write seen"
         time.sleep(0.01)
+
+
+def rendered_markdown(markdown: str) -> tuple[list[str], int, list[int]]:
+    """What a GitHub-like renderer makes of `markdown`: the targets of its links, how many
+    images it shows, and how many cells each table row has."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    inline = [t for block in tokens for t in block.children or ()]
+    links = [str(t.attrs["href"]) for t in inline if t.type == "link_open"]
+    images = sum(t.type == "image" for t in inline)
+    cells, row = [], 0
+    for t in tokens:
+        row = 0 if t.type == "tr_open" else row + (t.type in ("td_open", "th_open"))
+        if t.type == "tr_close":
+            cells.append(row)
+    return links, images, cells

@@ -20,6 +20,7 @@ from wbmigrate.report import plan as plan_report
 FORMATS = ["text", "markdown", "json"]
 SPEC = (FIXTURES / "cases" / "report" / "line-metrics" / "before.json").read_text()
 TRIGGER = json.loads((FIXTURES / "demo-project" / "automations" / "token-max.json").read_text())
+HOST = "https://api.wandb.ai"
 SHOWN = f"Saved plan for {TARGET} (W&B not contacted).\n"
 
 
@@ -75,7 +76,7 @@ HISTORY = History(
 @pytest.mark.parametrize("verbose", [False, True])
 def test_a_saved_plan_renders_as_the_plan_it_was_saved_from(tmp_path, options, verbose):
     planned = [plan_one(obj.source(), MIGRATION, options) for obj in OBJECTS]
-    out = PlanFile(tmp_path / "plan.json", MIGRATION, options, TARGET, drafts=True)
+    out = PlanFile(tmp_path / "plan.json", MIGRATION, options, TARGET, True, HOST)
     for p, obj in zip(planned, OBJECTS, strict=True):
         out.add(p, obj)
     out.close()
@@ -88,7 +89,7 @@ def test_a_saved_plan_renders_as_the_plan_it_was_saved_from(tmp_path, options, v
 
 def test_a_plan_of_one_step_names_it_once(tmp_path):
     one = find_mapping("prime-rl").migration("2026.08.21", "2026.08.21")
-    out = PlanFile(tmp_path / "plan.json", one, Options(), TARGET, drafts=True)
+    out = PlanFile(tmp_path / "plan.json", one, Options(), TARGET, True, HOST)
     out.close()
     shown = saved_report(load_plan(out.path))
     assert plan_report.header(shown.migration, shown.options) == plan_report.header(one, Options())
@@ -138,7 +139,7 @@ def test_show_does_not_contact_wandb(run, saved, broken, monkeypatch):
 
 
 def test_show_an_empty_plan(run, live, tmp_path):
-    PlanFile(tmp_path / "empty.json", MIGRATION, Options(), TARGET, drafts=False).close()
+    PlanFile(tmp_path / "empty.json", MIGRATION, Options(), TARGET, False, HOST).close()
     result = run("show", "empty.json")
     assert (result.exit_code, result.stderr) == (0, SHOWN)
     assert result.stdout == (

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO, TARGET
+from helpers import FIXTURES, MIGRATION, REPO, TARGET, writes
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Mode, Options
@@ -52,8 +52,11 @@ def planned(migration=MIGRATION):
     return [(plan_one(obj.source(), migration, OPTIONS), obj) for obj in OBJECTS]
 
 
+HOST = "https://api.wandb.ai"
+
+
 def save(path, items, migration=MIGRATION, options=OPTIONS, target=TARGET, drafts=True):
-    plan = PlanFile(path, migration, options, target, drafts)
+    plan = PlanFile(path, migration, options, target, drafts, HOST)
     for p, obj in items:
         plan.add(p, obj)
     plan.close()
@@ -62,7 +65,7 @@ def save(path, items, migration=MIGRATION, options=OPTIONS, target=TARGET, draft
 
 def test_only_a_closed_plan_takes_its_name(tmp_path):
     path = tmp_path / "plan.json"
-    plan = PlanFile(path, MIGRATION, OPTIONS, TARGET, drafts=True)
+    plan = PlanFile(path, MIGRATION, OPTIONS, TARGET, True, HOST)
     for p, obj in planned():
         plan.add(p, obj)
         assert not path.exists()
@@ -73,7 +76,7 @@ def test_only_a_closed_plan_takes_its_name(tmp_path):
 
 
 def test_discard_leaves_no_plan_and_no_temporary(tmp_path):
-    plan = PlanFile(tmp_path / "plan.json", MIGRATION, OPTIONS, TARGET, drafts=True)
+    plan = PlanFile(tmp_path / "plan.json", MIGRATION, OPTIONS, TARGET, True, HOST)
     for p, obj in planned()[:2]:
         plan.add(p, obj)
     plan.discard()
@@ -274,3 +277,103 @@ def test_a_plan_nested_too_deeply_is_one_line(tmp_path):
     path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(PlanFileError, match="nested too deeply"):
         load_plan(path)
+
+
+# --- a saved plan as an attacker edits it, applied against the local server -------------------
+
+
+@pytest.fixture
+def hosts(tmp_path, monkeypatch, clock):
+    """Two W&B hosts holding the same organisation (runs on both sides of the boundary); the
+    environment points at the first."""
+    from helpers import organisation
+
+    from testserver import WandbServer
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("NETRC", raising=False)
+    monkeypatch.delenv("WANDB_ENTITY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    first, *more = organisation()
+    other, *more_other = organisation()
+    with WandbServer(first, more=more) as a, WandbServer(other, more=more_other) as b:
+        point_at(monkeypatch, a)
+        yield a, b
+
+
+def point_at(monkeypatch, server):
+    monkeypatch.setenv("WANDB_API_KEY", server.api_key)
+    monkeypatch.setenv("WANDB_BASE_URL", server.url)
+
+
+def specs(server):
+    return {i: v["spec"] for i, v in server.state.views.items()}
+
+
+def plant(path, old, new):
+    """Replace `old` by `new` everywhere in a saved plan, as an attacker with the file would:
+    in the census and in the note text of every change, so both still agree."""
+    path.write_text(path.read_text().replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+
+
+def planted_run(hosts, run, tmp_path, url):
+    """A plan of the host with the last old-key run's link replaced by `url`."""
+    a, _ = hosts
+    assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    plant(tmp_path / "plan.json", f"{a.url}/team/async-rl/runs/grpo-old-build", url)
+    return tmp_path / "plan.json"
+
+
+PLANTED = {
+    "another-host": "https://evil.example/team/async-rl/runs/grpo-old-build",
+    "breaks-out-into-an-image": "https://x.example/r) ![pixel](https://evil.example/p.png",
+}
+
+
+@pytest.mark.parametrize("url", list(PLANTED.values()), ids=list(PLANTED))
+def test_a_planted_link_in_a_saved_plan_is_refused_and_never_written(hosts, run, tmp_path, url):
+    a, _ = hosts
+    path = planted_run(hosts, run, tmp_path, url)
+    before = specs(a)
+    shown = run("show", "plan.json")
+    assert (shown.exit_code, shown.stdout) == (2, "")
+    assert shown.stderr.startswith(f"Error: {path.name}: a run's link is not the project's: ")
+    assert shown.stderr.count("\n") == 1
+    applied = run("apply", TARGET, "--plan", "plan.json", "--yes")
+    assert (applied.exit_code, applied.stderr.splitlines()[-1]) == (2, shown.stderr.strip())
+    assert specs(a) == before
+    assert "evil.example" not in json.dumps(specs(a))
+
+
+def test_a_plan_made_on_another_host_is_refused(hosts, run, monkeypatch):
+    a, b = hosts
+    assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    point_at(monkeypatch, b)
+    before = specs(b)
+    result = run("apply", TARGET, "--plan", "plan.json", "--yes")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"Error: the plan was made on {a.url}, not {b.url}"
+    assert specs(b) == before
+    assert writes(b) == []
+
+
+def test_a_plan_on_its_own_host_still_applies(hosts, run, tmp_path):
+    a, _ = hosts
+    assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    assert json.loads((tmp_path / "plan.json").read_text())["host"] == a.url
+    result = run("apply", TARGET, "--plan", "plan.json", "--yes")
+    assert result.exit_code == 0, result.output
+    assert f"[grpo-old-build]({a.url}/team/async-rl/runs/grpo-old-build)" in json.dumps(specs(a))
+
+
+def test_a_plan_that_records_no_host_is_refused(tmp_path):
+    path = save(tmp_path / "plan.json", planned())
+    document = json.loads(path.read_text())
+    del document["host"]
+    path.write_text(json.dumps(document))
+    with pytest.raises(PlanFileError, match="records no host") as error:
+        load_plan(path)
+    assert_one_line(error)

@@ -7,7 +7,7 @@ import json
 
 import jsonschema
 import pytest
-from helpers import REPO
+from helpers import REPO, rendered_markdown
 
 from wbmigrate import __version__
 from wbmigrate.check.model import FileReport, Finding, Level, Lines, Replacement, Rule
@@ -388,3 +388,11 @@ def test_markdown_all_clear():
         "### wbmigrate check\n\n"
         "Fixed 2 findings. All clear: no old metric names or config keys in 1 file.\n\n"
     )
+
+
+def test_markdown_makes_no_link_image_or_cell_of_a_files_text():
+    hostile = "[click](https://evil.example/a) ![p](https://evil.example/p.png) \\| \\[x](//e.x)"
+    finding = LINES.finding("a`b.yaml", 0, 1, Rule.NEEDS_REVIEW, hostile)
+    markdown = report.to_markdown([FileReport("a` [x](//e.x) `.yaml", (finding,), TEXT)])
+    links, images, cells = rendered_markdown(markdown)
+    assert (links, images, set(cells)) == ([], 0, {5})

@@ -6,9 +6,11 @@ import json
 from collections import Counter
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, rendered_markdown
+from markdown_it import MarkdownIt
 
 from wbmigrate import find_mapping
+from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import Change, ChangeAction, Mode, NoteKind, Options
 from wbmigrate.plan import Plan, Source, Tally, plan_one
 from wbmigrate.plan_json import mapping_entry, object_entry, summary_entry
@@ -232,3 +234,36 @@ def test_a_name_with_a_newline_cannot_forge_a_line_of_the_report():
         text.splitlines()[-1]
     ]
     assert 'report "x\\nSummary: 0 objects"' in text
+
+
+# --- server text in Markdown: never a link, image, table cell or code span of its own ---------
+
+LINK = "[click](https://evil.example/a)"
+IMAGE = "![p](https://evil.example/p.png)"
+HOSTILE = f"{LINK} {IMAGE} \\| \\[{LINK}"  # a backslash before our own escape, too
+
+
+def hostile_plan() -> Plan:
+    text = (CASES / "line-metrics" / "before.json").read_text()
+    text = text.replace('"chartTitle": "Staleness"', f'"chartTitle": {json.dumps(HOSTILE)}')
+    source = Source(name=HOSTILE, origin=f"V1` {LINK} `", text=text)
+    broken = Source(name="y", origin="``y``", error=HOSTILE)
+    run = RunRef(HOSTILE, "r1", "2026-09-01T10:00:00Z")
+    history = History(frozenset(), 2, None, run, run)
+    return make_plan([source, broken], MIGRATION, Options(history=history))
+
+
+def test_markdown_makes_no_link_image_or_cell_of_server_text():
+    links, images, cells = rendered_markdown(report.to_markdown(hostile_plan(), verbose=True))
+    assert (links, images) == ([], 0)
+    assert set(cells) == {3}
+
+
+def test_markdown_shows_server_text_as_it_is():
+    markdown = report.to_markdown(hostile_plan(), verbose=True)
+    text = "".join(
+        t.content for b in MarkdownIt("commonmark").enable("table").parse(markdown)
+        for t in b.children or () if t.type in ("text", "code_inline")
+    )  # fmt: skip
+    assert HOSTILE in text
+    assert f"V1` {LINK} `" in text

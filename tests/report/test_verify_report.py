@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from helpers import rendered_markdown
+
 from wbmigrate.report import verify as report
 from wbmigrate.verify import Check, Finding, Verification
 
@@ -43,3 +45,11 @@ def test_sarif_locates_live_objects_logically_and_files_physically():
             "physicalLocation": {"artifactLocation": {"uri": "r0.json"}},
         }
     ]
+
+
+def test_markdown_makes_no_link_image_or_cell_of_server_text():
+    hostile = "[click](https://evil.example/a) ![p](https://evil.example/p.png) \\| \\[x](//e.x)"
+    finding = Finding(Check.SPLIT_LOST, f'report "{hostile}"', "V1", (hostile,), "/p", hostile)
+    markdown = report.to_markdown(Verification("t/p", [], [finding], "", files=False))
+    links, images, cells = rendered_markdown(markdown)
+    assert (links, images, set(cells)) == ([], 0, {4})

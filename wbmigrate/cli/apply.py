@@ -41,7 +41,7 @@ from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
-from wbmigrate.live.planfile import check_options, load_plan, saved_migration
+from wbmigrate.live.planfile import check_host, check_options, load_plan, saved_migration
 from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector
 from wbmigrate.mapping import Migration
@@ -144,6 +144,8 @@ def apply(
         )
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
+    if saved is not None:
+        check_host(saved, project.client.base_url)
     counts = Counts()
     objects = project.read(counts)
     if saved is None:  # a saved plan carries the census it was made with

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.walk import Walk
@@ -104,9 +105,22 @@ def project_boundary(history: History) -> str:
 
 
 def _run(run: RunRef) -> str:
-    # A run's name is anyone's text: one line, its markdown (and any marker look-alike) escaped.
-    name = re.sub(r"([\\`*_\[\]()<>:])", r"\\\1", " ".join(run.name.split()))
-    return f"[{name}]({run.url}) ({run.day})" if run.url else f"{name} ({run.day})"
+    name, day = _escaped(run.name), _escaped(run.day)
+    if not run.url.startswith(("https://", "http://")):  # no link to anything but a web page
+        return f"{name} ({day})"
+    return f"[{name}]({markdown_url(run.url)}) ({day})"
+
+
+def _escaped(text: str) -> str:
+    # A run's name and date are anyone's text: one line, markdown (and marker look-alikes) escaped.
+    return re.sub(r"([\\`*_\[\]()<>:])", r"\\\1", " ".join(text.split()))
+
+
+def markdown_url(url: str) -> str:
+    """`url` as a Markdown link's destination: what could end it or start a title (parentheses,
+    spaces, angle brackets, quotes, backslashes, control characters) is percent-encoded; the
+    characters a URL gives meaning to are kept, and so are escapes already made."""
+    return quote(url, safe="/:?#[]@!$&'*+,;=%~")
 
 
 def note_block(text: str) -> dict[str, Any]:

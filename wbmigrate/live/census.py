@@ -87,11 +87,16 @@ def app_url(base_url: str) -> str:
     return f"{parts.scheme}://{host}"
 
 
+def runs_url(base_url: str, entity: str, project: str) -> str:
+    """Where the app shows a project's runs: a run's page is this and its id, quoted."""
+    return f"{app_url(base_url)}/{quote(entity)}/{quote(project)}/runs/"
+
+
 def _list_runs(
     client: Client, entity: str, project: str, cap: int, arrived: Callable[[list[Listed]], None]
 ) -> tuple[int | None, list[Listed]]:
     """The `cap` newest runs, each page also given to `arrived` as it comes."""
-    app = app_url(client.base_url)
+    prefix = runs_url(client.base_url, entity, project)
     listed: list[Listed] = []
     total: list[int | None] = [None]
 
@@ -106,8 +111,7 @@ def _list_runs(
 
     for edges in listing_pages(page, f"runs of {entity}/{project}"):
         nodes = [edge.get("node") if isinstance(edge, dict) else None for edge in edges]
-        runs_url = f"{app}/{quote(entity)}/{quote(project)}/runs/"
-        found = [item for node in nodes if (item := _listed(node, runs_url)) is not None]
+        found = [item for node in nodes if (item := _listed(node, prefix)) is not None]
         found = found[: cap - len(listed)]
         listed += found
         arrived(found)

@@ -2,8 +2,13 @@
 
 For each object the file records its fingerprint (updatedAt and the SHA-256 of the spec) and
 the changes. `apply --plan` refuses an object whose fingerprint moved, and one whose changes
-would now differ; it refuses the whole plan for another target or another mapping. `show`
+would now differ; it refuses the whole plan for another host, target or mapping. `show`
 renders the plan back from the file alone (`saved_report`).
+
+The boundary note `apply --plan` writes is made again from the mapping (checked by its digest)
+and the census the file records: the runs' names, days and counts `show` prints, and their
+links, which must be the ones the census makes for the plan's own host and project (a plan
+that links elsewhere is refused whole, so nothing in it can point a note at another site).
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from wbmigrate import __version__
+from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.live.census import runs_url
 from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.plan import Plan, Planned, Source, Status, Tally
 from wbmigrate.plan_json import (
@@ -60,10 +68,16 @@ class PlanFile:
     takes the plan's name only when complete (an interrupted run leaves no half plan)."""
 
     def __init__(
-        self, path: Path, migration: Migration, options: Options, target: str, drafts: bool
+        self,
+        path: Path,
+        migration: Migration,
+        options: Options,
+        target: str,
+        drafts: bool,
+        host: str,
     ) -> None:
         self.path, self.migration, self.options = path, migration, options
-        self.target, self.drafts = target, drafts
+        self.target, self.drafts, self.host = target, drafts, host
         self.tally = Tally()
         self._file = SafeFile(path)
         self._document = JsonDocument(
@@ -82,6 +96,7 @@ class PlanFile:
                 "format": FORMAT,
                 "wbmigrate": __version__,
                 "target": self.target,
+                "host": self.host,  # the base URL the plan read: `apply --plan` writes there only
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "migration_sha256": migration_digest(self.migration),
                 "drafts": self.drafts,
@@ -106,6 +121,7 @@ class SavedObject:
 @dataclass(frozen=True)
 class SavedPlan:
     target: str
+    host: str
     mapping_id: str
     start: str
     end: str
@@ -125,6 +141,8 @@ def load_plan(path: Path) -> SavedPlan:
         raise PlanFileError(f"cannot read plan {path}: nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise PlanFileError(f"{path} is not a wbmigrate plan (write one with `plan --out`)")
+    if "host" not in data:  # plans are short-lived: one made before hosts were recorded is redone
+        raise PlanFileError(f"{path} records no host (an older wbmigrate made it); plan again")
     try:
         options = options_of(data["options"])
         planned = tuple(map(saved_planned, data["objects"]))
@@ -140,8 +158,13 @@ def load_plan(path: Path) -> SavedPlan:
             if p.result is not None and p.result.changed
         }
         mapping = data["mapping"]
+        target, host = _text(data, "target"), _text(data, "host")
+        foreign = _foreign_link(options.history, host, target)
+        if foreign is not None:
+            raise PlanFileError(f"{path}: a run's link is not the project's: {foreign!r}")
         return SavedPlan(
-            _text(data, "target"),
+            target,
+            host,
             _text(mapping, "id"),
             _text(mapping, "from"),
             _text(mapping, "to"),
@@ -153,6 +176,20 @@ def load_plan(path: Path) -> SavedPlan:
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
+
+
+def _foreign_link(history: History | None, host: str, target: str) -> str | None:
+    """A link of the census to anything but a run page of `target` on `host` (as the census
+    makes them), if there is one; a run without a link names no place at all."""
+    if history is None:
+        return None
+    entity, _, project = target.partition("/")
+    prefix = runs_url(host, entity, project)
+    spans = [run for span in history.spans.values() for run in (span.first, span.last)]
+    for run in [history.last_old, history.first_new, *spans]:
+        if run is not None and run.url not in ("", prefix + quote(run.id, safe="")):
+            return run.url
+    return None
 
 
 # --- a saved plan shown again (`wbmigrate show`) ----------------------------------------------
@@ -233,6 +270,12 @@ def saved_migration(saved: SavedPlan, mapping: Mapping, target: str) -> Migratio
     migration = mapping.migration(saved.start, saved.end)
     check_plan(saved, target, migration)
     return migration
+
+
+def check_host(saved: SavedPlan, base_url: str) -> None:
+    """Refuse a plan made on another W&B host: its objects, census and links are that host's."""
+    if saved.host != base_url:
+        raise PlanFileError(f"the plan was made on {saved.host}, not {base_url}")
 
 
 def check_plan(saved: SavedPlan, target: str, migration: Migration) -> None:

@@ -125,7 +125,8 @@ def plan_project(
     plan is also saved there for `apply --plan`; only a plan read to the end is saved.
     `objects`: the project's objects, already being read (else they are read now, counted
     into `counts`)."""
-    saved = PlanFile(out, migration, options, project.target, project.drafts) if out else None
+    host = project.client.base_url
+    saved = PlanFile(out, migration, options, project.target, project.drafts, host) if out else None
     try:
         for obj in objects if objects is not None else project.read(counts):
             planned = plan_one(obj.source(), migration, options)

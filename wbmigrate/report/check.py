@@ -12,7 +12,7 @@ from typing import Any
 
 from wbmigrate.check.model import FileReport, Finding, Level, Lines, Rule
 from wbmigrate.plan_json import indented
-from wbmigrate.report.words import plural
+from wbmigrate.report.words import code, markdown, plural
 
 JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.json): bump on change
 LEVEL_WIDTH = max(len(level.value) for level in Level)
@@ -202,16 +202,16 @@ def _markdown_tables(reports: list[FileReport], keep: Callable[[Finding], bool])
         if not findings:
             continue
         out += [
-            f"**`{report.path}`**",
+            f"**{code(report.path)}**",
             "",
             "| Line | Level | Rule | Finding | Fix |",
             "|---|---|---|---|---|",
         ]
         for f in findings:
-            message = f.message.replace("|", "\\|").replace("<", "&lt;")
+            fix = "yes" if f.fixable else ""
             out.append(
-                f"| {f.line}:{f.column} | {f.level.value} | `{f.rule.value}` | {message} | "
-                f"{'yes' if f.fixable else ''} |"
+                f"| {f.line}:{f.column} | {f.level.value} | `{f.rule.value}` | "
+                f"{markdown(f.message)} | {fix} |"
             )
         out.append("")
     return out

@@ -110,7 +110,8 @@ def markdown_chunks(migration: Migration, options: Options, results: list[Result
             yield printed([f"**Error:** {plan_report.md(result.error)}", ""])
             continue
         plan: ProjectPlan = result.value
-        yield printed([*plan_report.history_lines(plan.options), plan_report.summary(plan.tally)])
+        history = map(plan_report.md, plan_report.history_lines(plan.options))
+        yield printed([*history, plan_report.summary(plan.tally)])
         yield printed([""])
         for lines_of_object in plan.rendered:
             yield printed([line.replace("### ", "#### ", 1) for line in lines_of_object])

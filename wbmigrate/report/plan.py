@@ -20,7 +20,7 @@ from wbmigrate.plan_json import (
     object_entry,
     summary_entry,
 )
-from wbmigrate.report.words import plural, printable
+from wbmigrate.report.words import code, markdown, plural, printable
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -174,7 +174,7 @@ def markdown_chunks(
     ]
     title = f"## wbmigrate {header(migration, options).lower()}"
     yield printed(
-        [title, "", *history_lines(options), summary(tally).removeprefix("Summary: "), ""]
+        [title, "", *map(md, history_lines(options)), summary(tally).removeprefix("Summary: "), ""]
     )
     yield from sections
 
@@ -184,14 +184,14 @@ def to_markdown(plan: Plan, verbose: bool = False) -> str:
 
 
 def markdown_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"### {md(planned.title)}", "", f"`{planned.source.origin}`", ""]
+    out = [f"### {md(planned.title)}", "", code(planned.source.origin), ""]
     if planned.error is not None:
         return [*out, f"**Error:** {md(planned.error)}", ""]
     rows = [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []
     if rows:
         out += ["| Where | Field | Change |", "|---|---|---|"]
         out += [
-            f"| {md(where) or '—'} | `{c.field}` | {c.action.value}: {md(describe(c))} |"
+            f"| {md(where) or '—'} | {code(c.field)} | {c.action.value}: {md(describe(c))} |"
             for where, c in rows
         ]
         out.append("")
@@ -204,7 +204,7 @@ def markdown_object(planned: Planned, verbose: bool) -> list[str]:
 
 
 def md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").removeprefix(SEPARATOR)
+    return markdown(text).removeprefix(SEPARATOR)
 
 
 # --- json -------------------------------------------------------------------------------------

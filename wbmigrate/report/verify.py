@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
-from wbmigrate.report.words import plural, printable
+from wbmigrate.report.words import markdown, plural, printable
 from wbmigrate.verify import LEVELS, Check, Finding, Verification
 
 FORMAT = "wbmigrate-verify/1"
@@ -126,7 +126,7 @@ def to_github(run: Verification) -> str:
 
 
 def _md(text: str) -> str:
-    return printable(text).replace("|", "\\|").replace("<", "&lt;")
+    return markdown(printable(text))
 
 
 RENDERERS: dict[str, Callable[[Verification], str]] = {
