@@ -20,6 +20,7 @@ from wbmigrate.plan_json import (
     object_entry,
     summary_entry,
 )
+from wbmigrate.redact import redact
 from wbmigrate.report.words import plural, printable
 
 SYMBOLS = {
@@ -69,7 +70,7 @@ def _brief(value: Any) -> str:
     if isinstance(value, dict):
         return "the whole panel" if "viewType" in value else "an object"
     text = value if isinstance(value, str) else json.dumps(value)
-    text = text.replace("\n", " ")
+    text = redact(text.replace("\n", " "))  # before the cut, which could leave part of a key
     return text if len(text) <= BRIEF else text[: BRIEF - 1] + "…"
 
 
