@@ -21,7 +21,7 @@ from wbmigrate.plan_json import (
     summary_entry,
 )
 from wbmigrate.redact import redact
-from wbmigrate.report.words import plural, printable
+from wbmigrate.report.words import code, markdown, plural, printable
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -185,14 +185,14 @@ def to_markdown(plan: Plan, verbose: bool = False) -> str:
 
 
 def markdown_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"### {md(planned.title)}", "", f"`{planned.source.origin}`", ""]
+    out = [f"### {md(planned.title)}", "", code(planned.source.origin), ""]
     if planned.error is not None:
         return [*out, f"**Error:** {md(planned.error)}", ""]
     rows = [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []
     if rows:
         out += ["| Where | Field | Change |", "|---|---|---|"]
         out += [
-            f"| {md(where) or '—'} | `{c.field}` | {c.action.value}: {md(describe(c))} |"
+            f"| {md(where) or '—'} | {cell_code(c.field)} | {c.action.value}: {md(describe(c))} |"
             for where, c in rows
         ]
         out.append("")
@@ -205,7 +205,12 @@ def markdown_object(planned: Planned, verbose: bool) -> list[str]:
 
 
 def md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").removeprefix(SEPARATOR)
+    return markdown(text).removeprefix(SEPARATOR)
+
+
+def cell_code(text: str) -> str:
+    """A code span in a table cell: GFM ends the cell at a `|` even inside one."""
+    return code(text).replace("|", "\\|")
 
 
 # --- json -------------------------------------------------------------------------------------

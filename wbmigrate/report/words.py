@@ -1,6 +1,9 @@
-"""Words every report uses."""
+"""Words every report uses, and the escaping of text that came from elsewhere (a server, a
+spec) before it is laid out."""
 
 from __future__ import annotations
+
+import re
 
 
 def plural(count: int, word: str) -> str:
@@ -13,3 +16,19 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def markdown(text: str) -> str:
+    """`text` as inert Markdown: printable, and unable to end a table cell (a `|`, or a `\\`
+    before ours), open a code span, a link, an image or HTML."""
+    text = printable(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return text.replace("<", "&lt;").replace("](", "]\\(")
+
+
+def code(text: str) -> str:
+    """`text` as a Markdown code span: fenced by more backticks than it holds in a row (a
+    backslash escapes nothing in a code span). In a table cell, escape its `|` too."""
+    text = printable(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
