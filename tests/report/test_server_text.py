@@ -8,9 +8,11 @@ import json
 import re
 
 import pytest
+from click.testing import CliRunner
 from helpers import TARGET
 
 from testserver import Fault
+from wbmigrate.cli import cli
 
 HOSTILE = "Evil\nVerify: FORGED everything holds.\r\x1b[2J|cell|\u202eright-to-left"
 FORGED = re.compile(r"^\W*(?:Verify: FORGED|error +old-name-left +FORGED)", re.MULTILINE)
@@ -147,3 +149,23 @@ def test_an_error_ending_in_a_backslash_cannot_split_a_table_cell(run, live):
     result = run("plan", "team", "--format", "markdown", "--retries", "0")
     assert "forged" in result.stdout
     assert_table_cells(result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("operation", "args"),
+    [
+        pytest.param("WbmigrateViews", ("plan", TARGET, "--retries", "0"), id="error"),
+        pytest.param("WbmigrateRuns", ("plan", TARGET, "--retries", "0"), id="census-warning"),
+        pytest.param("WbmigrateViews", ("plan", "team", "--retries", "0"), id="org-status"),
+    ],
+)
+def test_a_servers_error_text_reaches_the_terminal_escaped(live, operation, args):
+    """Error and status lines quote the server: its ANSI escapes, carriage returns and bidi
+    overrides were printed raw (a `\\x1b[2J` clears the screen of the log reader). Run as at a
+    terminal (`color=True`: click strips ANSI escapes only from what is not a terminal)."""
+    body = json.dumps({"errors": [{"message": "no\x1b[2J\r\u202eFORGED"}]}).encode()
+    live.faults.append(Fault(operation=operation, status=400, body=body, sticky=True))
+    result = CliRunner().invoke(cli, list(args), color=True)
+    assert "FORGED" in result.stderr
+    assert_escaped(result.stdout + result.stderr)
+    assert "no\\u001b[2J\\u000d\\u202eFORGED" in result.stderr

@@ -18,6 +18,20 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def terminal_safe(text: str) -> str:
+    """`text` with every character a terminal would act on (an ANSI escape, a carriage return,
+    a bidi override) but a line end or a tab escaped as `\\uXXXX`, which a JSON string reads as
+    the same character: the last guard of everything printed, whatever printed it."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else _escaped(ch) for ch in text)
+
+
+def _escaped(char: str) -> str:
+    units = char.encode("utf-16-be", "surrogatepass")  # two units (a surrogate pair) above U+FFFF
+    return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
+
+
 def markdown(text: str) -> str:
     """`text` as inert Markdown: printable, and unable to end a table cell (a `|`, or a `\\`
     before ours), open a code span, a link, an image or HTML."""
