@@ -12,7 +12,7 @@ import pytest
 from helpers import TARGET
 
 from testserver import Fault
-from wbmigrate.redact import REDACTED, forget, redact, register
+from wbmigrate.redact import PIECES_UP_TO, REDACTED, forget, redact, register
 
 
 def leaks(key: str, *texts: str, folder: Path | None = None) -> list[str]:
@@ -209,5 +209,17 @@ def test_fewer_than_8_characters_of_the_key_and_other_text_stay():
     try:
         text = f"id {HEX_KEY[:7]}, colour #{HEX_KEY[7:13]}, {HEX_KEY[20:27]}"
         assert redact(text) == text
+    finally:
+        forget()
+
+
+def test_a_document_of_any_size_loses_every_whole_form_of_the_key():
+    """Pieces are looked for in texts up to PIECES_UP_TO characters (lines, messages); a longer
+    text is a document written whole, from which every whole form is still removed."""
+    register(HEX_KEY)
+    try:
+        quoted = urllib.parse.quote(basic(HEX_KEY), safe="")
+        document = "x" * PIECES_UP_TO + f" {HEX_KEY} {basic(HEX_KEY)} {quoted}"
+        assert redact(document).endswith(f" {REDACTED} {REDACTED} {REDACTED}")
     finally:
         forget()
