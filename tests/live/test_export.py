@@ -9,6 +9,7 @@ import re
 import pytest
 from helpers import FIXTURES, MIGRATION, TARGET
 
+from testserver import Fault
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.files import EXPORT_FORMAT, EXPORT_SPEC, read_sources, spec_in
@@ -268,3 +269,44 @@ def test_an_export_folder_that_cannot_be_made_is_refused_before_reading(run, liv
         "Error: file/out: cannot make the export folder (Not a directory)"
     ]
     assert live.requests == []
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_a_spec_nested_100000_deep_is_reported_alone_and_the_rest_exported(run, live):
+    """It stopped `export` with a RecursionError traceback."""
+    state = live.state
+    template = state.views[state.find("Async health")]
+    state.views["deep"] = {**template, "id": "deep", "displayName": "Deep", "spec": nested(100_000)}
+    result = run("export", TARGET, "out")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == ['Error: report "Deep" (deep): its spec is nested too deeply; not exported']
+    assert result.stderr.splitlines()[-1] == "Exported 11 of 12 objects to out."
+
+
+def deep_triggers_answer(live, run, depth: int) -> bytes:
+    """The automations listing as the server gives it, one message nested `depth` deep
+    (the server's own encoder cannot write that)."""
+    assert run("export", TARGET, "first").exit_code == 0
+    (asked,) = [r for r in live.requests if r.operation == "WbmigrateTriggers"]
+    body = json.loads(asked.body)
+    data = live.execute(body["query"], body.get("variables") or {}).data
+    text = json.dumps({"data": data}).replace('"See the Async health report."', nested(depth), 1)
+    assert nested(depth) in text
+    return text.encode()
+
+
+@pytest.mark.parametrize("depth", [500, 995, 1_020, 100_000])
+def test_an_automation_nested_deep_is_one_line_never_a_traceback(run, live, depth):
+    """orjson reads an answer up to 1,024 levels deep, the standard library about 990 (both
+    refuse deeper): at every depth `export` ends in one line, never a traceback."""
+    body = deep_triggers_answer(live, run, depth)
+    live.faults.append(Fault(operation="WbmigrateTriggers", body=body, sticky=True))
+    result = run("export", TARGET, "out")
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == (depth > 900), result.output

@@ -267,3 +267,19 @@ def test_markdown_shows_server_text_as_it_is():
     )  # fmt: skip
     assert HOSTILE in text
     assert f"V1` {LINK} `" in text
+
+
+def test_a_value_is_redacted_before_it_is_cut():
+    """A long value holding the key is cut at 72 characters: cut first, 30 characters of the
+    key would be left for the redactor to miss in a long report."""
+    from wbmigrate.redact import REDACTED, forget, register
+
+    key = "3f9a0c7e51b2d84a6e0f9c3b7d2a5e8f1c4b0a9d"
+    register(key)
+    try:
+        old = "x" * 40 + key + "y" * 20
+        described = report.describe(change(ChangeAction.RENAMED, old, "z"))
+        assert described.startswith("x" * 40 + REDACTED)
+        assert key[:8] not in described
+    finally:
+        forget()

@@ -20,16 +20,25 @@ from wbmigrate.mapping import Migration, Severity
 from wbmigrate.plan import Planned
 from wbmigrate.redact import RedactingStream, forget, redact
 from wbmigrate.report import plan as plan_report
+from wbmigrate.report.words import terminal_safe
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
 
 
+class Shown(RedactingStream):
+    """stdout or stderr while a command runs: secrets redacted, then what a terminal would act
+    on escaped (`words.terminal_safe`), whoever wrote it."""
+
+    def write(self, text: str) -> int:
+        return super().write(terminal_safe(text) if isinstance(text, str) else text)
+
+
 @contextmanager
 def redacted_output() -> Iterator[None]:
-    """stdout and stderr pass through the redactor while a command runs."""
+    """stdout and stderr pass through the redactor and `terminal_safe` while a command runs."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
+    sys.stdout, sys.stderr = Shown(sys.stdout), Shown(sys.stderr)
     try:
         yield
     finally:
@@ -42,7 +51,8 @@ class UserError(click.ClickException):
     exit_code = ExitCode.ERROR
 
     def show(self, file: Any = None) -> None:
-        for line in redact(self.format_message()).splitlines():  # shown after the command ran
+        message = terminal_safe(redact(self.format_message()))  # shown after the command ran
+        for line in message.splitlines():
             click.echo(f"Error: {line}", err=True)
 
 

@@ -90,6 +90,8 @@ def _export_one(obj: LiveObject, path: Path) -> Exported:
         text = export_text(obj)
     except ValueError:
         return Exported(obj.ref, None, "its spec is not valid JSON; not exported")
+    except RecursionError:  # deeper than json reads or writes (about 1,000 levels)
+        return Exported(obj.ref, None, "its spec is nested too deeply; not exported")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.kinds.automation import unwritable
 from wbmigrate.live.client import Client, View
+from wbmigrate.live.shapes import ShapeError
 from wbmigrate.live.triggers import UnsupportedTrigger, trigger_input
 
 if TYPE_CHECKING:
@@ -123,7 +124,11 @@ class LiveObject:
 
 def canonical(trigger: dict[str, Any]) -> str:
     """A trigger as stable JSON text (the API gives objects, not one spec string)."""
-    return json.dumps(trigger, ensure_ascii=False, sort_keys=True)
+    try:
+        return json.dumps(trigger, ensure_ascii=False, sort_keys=True)
+    except RecursionError:  # orjson reads 1,024 levels, json writes fewer: one line, no traceback
+        where = f"automation {str(trigger.get('id'))[:40]}"
+        raise ShapeError(f"{where}: nested too deeply to read") from None
 
 
 def reread(client: Client, obj: LiveObject) -> LiveObject | None:

@@ -21,6 +21,7 @@ import requests
 
 from wbmigrate import json_values
 from wbmigrate.live.transport import ApiError
+from wbmigrate.redact import redact
 
 MAX_PAGES = 100_000  # 10 million objects of one kind: more is a server that pages for ever
 EMPTY_PAGES = 10  # empty pages in a row that still say more follow
@@ -187,4 +188,4 @@ def _errors(found: Any) -> str:
     if not isinstance(errors, list):
         errors = [errors]
     messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
-    return "; ".join(messages)[:300]
+    return redact("; ".join(messages))[:300]  # redacted first: a cut leaves no part of a key

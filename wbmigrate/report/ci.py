@@ -12,7 +12,7 @@ from typing import Any
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
 from wbmigrate.report.check import FixRegions, and_list, findings_of, summary
-from wbmigrate.report.words import plural
+from wbmigrate.report.words import plural, printable
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 GITHUB_LEVELS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
@@ -115,7 +115,9 @@ def _hidden_notice(hidden: dict[str, int], command: str, cap: int) -> str:
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub's escapes, then every other control character, ANSI escape or bidi override
+    shown escaped (GitHub decodes only its own)."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _property(text: str) -> str:

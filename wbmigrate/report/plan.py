@@ -20,6 +20,7 @@ from wbmigrate.plan_json import (
     object_entry,
     summary_entry,
 )
+from wbmigrate.redact import redact
 from wbmigrate.report.words import code, markdown, plural, printable
 
 SYMBOLS = {
@@ -69,7 +70,7 @@ def _brief(value: Any) -> str:
     if isinstance(value, dict):
         return "the whole panel" if "viewType" in value else "an object"
     text = value if isinstance(value, str) else json.dumps(value)
-    text = text.replace("\n", " ")
+    text = redact(text.replace("\n", " "))  # before the cut, which could leave part of a key
     return text if len(text) <= BRIEF else text[: BRIEF - 1] + "…"
 
 
@@ -191,7 +192,7 @@ def markdown_object(planned: Planned, verbose: bool) -> list[str]:
     if rows:
         out += ["| Where | Field | Change |", "|---|---|---|"]
         out += [
-            f"| {md(where) or '—'} | {code(c.field)} | {c.action.value}: {md(describe(c))} |"
+            f"| {md(where) or '—'} | {cell_code(c.field)} | {c.action.value}: {md(describe(c))} |"
             for where, c in rows
         ]
         out.append("")
@@ -205,6 +206,11 @@ def markdown_object(planned: Planned, verbose: bool) -> list[str]:
 
 def md(text: str) -> str:
     return markdown(text).removeprefix(SEPARATOR)
+
+
+def cell_code(text: str) -> str:
+    """A code span in a table cell: GFM ends the cell at a `|` even inside one."""
+    return code(text).replace("|", "\\|")
 
 
 # --- json -------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def to_text(run: Verification) -> str:
     lines = [f"Verify {run.target} (against {run.baseline or 'the current form alone'})"]
     for item in run.verified:
         if item.error:
-            lines.append(f"{item.title}  ({item.source.origin})\n  error: {item.error}")
+            lines += [f"{item.title}  ({item.source.origin})", f"  error: {item.error}"]
     by_object: dict[str, list[Finding]] = {}
     for finding in run.found:
         by_object.setdefault(f"{finding.title}  ({finding.origin})", []).append(finding)
@@ -46,7 +46,7 @@ def to_text(run: Verification) -> str:
             where = " › ".join(f.where)
             lines.append(f"  {f.level:<7} {f.check.value:<13} {where}: {f.message}")
     lines.append(summary(run))
-    return "".join(printable(line) + "\n" for line in "\n".join(lines).split("\n"))
+    return "".join(printable(line) + "\n" for line in lines)  # escaped, then laid out
 
 
 def to_markdown(run: Verification) -> str:
@@ -54,7 +54,7 @@ def to_markdown(run: Verification) -> str:
     if run.found:
         lines += ["", "| Level | Check | Where | Problem |", "|---|---|---|---|"]
         lines += [
-            f"| {f.level} | `{f.check.value}` | {_md(f.label)} | {_md(f.message)} |"
+            f"| {f.level} | `{f.check.value}` | {markdown(f.label)} | {markdown(f.message)} |"
             for f in run.found
         ]
     lines += ["", f"_Compared with {run.baseline or 'the current form alone'}._", ""]
@@ -123,10 +123,6 @@ def to_github(run: Verification) -> str:
         for f in run.found
     ]
     return "".join(line + "\n" for line in github(annotations, "verify"))
-
-
-def _md(text: str) -> str:
-    return markdown(printable(text))
 
 
 RENDERERS: dict[str, Callable[[Verification], str]] = {

@@ -1,4 +1,5 @@
-"""Words every report uses."""
+"""Words every report uses, and the escaping of text that came from elsewhere (a server, a
+spec) before it is laid out."""
 
 from __future__ import annotations
 
@@ -17,15 +18,31 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
+def terminal_safe(text: str) -> str:
+    """`text` with every character a terminal would act on (an ANSI escape, a carriage return,
+    a bidi override) but a line end or a tab escaped as `\\uXXXX`, which a JSON string reads as
+    the same character: the last guard of everything printed, whatever printed it."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else _escaped(ch) for ch in text)
+
+
+def _escaped(char: str) -> str:
+    units = char.encode("utf-16-be", "surrogatepass")  # two units (a surrogate pair) above U+FFFF
+    return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
+
+
 def markdown(text: str) -> str:
-    """`text` (a name, a message: anyone's) in Markdown as it is: never a tag, a table cell, or
-    a link or image (a `](` is escaped; backslashes too, so none undoes an escape; a bare `[x]`
-    links only to a definition, and no line of a report can hold one)."""
-    return re.sub(r"[\\|]", r"\\\g<0>", text).replace("](", "]\\(").replace("<", "&lt;")
+    """`text` as inert Markdown: printable, and unable to end a table cell (a `|`, or a `\\`
+    before ours), open a code span, a link, an image or HTML."""
+    text = printable(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return text.replace("<", "&lt;").replace("](", "]\\(")
 
 
 def code(text: str) -> str:
-    """`text` as a Markdown code span that no backtick in it can end (a table's `|` escaped)."""
-    fence = "`" * (1 + max(map(len, re.findall("`+", text)), default=0))
-    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
-    return fence + pad + text.replace("|", "\\|") + pad + fence
+    """`text` as a Markdown code span: fenced by more backticks than it holds in a row (a
+    backslash escapes nothing in a code span). In a table cell, escape its `|` too."""
+    text = printable(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
