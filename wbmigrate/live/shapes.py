@@ -9,7 +9,6 @@ anything), instead of a traceback deep in the code that used it, or a listing pa
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import itertools
 import json
@@ -136,15 +135,17 @@ def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any
     if status == 401:
         raise AuthError(f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)", status)
     if status == 403:  # a good key without access to this (one project of many, say)
-        why = _first_error(response, body) or "permission denied"
+        why = _first_error(body) or "permission denied"
         raise AuthError(f"W&B refused access on {urlparse(url).hostname} (HTTP 403: {why})", status)
     if status == 404:
         raise NotFoundError(f"{url}: not found (HTTP 404)", status)
     if status >= 400:
-        why = _first_error(response, body) or response.reason
+        why = _first_error(body) or response.reason
         raise ApiError(f"{url}: HTTP {status} {why}", status)
     try:
-        found = json_of(body, response.encoding)
+        found = json_of(body)
+    except UnicodeDecodeError:
+        raise ApiError(f"{url}: the response is not UTF-8 (HTTP {status})", status) from None
     except ValueError:
         raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
     except RecursionError:
@@ -157,24 +158,19 @@ def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any
     return data
 
 
-def json_of(body: bytes, encoding: str | None) -> Any:
-    """The JSON value of a body, as `requests`' `Response.json()` reads it: decoded in the
-    encoding the headers give (UTF-8 if none or unknown), bytes it cannot decode replaced; by
-    orjson where that is the same value (a page of views is megabytes)."""
-    try:
-        charset = codecs.lookup(encoding or "utf-8").name
-    except LookupError:
-        charset = "utf-8"
-    if charset == "utf-8":  # orjson reads UTF-8 alone: what it reads decodes without a loss
-        value = json_values.read_fast(body)
-        if value is not json_values.UNREAD:
-            return value
-    return json.loads(body.decode(charset, errors="replace"))
+def json_of(body: bytes) -> Any:
+    """The JSON value of a body, read as UTF-8 whatever charset its headers declare: JSON is
+    UTF-8 (RFC 8259), and a title read in another charset would be written back altered.
+    Bytes that are not UTF-8 are a `UnicodeDecodeError`, never replaced: an answer that cannot
+    be read exactly is refused. By orjson where that is the same value (a page of views is
+    megabytes)."""
+    value = json_values.read_fast(body)
+    return json.loads(body.decode("utf-8")) if value is json_values.UNREAD else value
 
 
-def _first_error(response: requests.Response, body: bytes) -> str:
+def _first_error(body: bytes) -> str:
     try:
-        found = json_of(body, response.encoding)
+        found = json_of(body)
     except (ValueError, RecursionError):
         return ""
     return _errors(found)

@@ -1,0 +1,63 @@
+"""Answers a hostile server (or a proxy before W&B) gives: JSON labelled with another charset,
+bytes that are not UTF-8, an id listed twice, an answer of gigabytes, a gzip bomb, a listing of
+fresh objects for ever, a `Retry-After` of a digit only Unicode reads. Each runs against the
+local W&B-compatible server with caps made small: a cap is a parameter, so no test makes an
+answer of the size it guards against.
+"""
+
+from __future__ import annotations
+
+from helpers import TARGET
+
+from testserver import Fault
+
+DASH = "—"  # U+2014: three bytes in UTF-8, three other characters in latin-1
+LATIN_1 = {"Content-Type": "application/json; charset=latin-1"}
+
+
+def one_line_error(result, pattern: str) -> None:
+    """Exit 2, the error as one `Error:` line matching `pattern`, and no traceback."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, result.stderr
+    assert pattern in errors[0], errors[0]
+
+
+def with_a_dash(live) -> str:
+    """A report whose title and spec hold an em dash (the server sends `\\u2014`); its id."""
+    report = live.state.find("Async health")
+    view = live.state.views[report]
+    view["displayName"] = f"Async {DASH} health"
+    view["spec"] = view["spec"][:-1] + f',"note":"a {DASH} b"}}'
+    return report
+
+
+def dash_as(replacement: bytes) -> Fault:
+    """Every answer labelled latin-1, with each escaped em dash sent as `replacement`."""
+    return Fault(
+        headers=LATIN_1, raw=lambda data: data.replace(b"\\u2014", replacement), sticky=True
+    )
+
+
+# --- charsets -----------------------------------------------------------------------------------
+
+
+def test_json_labelled_latin_1_is_read_as_utf_8_and_written_back_intact(run, live):
+    report = with_a_dash(live)
+    live.faults.append(dash_as(DASH.encode()))  # raw UTF-8, as W&B sends it
+    result = run("apply", TARGET, "--yes")
+    assert result.exit_code == 0, result.output
+    view = live.state.views[report]
+    assert [r.variables["input"]["id"] for r in live.mutations()].count(report) == 1
+    assert view["displayName"] == f"Async {DASH} health"
+    assert f'"note":"a {DASH} b"' in view["spec"]
+    assert "\u00e2" not in view["spec"] + view["displayName"]
+
+
+def test_an_answer_that_is_not_utf_8_is_refused_and_nothing_is_written(run, live):
+    with_a_dash(live)
+    live.faults.append(dash_as(b"\x97"))  # the dash in cp1252: not UTF-8
+    result = run("apply", TARGET, "--yes")
+    one_line_error(result, "the response is not UTF-8")
+    assert live.mutations() == []
