@@ -7,9 +7,11 @@ answer of the size it guards against.
 
 from __future__ import annotations
 
+import pytest
 from helpers import TARGET
 
-from testserver import Fault
+from testserver import Fault, retry_after
+from wbmigrate.live.transport import retry_after as parse_retry_after
 
 DASH = "—"  # U+2014: three bytes in UTF-8, three other characters in latin-1
 LATIN_1 = {"Content-Type": "application/json; charset=latin-1"}
@@ -61,3 +63,21 @@ def test_an_answer_that_is_not_utf_8_is_refused_and_nothing_is_written(run, live
     result = run("apply", TARGET, "--yes")
     one_line_error(result, "the response is not UTF-8")
     assert live.mutations() == []
+
+
+# --- Retry-After --------------------------------------------------------------------------------
+
+
+def test_a_retry_after_of_a_unicode_digit_means_backoff(run, live, clock):
+    live.faults.append(retry_after("\u00b2", operation="WbmigrateTriggers"))  # "²"
+    result = run("plan", TARGET)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert "Retrying after HTTP 429 (waiting 0 s) ...\n" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "value", ["\u00b2", "\u0663", "1e400", "-1", "1.5", "Mon, 01 Jan 99999 00:00:00 GMT", ""]
+)
+def test_an_unreadable_retry_after_is_none(value):
+    assert parse_retry_after(value) is None
