@@ -7,10 +7,16 @@ answer of the size it guards against.
 
 from __future__ import annotations
 
+import gzip
+import tracemalloc
+
 import pytest
 from helpers import TARGET
 
+import wbmigrate.live.client as client_module
 from testserver import Fault, retry_after
+from wbmigrate.live.client import MAX_ANSWER, Client
+from wbmigrate.live.transport import ApiError
 from wbmigrate.live.transport import retry_after as parse_retry_after
 
 DASH = "—"  # U+2014: three bytes in UTF-8, three other characters in latin-1
@@ -63,6 +69,42 @@ def test_an_answer_that_is_not_utf_8_is_refused_and_nothing_is_written(run, live
     result = run("apply", TARGET, "--yes")
     one_line_error(result, "the response is not UTF-8")
     assert live.mutations() == []
+
+
+# --- answers too large --------------------------------------------------------------------------
+
+
+def test_an_answer_over_the_cap_is_one_line(run, live):
+    live.faults.append(Fault(body=b'{"data": {}' + b" " * (1 << 20) + b"}"))
+    result = run("plan", TARGET, "--max-answer", "1")
+    one_line_error(result, "an answer over 1 MB (--max-answer); stopped reading it")
+
+
+def test_the_cap_is_256_mb_unless_raised(run):
+    assert MAX_ANSWER == 256 << 20
+    assert Client("http://127.0.0.1:9", "k" * 40).max_answer == MAX_ANSWER
+    shown = " ".join(run("plan", "--help").output.split())
+    assert "--max-answer MB The largest answer to one request" in shown
+    assert "fails the request. [default: 256; x>=1]" in shown
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip-bomb"])
+def test_an_answer_is_read_no_further_than_the_cap(live, compressed):
+    body = b" " * (64 << 20)
+    if compressed:  # 64 KB on the wire
+        body, headers = gzip.compress(body), {"Content-Encoding": "gzip"}
+    else:
+        headers = {}
+    live.faults.append(Fault(body=body, headers=headers))
+    c = Client(live.url, live.api_key, max_answer=1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApiError, match=r"an answer over 1 MB \(--max-answer\)"):
+            c.triggers("team", "async-rl")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (1 << 20) + 2 * client_module.READ_AT_ONCE  # the cap and a piece or two
 
 
 # --- Retry-After --------------------------------------------------------------------------------

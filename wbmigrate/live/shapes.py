@@ -128,7 +128,7 @@ def _next_cursor(cursor: Any, seen: set[bytes], number: int, what: str) -> str:
 # --- the envelope: status, JSON, errors, data ------------------------------------------------
 
 
-def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any]:
+def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> dict[str, Any]:
     """The `data` of a GraphQL answer (`body`: the whole of it), or the typed error its status
     and body say."""
     status = response.status_code
@@ -158,7 +158,7 @@ def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any
     return data
 
 
-def json_of(body: bytes) -> Any:
+def json_of(body: bytes | bytearray) -> Any:
     """The JSON value of a body, read as UTF-8 whatever charset its headers declare: JSON is
     UTF-8 (RFC 8259), and a title read in another charset would be written back altered.
     Bytes that are not UTF-8 are a `UnicodeDecodeError`, never replaced: an answer that cannot
@@ -168,7 +168,7 @@ def json_of(body: bytes) -> Any:
     return json.loads(body.decode("utf-8")) if value is json_values.UNREAD else value
 
 
-def _first_error(body: bytes) -> str:
+def _first_error(body: bytes | bytearray) -> str:
     try:
         found = json_of(body)
     except (ValueError, RecursionError):
