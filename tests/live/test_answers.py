@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import tracemalloc
+from collections import Counter
 
 import pytest
 from helpers import TARGET
@@ -69,6 +70,34 @@ def test_an_answer_that_is_not_utf_8_is_refused_and_nothing_is_written(run, live
     result = run("apply", TARGET, "--yes")
     one_line_error(result, "the response is not UTF-8")
     assert live.mutations() == []
+
+
+# --- an id listed twice -------------------------------------------------------------------------
+
+
+def test_an_id_on_two_pages_is_one_object_and_a_warning(run, live, monkeypatch):
+    monkeypatch.setattr(client_module, "PAGE_SIZE", 2)  # the three reports on two pages
+    first: list = []
+
+    def again(payload, variables):
+        if variables["viewType"] == "runs":
+            edges = payload["data"]["project"]["allViews"]["edges"]
+            edges += first if variables["after"] else []
+            first[:] = first or edges[:1]
+        return payload
+
+    live.faults.append(Fault(answer=again, operation="WbmigrateViews", sticky=True))
+    result = run("apply", TARGET, "--yes")
+    assert result.exit_code == 0, result.output
+    written = Counter(r.variables["input"]["id"] for r in live.mutations())
+    assert written[first[0]["node"]["id"]] == 1
+    assert set(written.values()) == {1}
+    assert "conflict" not in result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning: W&B")]
+    assert warnings == [
+        f"Warning: W&B listed report {first[0]['node']['id']!r} of team/async-rl more than "
+        "once; it is read and written once"
+    ]
 
 
 # --- answers too large --------------------------------------------------------------------------

@@ -156,6 +156,11 @@ class Client:
     def __repr__(self) -> str:  # never the key
         return f"Client({self.base_url!r})"
 
+    def warn(self, line: str) -> None:
+        """`Warning: line`, where retries are reported."""
+        if self.bounds.on_retry is not None:
+            self.bounds.on_retry(f"Warning: {line}")
+
     def close(self) -> None:
         """Call off what its threads still do once the command has ended (an error cut it
         short, or Ctrl-C): no request or retry starts after this, and none is reported."""
