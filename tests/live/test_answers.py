@@ -8,6 +8,7 @@ answer of the size it guards against.
 from __future__ import annotations
 
 import gzip
+import itertools
 import tracemalloc
 from collections import Counter
 
@@ -15,6 +16,7 @@ import pytest
 from helpers import TARGET
 
 import wbmigrate.live.client as client_module
+import wbmigrate.live.shapes as shapes
 from testserver import Fault, retry_after
 from wbmigrate.live.client import MAX_ANSWER, Client
 from wbmigrate.live.transport import ApiError
@@ -134,6 +136,32 @@ def test_an_answer_is_read_no_further_than_the_cap(live, compressed):
     finally:
         tracemalloc.stop()
     assert peak < (1 << 20) + 2 * client_module.READ_AT_ONCE  # the cap and a piece or two
+
+
+# --- listings that never end --------------------------------------------------------------------
+
+
+def test_a_listing_of_fresh_objects_for_ever_stops(run, live, monkeypatch):
+    monkeypatch.setattr(shapes, "MAX_OBJECTS", 20)
+    pages = itertools.count(1)
+
+    def fresh(payload, variables):
+        number = next(pages)
+        connection = payload["data"]["project"]["allViews"]
+        for edge in connection["edges"]:
+            edge["node"]["id"] += f"-{number}"
+        connection["pageInfo"] = {"hasNextPage": True, "endCursor": f"page-{number}"}
+        return payload
+
+    live.faults.append(Fault(answer=fresh, operation="WbmigrateViews", sticky=True))
+    result = run("apply", TARGET, "--yes")
+    one_line_error(result, "goes on past 20 objects; stopped")
+    assert live.mutations() == []
+
+
+def test_the_listing_bounds_are_beyond_any_honest_project():
+    assert shapes.MAX_OBJECTS == 100_000  # ten times the largest project benchmarked
+    assert shapes.MAX_PAGES == 2_000  # pages of half the size asked for, or more
 
 
 # --- Retry-After --------------------------------------------------------------------------------

@@ -21,7 +21,10 @@ import requests
 from wbmigrate import json_values
 from wbmigrate.live.transport import ApiError
 
-MAX_PAGES = 100_000  # 10 million objects of one kind: more is a server that pages for ever
+# A listing longer than these is a server that pages for ever: ten times the objects of the
+# largest project benchmarked, in pages of half the size asked for.
+MAX_OBJECTS = 100_000
+MAX_PAGES = 2_000
 EMPTY_PAGES = 10  # empty pages in a row that still say more follow
 
 
@@ -84,15 +87,21 @@ def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> It
     """The edges of each page of a cursor listing (`page(after)` gives its connection), until
     a page says none follow. A listing that could go on for ever stops with a `ShapeError`:
     a cursor seen before, a page that says more follow without a cursor, more than `MAX_PAGES`
-    pages, or `EMPTY_PAGES` empty pages in a row. Memory: a 16-byte digest per page."""
+    pages or `MAX_OBJECTS` edges, or `EMPTY_PAGES` empty pages in a row. Memory: a 16-byte
+    digest per page."""
     after: str | None = None
     seen: set[bytes] = set()
-    empty = 0
+    empty = objects = 0
     for number in itertools.count(1):
         if number > MAX_PAGES:
             raise ShapeError(f"W&B's listing of {what} goes on past {MAX_PAGES:,} pages; stopped")
         connection = page(after)
         edges = a_list(connection.get("edges"), f"page {number} of the {what}")
+        objects += len(edges)
+        if objects > MAX_OBJECTS:
+            raise ShapeError(
+                f"W&B's listing of {what} goes on past {MAX_OBJECTS:,} objects; stopped"
+            )
         yield edges
         info = a_dict(connection.get("pageInfo"), f"pageInfo of page {number} of the {what}")
         more = info.get("hasNextPage")
