@@ -138,6 +138,23 @@ def test_an_answer_is_read_no_further_than_the_cap(live, compressed):
     assert peak < (1 << 20) + 2 * client_module.READ_AT_ONCE  # the cap and a piece or two
 
 
+def test_a_redirect_is_not_followed_nor_its_answer_read_past_the_cap(live):
+    """requests follows a redirect after reading its whole answer, past any cap (and a POST
+    redirected is a GET elsewhere): the API's own URL never redirects."""
+    body = b" " * (64 << 20)
+    live.faults.append(Fault(status=302, headers={"Location": "/elsewhere"}, body=body))
+    c = Client(live.url, live.api_key, max_answer=1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApiError, match=r"HTTP 302, a redirect, not followed"):
+            c.triggers("team", "async-rl")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (1 << 20) + 2 * client_module.READ_AT_ONCE
+    assert len(live.requests) == 1
+
+
 # --- listings that never end --------------------------------------------------------------------
 
 

@@ -169,7 +169,7 @@ class Client:
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
-            session = requests.Session()
+            session = _Session()
             session.mount("http://", WatchedAdapter(max_retries=self._retry))
             session.mount("https://", WatchedAdapter(max_retries=self._retry))
             session.headers["User-Agent"] = f"wbmigrate/{__version__}"
@@ -221,6 +221,9 @@ class Client:
         Compressed answers are counted decompressed (urllib3 decompresses a piece at a time:
         a gzip bomb is stopped as it expands)."""
         body = bytearray()  # read as it is: a copy would double the memory
+        if 300 <= response.status_code < 400:  # a redirect, refused unread (`data_of`)
+            response.close()
+            return body
         for piece in response.iter_content(min(READ_AT_ONCE, self.max_answer)):
             body += piece
             if len(body) > self.max_answer:
@@ -386,6 +389,14 @@ class Client:
         data = self.execute(UPDATE_TRIGGER, {"input": fields})
         answer = a_dict(data.get("updateFilterTrigger"), "updateFilterTrigger")
         return _saved_at(answer.get("trigger"), "updateFilterTrigger.trigger")
+
+
+class _Session(requests.Session):
+    """A session that follows no redirect: the API's URL never redirects, and requests reads a
+    redirect's whole answer, past any cap, to follow it (and even when told not to)."""
+
+    def get_redirect_target(self, resp: requests.Response) -> None:
+        return None
 
 
 def _trigger(node: Any) -> dict[str, Any]:
