@@ -155,7 +155,7 @@ def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> d
         raise ApiError(f"{url}: HTTP {status}, a redirect, not followed; is WANDB_BASE_URL right?")
     try:
         found = json_of(body)
-    except UnicodeError:
+    except UnicodeDecodeError:
         raise ApiError(f"{url}: the response is not UTF-8 (HTTP {status})", status) from None
     except ValueError:
         raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
@@ -172,14 +172,11 @@ def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> d
 def json_of(body: bytes | bytearray) -> Any:
     """The JSON value of a body, read as UTF-8 whatever charset its headers declare: JSON is
     UTF-8 (RFC 8259), and a title read in another charset would be written back altered.
-    Bytes that are not UTF-8, or a lone surrogate (`\\udc80`: JSON, but no text UTF-8 can
-    hold), are a `UnicodeError`, never replaced: an answer that cannot be read exactly is
-    refused. By orjson where that is the same value (a page of views is megabytes)."""
+    Bytes that are not UTF-8 are a `UnicodeDecodeError`, never replaced: an answer that cannot
+    be read exactly is refused. By orjson where that is the same value (a page of views is
+    megabytes)."""
     value = json_values.read_fast(body)
-    if value is json_values.UNREAD:  # orjson refused it (a lone surrogate among the reasons)
-        value = json.loads(body.decode("utf-8"))
-        json.dumps(value, ensure_ascii=False).encode()  # a lone surrogate cannot be encoded
-    return value
+    return json.loads(body.decode("utf-8")) if value is json_values.UNREAD else value
 
 
 def _first_error(body: bytes | bytearray) -> str:
