@@ -152,7 +152,8 @@ def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> d
         why = _first_error(body) or response.reason
         raise ApiError(f"{url}: HTTP {status} {why}", status)
     if status >= 300:  # the API's own URL never redirects: a wrong URL, or a hostile one
-        raise ApiError(f"{url}: HTTP {status}, a redirect, not followed; is WANDB_BASE_URL right?")
+        why = "a redirect, not followed; is WANDB_BASE_URL right?"
+        raise ApiError(f"{url}: HTTP {status}, {why}", status)
     try:
         found = json_of(body)
     except UnicodeDecodeError:
