@@ -35,6 +35,8 @@ return one per request; `server.latency` delays every answer. What a `Fault` doe
   (`allViews: null`, a null edge node, a node without `id`, `triggers: null` or `[null]`, a
   trigger without `scope`, `event` or `action`); `repeated_cursor()`, `missing_cursor()` and
   `endless_pages()` make listings that would page for ever.
+- `raw=fn`: the JSON answer's bytes passed through `fn(data)`, for what JSON's escapes cannot
+  say: raw UTF-8 beside a `headers` charset that claims another, bytes that are not UTF-8.
 - `echo_key=True`: an error that repeats the request's secrets, as a careless server might:
   the request's Authorization header and API key in the GraphQL error message, in the body
   and in the HTTP reason phrase (with `status`: that status; without: a 200 with `errors`),

@@ -23,6 +23,7 @@ class Fault:
     drip_headers: bool = False  # with `drip`: the status line and headers too
     body: bytes | None = None  # these bytes instead of the JSON answer
     answer: Callable[[Any, dict[str, Any]], Any] | None = None  # (payload, variables) -> sent
+    raw: Callable[[bytes], bytes] | None = None  # the answer's bytes, as sent, edited by this
     echo_key: bool = False  # an error repeating the request's Authorization header and key
     sticky: bool = False  # applies to every matching request, until removed
 

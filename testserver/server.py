@@ -130,7 +130,10 @@ class WandbServer(Api):
                 fault: Fault | None = None,
                 reason: str | None = None,
             ) -> None:
-                self._write(status, json.dumps(payload).encode(), headers, fault, reason)
+                data = json.dumps(payload).encode()
+                if fault is not None and fault.raw is not None:
+                    data = fault.raw(data)
+                self._write(status, data, headers, fault, reason)
 
             def _write(
                 self,

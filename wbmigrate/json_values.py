@@ -31,7 +31,7 @@ def loads(data: str | bytes) -> Any:
     return json.loads(data) if value is UNREAD else value
 
 
-def read_fast(raw: bytes) -> Any:
+def read_fast(raw: bytes | bytearray) -> Any:
     """orjson's value of the UTF-8 text `raw` where it is `json.loads`'s, else `UNREAD`."""
     digits = raw.translate(_DIGITS)
     if b" " + _LONG in digits or digits.startswith(_LONG):

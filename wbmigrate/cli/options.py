@@ -154,6 +154,15 @@ _CONNECTION_OPTIONS = stacked(
         "one fails the request at once.",
     ),
     click.option(
+        "--max-answer",
+        type=click.IntRange(1),
+        default=256,
+        show_default=True,
+        metavar="MB",
+        help="The largest answer to one request that is read, decompressed; a larger one "
+        "fails the request.",
+    ),
+    click.option(
         "--deadline",
         type=click.FloatRange(0, min_open=True),
         metavar="SECONDS",
@@ -170,6 +179,7 @@ class Connection:
     timeout: float
     retries: int
     max_wait: float  # the longest Retry-After obeyed
+    max_answer: int  # MB: the largest answer read
     deadline: float | None  # seconds for the whole run, from the first connection
 
 

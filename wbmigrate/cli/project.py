@@ -43,6 +43,7 @@ def connect(connection: Connection) -> Client:
         timeout=connection.timeout,
         retries=connection.retries,
         max_wait=connection.max_wait,
+        max_answer=connection.max_answer << 20,
         deadline=connection.deadline,
         on_retry=retry_line,
         key_source=found.key_source,

@@ -64,6 +64,9 @@ BACKOFF_MAX = 30.0  # the longest wait between tries when W&B asks for none
 # interpreter's lock and must win it back; a thread that plans meanwhile holds it up to 5 ms
 # each time. requests reads 10 KiB at a time: a page of views (3 MB) waited 0.3 s so, 0.1 s now.
 READ_AT_ONCE = 16 << 20
+# The largest answer read, decompressed (`--max-answer`): a page of 100 views of 500 KB, large
+# ones, is 50 MB; a spec over 32 MB is not read at all. A larger answer is an error.
+MAX_ANSWER = 256 << 20
 # a view's fields after its id, in the order `View.node` spells them
 NODE_FIELDS = ("name", "type", "display_name", "description", "parent_id", "updated_at", "spec")
 NO_PAGE = {"edges": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
@@ -128,10 +131,12 @@ class Client:
         deadline: float | None = None,
         on_retry: Callable[[str], None] | None = None,
         key_source: str = "",
+        max_answer: int = MAX_ANSWER,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.key_source = key_source  # named when W&B refuses the key
         self._auth = ("api", api_key)
+        self.max_answer = max_answer  # bytes
         clock = transport.CLOCK
         run_end = Deadline(deadline, clock) if deadline is not None else None
         self.bounds = Bounds(timeout, max_wait, run_end, on_retry, clock=clock)
@@ -151,6 +156,11 @@ class Client:
     def __repr__(self) -> str:  # never the key
         return f"Client({self.base_url!r})"
 
+    def warn(self, line: str) -> None:
+        """`Warning: line`, where retries are reported."""
+        if self.bounds.on_retry is not None:
+            self.bounds.on_retry(f"Warning: {line}")
+
     def close(self) -> None:
         """Call off what its threads still do once the command has ended (an error cut it
         short, or Ctrl-C): no request or retry starts after this, and none is reported."""
@@ -159,7 +169,7 @@ class Client:
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
-            session = requests.Session()
+            session = _Session()
             session.mount("http://", WatchedAdapter(max_retries=self._retry))
             session.mount("https://", WatchedAdapter(max_retries=self._retry))
             session.headers["User-Agent"] = f"wbmigrate/{__version__}"
@@ -183,7 +193,7 @@ class Client:
                     timeout=(min(budget, CONNECT_TIMEOUT), budget),
                     stream=True,
                 )
-                body = b"".join(response.iter_content(READ_AT_ONCE))
+                body = self._read(response, url)
             except requests.exceptions.RequestException as exc:
                 raise self._failure(exc, watch.expired, url) from None
             if watch.expired:  # the answer was cut short: whatever arrived is not all of it
@@ -204,6 +214,26 @@ class Client:
                 f"`wandb login --relogin --host {self.base_url}`",
                 exc.status,
             ) from None
+
+    def _read(self, response: requests.Response, url: str) -> bytearray:
+        """The whole answer, a piece at a time, up to `max_answer` bytes: one larger is an
+        error as soon as it passes the cap, so memory holds the cap and a piece at most.
+        Compressed answers are counted decompressed (urllib3 decompresses a piece at a time:
+        a gzip bomb is stopped as it expands)."""
+        body = bytearray()  # read as it is: a copy would double the memory
+        if 300 <= response.status_code < 400:  # a redirect, refused unread (`data_of`)
+            response.close()
+            return body
+        for piece in response.iter_content(min(READ_AT_ONCE, self.max_answer)):
+            body += piece
+            if len(body) > self.max_answer:
+                response.close()
+                cap = f"{self.max_answer / (1 << 20):g} MB"
+                raise ApiError(
+                    f"{url}: an answer over {cap} (--max-answer); stopped reading it",
+                    response.status_code,
+                )
+        return body
 
     def _failure(self, exc: Exception, expired: bool, url: str) -> ApiError:
         """One line for a request that got no usable answer."""
@@ -359,6 +389,14 @@ class Client:
         data = self.execute(UPDATE_TRIGGER, {"input": fields})
         answer = a_dict(data.get("updateFilterTrigger"), "updateFilterTrigger")
         return _saved_at(answer.get("trigger"), "updateFilterTrigger.trigger")
+
+
+class _Session(requests.Session):
+    """A session that follows no redirect: the API's URL never redirects, and requests reads a
+    redirect's whole answer, past any cap, to follow it (and even when told not to)."""
+
+    def get_redirect_target(self, resp: requests.Response) -> None:
+        return None
 
 
 def _trigger(node: Any) -> dict[str, Any]:

@@ -39,7 +39,27 @@ def fetch_project(
         _read_ahead(_views(client, entity, project, t), ahead, stop, automations.start)
         for t in types
     ]
-    return _Listings(itertools.chain.from_iterable(itertools.chain(*views, automations)), stop)
+    found = itertools.chain.from_iterable(itertools.chain(*views, automations))
+    return _Listings(_once(found, client), stop)
+
+
+def _once(objects: Iterator[LiveObject], client: Client) -> Iterator[LiveObject]:
+    """Each object once, as first listed: an id W&B lists again (on another page, or in
+    another listing) is the same object, and planned and written twice it would be its own
+    conflict. Said once: a server that repeats itself would fill the screen."""
+    seen: set[str] = set()
+    said = False
+    for obj in objects:
+        if obj.id not in seen:
+            seen.add(obj.id)
+            yield obj
+        elif not said:
+            said = True
+            where = f"{obj.entity}/{obj.project}"
+            client.warn(
+                f"W&B listed {obj.kind} {obj.id[:40]!r} of {where} more than once; it is read "
+                "and written once"
+            )
 
 
 class _Later(Iterator[T]):

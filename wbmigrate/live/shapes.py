@@ -9,7 +9,6 @@ anything), instead of a traceback deep in the code that used it, or a listing pa
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import itertools
 import json
@@ -23,7 +22,10 @@ from wbmigrate import json_values
 from wbmigrate.live.transport import ApiError
 from wbmigrate.redact import redact
 
-MAX_PAGES = 100_000  # 10 million objects of one kind: more is a server that pages for ever
+# A listing longer than these is a server that pages for ever: ten times the objects of the
+# largest project benchmarked, in pages of half the size asked for.
+MAX_OBJECTS = 100_000
+MAX_PAGES = 2_000
 EMPTY_PAGES = 10  # empty pages in a row that still say more follow
 
 
@@ -86,15 +88,21 @@ def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> It
     """The edges of each page of a cursor listing (`page(after)` gives its connection), until
     a page says none follow. A listing that could go on for ever stops with a `ShapeError`:
     a cursor seen before, a page that says more follow without a cursor, more than `MAX_PAGES`
-    pages, or `EMPTY_PAGES` empty pages in a row. Memory: a 16-byte digest per page."""
+    pages or `MAX_OBJECTS` edges, or `EMPTY_PAGES` empty pages in a row. Memory: a 16-byte
+    digest per page."""
     after: str | None = None
     seen: set[bytes] = set()
-    empty = 0
+    empty = objects = 0
     for number in itertools.count(1):
         if number > MAX_PAGES:
             raise ShapeError(f"W&B's listing of {what} goes on past {MAX_PAGES:,} pages; stopped")
         connection = page(after)
         edges = a_list(connection.get("edges"), f"page {number} of the {what}")
+        objects += len(edges)
+        if objects > MAX_OBJECTS:
+            raise ShapeError(
+                f"W&B's listing of {what} goes on past {MAX_OBJECTS:,} objects; stopped"
+            )
         yield edges
         info = a_dict(connection.get("pageInfo"), f"pageInfo of page {number} of the {what}")
         more = info.get("hasNextPage")
@@ -130,22 +138,27 @@ def _next_cursor(cursor: Any, seen: set[bytes], number: int, what: str) -> str:
 # --- the envelope: status, JSON, errors, data ------------------------------------------------
 
 
-def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any]:
+def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> dict[str, Any]:
     """The `data` of a GraphQL answer (`body`: the whole of it), or the typed error its status
     and body say."""
     status = response.status_code
     if status == 401:
         raise AuthError(f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)", status)
     if status == 403:  # a good key without access to this (one project of many, say)
-        why = _first_error(response, body) or "permission denied"
+        why = _first_error(body) or "permission denied"
         raise AuthError(f"W&B refused access on {urlparse(url).hostname} (HTTP 403: {why})", status)
     if status == 404:
         raise NotFoundError(f"{url}: not found (HTTP 404)", status)
     if status >= 400:
-        why = _first_error(response, body) or response.reason
+        why = _first_error(body) or response.reason
         raise ApiError(f"{url}: HTTP {status} {why}", status)
+    if status >= 300:  # the API's own URL never redirects: a wrong URL, or a hostile one
+        why = "a redirect, not followed; is WANDB_BASE_URL right?"
+        raise ApiError(f"{url}: HTTP {status}, {why}", status)
     try:
-        found = json_of(body, response.encoding)
+        found = json_of(body)
+    except UnicodeDecodeError:
+        raise ApiError(f"{url}: the response is not UTF-8 (HTTP {status})", status) from None
     except ValueError:
         raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
     except RecursionError:
@@ -158,24 +171,19 @@ def data_of(response: requests.Response, body: bytes, url: str) -> dict[str, Any
     return data
 
 
-def json_of(body: bytes, encoding: str | None) -> Any:
-    """The JSON value of a body, as `requests`' `Response.json()` reads it: decoded in the
-    encoding the headers give (UTF-8 if none or unknown), bytes it cannot decode replaced; by
-    orjson where that is the same value (a page of views is megabytes)."""
-    try:
-        charset = codecs.lookup(encoding or "utf-8").name
-    except LookupError:
-        charset = "utf-8"
-    if charset == "utf-8":  # orjson reads UTF-8 alone: what it reads decodes without a loss
-        value = json_values.read_fast(body)
-        if value is not json_values.UNREAD:
-            return value
-    return json.loads(body.decode(charset, errors="replace"))
+def json_of(body: bytes | bytearray) -> Any:
+    """The JSON value of a body, read as UTF-8 whatever charset its headers declare: JSON is
+    UTF-8 (RFC 8259), and a title read in another charset would be written back altered.
+    Bytes that are not UTF-8 are a `UnicodeDecodeError`, never replaced: an answer that cannot
+    be read exactly is refused. By orjson where that is the same value (a page of views is
+    megabytes)."""
+    value = json_values.read_fast(body)
+    return json.loads(body.decode("utf-8")) if value is json_values.UNREAD else value
 
 
-def _first_error(response: requests.Response, body: bytes) -> str:
+def _first_error(body: bytes | bytearray) -> str:
     try:
-        found = json_of(body, response.encoding)
+        found = json_of(body)
     except (ValueError, RecursionError):
         return ""
     return _errors(found)

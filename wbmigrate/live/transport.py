@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import email.utils
 import errno
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -221,15 +222,15 @@ class BoundedRetry(Retry):
 
 
 def retry_after(value: str) -> float | None:
-    """Seconds from a `Retry-After` value: a number of seconds or an HTTP date."""
+    """Seconds from a `Retry-After` value: ASCII digits (`str.isdigit` takes `²` too, which
+    `float` refuses) or an HTTP date; anything else is None."""
     value = value.strip()
-    if value.isdigit():
+    if re.fullmatch(r"[0-9]+", value):
         return float(value)
     try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def unreachable(error: BaseException | None) -> str | None:
