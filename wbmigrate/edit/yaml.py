@@ -104,7 +104,8 @@ def render(value: Any, like: yaml.Node | None = None) -> str:
 def _replacement(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
     if isinstance(edit, Set):
         node = located.nodes[edit.path]
-        if isinstance(node, yaml.CollectionNode):  # (a filter that becomes a group): flow
+        if isinstance(node, yaml.MappingNode) and isinstance(edit.value, dict):
+            # (a run-set filter that becomes a group): in flow style
             start, end = value_start(text, node), _content_end(text, node)
             if "#" in text[start:end]:  # a comment it holds would be lost
                 raise CannotEdit(edit.path)
