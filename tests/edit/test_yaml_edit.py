@@ -192,3 +192,22 @@ def test_aliases_that_expand_without_bound_are_refused():
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 7)]
     with pytest.raises(yaml.YAMLError, match="aliases expand to too many nodes"):
         load_located_all("\n".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("text", "edit", "expected"),
+    [
+        ("l:\n- k: a\n  m: b\n- c\n", Set(("l", 0), {"g": [1]}), 'l:\n- {"g": [1]}\n- c\n'),
+        ("m:\n  k:\n    a: 1\nz: 0\n", Set(("m", "k"), {"g": 1}), 'm:\n  k:\n    {"g": 1}\nz: 0\n'),
+        ("l: [{k: a}, c]\n", Set(("l", 0), {"g": 1}), 'l: [{"g": 1}, c]\n'),
+        ("l:\n- k: a  # why\n  m: b\n", Set(("l", 0), {"g": 1}), None),
+        ("l:\n- k: a\n", Set(("l", 0), "z"), None),
+        ("l:\n- [a]\n", Set(("l", 0), {"g": 1}), None),
+    ],
+    ids=["block-item", "block-value", "flow-item", "a-comment-inside-is-refused",
+         "not-by-a-scalar", "not-a-sequence"],
+)  # fmt: skip
+def test_a_mapping_is_set_in_flow_style_never_over_a_comment(text, edit, expected):
+    """A run-set filter that becomes the group (old OR new) replaces a whole mapping."""
+    found = replacements(text, load_located(text), [edit])
+    assert (apply(text, found) if found is not None else None) == expected

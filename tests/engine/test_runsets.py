@@ -21,6 +21,8 @@ from wbmigrate.verify import Check, verify_one
 
 MIGRATION = find_mapping("prime-rl").migration()
 DUAL, REPLACE = Mode.DUAL, Mode.REPLACE
+# wandb_workspaces' models use pydantic's deprecated validators
+sdk = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def walk(runset: dict, mode: Mode) -> tuple[dict, Walk]:
@@ -139,6 +141,153 @@ def test_the_legacy_single_key_still_warns_that_it_hides_history():
     assert [c.action for c in w.changes] == [ChangeAction.RENAMED]
 
 
+# --- filters: (old OR new) in dual mode -----------------------------------------------------
+
+
+def leaf(name: str, section: str = "summary", **extra) -> dict:
+    return {"key": {"section": section, "name": name}, "op": ">=", "value": 0.1, **extra}
+
+
+def v2(*items: dict) -> dict:
+    return {"name": "Filtered", "filters": {"filterFormat": "filterV2", "filters": list(items)}}
+
+
+def legacy(tree: dict) -> dict:
+    return {"name": "Filtered", "filters": tree}
+
+
+def either(old: dict, new: dict, **connector) -> dict:
+    """W&B's v2 group `(old OR new)`, joined to what comes before it by `connector`."""
+    return {"filters": [old, {**new, "connector": "OR"}], **connector}
+
+
+OLD_MEAN, NEW_MEAN_LEAF = leaf("off_policy/mean"), leaf("staleness/rollout/mean")
+OLD_CONFIG = leaf("orchestrator.max_off_policy_steps", "config")
+NEW_CONFIG = leaf("orchestrator.max_staleness", "config")
+STATE = {"key": {"section": "run", "name": "state"}, "op": "=", "value": "finished"}
+AND_STATE = {**STATE, "connector": "AND"}
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "mode"),
+    [
+        (v2(OLD_MEAN, AND_STATE), v2(either(OLD_MEAN, NEW_MEAN_LEAF), AND_STATE), DUAL),
+        (v2(STATE, {**OLD_MEAN, "connector": "AND", "disabled": True}),
+         v2(STATE, either({**OLD_MEAN, "disabled": True}, {**NEW_MEAN_LEAF, "disabled": True},
+                          connector="AND")), DUAL),
+        (v2(OLD_CONFIG), v2(either(OLD_CONFIG, NEW_CONFIG)), DUAL),
+        (v2({"filters": [STATE, {**OLD_MEAN, "connector": "OR"}], "connector": "AND"}),
+         v2({"filters": [STATE, {**OLD_MEAN, "connector": "OR"},
+                         {**NEW_MEAN_LEAF, "connector": "OR"}], "connector": "AND"}), DUAL),
+        (legacy({"op": "OR", "filters": [{"op": "AND", "filters": [OLD_MEAN, STATE]}]}),
+         legacy({"op": "OR", "filters": [{"op": "AND", "filters": [
+             {"op": "OR", "filters": [OLD_MEAN, NEW_MEAN_LEAF]}, STATE]}]}), DUAL),
+        (legacy({"op": "OR", "filters": [OLD_MEAN]}),
+         legacy({"op": "OR", "filters": [OLD_MEAN, NEW_MEAN_LEAF]}), DUAL),
+        (v2(OLD_MEAN, AND_STATE), v2(NEW_MEAN_LEAF, AND_STATE), REPLACE),
+        (v2(either(OLD_MEAN, NEW_MEAN_LEAF), AND_STATE),
+         v2({"filters": [{**NEW_MEAN_LEAF, "connector": "OR"}]}, AND_STATE), REPLACE),
+        (legacy({"op": "OR", "filters": [{"op": "AND", "filters": [OLD_MEAN]}]}),
+         legacy({"op": "OR", "filters": [{"op": "AND", "filters": [NEW_MEAN_LEAF]}]}), REPLACE),
+    ],
+    ids=["v2-top-level-metric", "v2-keeps-connector-and-disabled", "v2-config-key",
+         "v2-or-group-gets-a-sibling", "legacy-leaf-under-and", "legacy-leaf-under-or",
+         "replace-renames", "replace-drops-the-old-half-of-a-pair", "legacy-replace"],
+)  # fmt: skip
+def test_filters(before, after, mode):
+    check_transformed(before, after, mode)
+
+
+@pytest.mark.parametrize(
+    ("before", "mode"),
+    [
+        (v2(either(OLD_MEAN, NEW_MEAN_LEAF), AND_STATE), DUAL),
+        (legacy({"op": "AND", "filters": [{"op": "OR", "filters": [OLD_MEAN, NEW_MEAN_LEAF]}]}),
+         DUAL),
+        (v2(leaf("off_policy/mean", "tags")), DUAL),
+        (v2(leaf("off_policy/mean", "config")), DUAL),
+    ],
+    ids=["v2-pair-already-there", "legacy-pair-already-there", "tags-section",
+         "config-section-metric-name"],
+)  # fmt: skip
+def test_filters_noop(before, mode):
+    check_noop(before, mode)
+
+
+def test_a_filter_companion_is_one_added_change_at_the_name_without_a_history_warning():
+    _, w = walk(v2(AND_STATE, {**OLD_MEAN, "connector": "AND"}), DUAL)
+    [change] = w.changes
+    assert (change.action, change.pointer, change.old, change.new, change.field) == (
+        ChangeAction.ADDED,
+        "/filters/filters/1/key/name",
+        "off_policy/mean",
+        "staleness/rollout/mean",
+        "filters[1]",
+    )
+    assert w.notes == []
+
+
+@pytest.mark.parametrize(
+    ("before", "renamed", "why"),
+    [
+        (v2({"filters": [STATE, {**OLD_MEAN, "connector": "AND"}]}),
+         v2({"filters": [STATE, {**NEW_MEAN_LEAF, "connector": "AND"}]}),
+         "in a group not joined by OR"),
+        (legacy({"op": "OR", "filters": [{"op": "AND", "filters": [
+             {"op": "OR", "filters": [{"op": "AND", "filters": [OLD_MEAN, STATE]}, STATE]}]}]}),
+         legacy({"op": "OR", "filters": [{"op": "AND", "filters": [
+             {"op": "OR", "filters": [{"op": "AND", "filters": [NEW_MEAN_LEAF, STATE]},
+                                      STATE]}]}]}),
+         "a group inside a group"),
+    ],
+    ids=["v2-and-group", "legacy-second-level-group"],
+)  # fmt: skip
+def test_a_filter_that_cannot_get_a_companion_is_renamed_with_a_warning_saying_why(
+    before, renamed, why
+):
+    result, w = walk(before, DUAL)
+    assert result == renamed
+    [warning] = w.notes
+    assert warning.kind is NoteKind.WARNING
+    assert why in warning.message
+    assert "runs from before the boundary" in warning.message
+    check_noop(result, DUAL)
+
+
+def test_a_filter_on_a_removed_key_stays_for_review():
+    for mode in (DUAL, REPLACE):
+        before = v2(leaf("dispatcher/off_policy/mean"), AND_STATE)
+        result, w = walk(before, mode)
+        assert (result, w.changes) == (before, [])
+        assert [n.kind for n in w.notes] == [NoteKind.REVIEW]
+
+
+@sdk
+@pytest.mark.parametrize(
+    ("before", "read"),
+    [
+        (v2(OLD_MEAN, AND_STATE),
+         'SummaryMetric("off_policy/mean") >= 0.1'
+         ' or SummaryMetric("staleness/rollout/mean") >= 0.1'),
+        (legacy({"op": "OR", "filters": [{"op": "AND", "filters": [OLD_CONFIG, STATE]}]}),
+         'Config("orchestrator.max_off_policy_steps") >= 0.1'
+         ' or Config("orchestrator.max_staleness") >= 0.1'),
+    ],
+    ids=["v2", "legacy"],
+)  # fmt: skip
+def test_the_sdk_reads_old_or_new(before, read):
+    from wandb_workspaces import expr
+
+    result, _ = walk(before, DUAL)
+    filters = result["filters"]
+    v2_form = (
+        filters
+        if expr.is_filter_v2(filters)
+        else expr.filters_tree_to_v2(expr.Filters.model_validate(filters))
+    )
+    assert expr.filters_v2_to_string(v2_form) == f"({read}) and Metric(\"State\") == 'finished'"
+
+
 # --- config keys ----------------------------------------------------------------------------
 
 OLD_COLUMN, NEW_COLUMN = (
@@ -162,7 +311,11 @@ def config_runset(name: str, column: str = OLD_COLUMN, section: str = "config") 
 def keys_of(runset: dict) -> tuple:
     feed = runset["runFeed"]
     return (
-        [f["key"]["name"] for f in runset["filters"]["filters"]],
+        [
+            f["key"]["name"]
+            for item in runset["filters"]["filters"]
+            for f in item.get("filters", [item])
+        ],  # a group (old OR new): its leaves
         [g["name"] for g in runset["grouping"]],
         [k["key"]["name"] for k in runset["sort"]["keys"]],
         list(feed["columnVisible"]),
@@ -178,7 +331,8 @@ STANDALONE = ("max_off_policy_steps", "config:max_off_policy_steps.value")
     ("name", "column", "mode", "expected"),
     [
         ("orchestrator.max_off_policy_steps", OLD_COLUMN, DUAL, (
-            ["orchestrator.max_staleness"], ["orchestrator.max_staleness"],
+            ["orchestrator.max_off_policy_steps", "orchestrator.max_staleness"],
+            ["orchestrator.max_staleness"],
             ["orchestrator.max_off_policy_steps", "orchestrator.max_staleness"],
             [OLD_COLUMN, NEW_COLUMN], [OLD_COLUMN, NEW_COLUMN])),
         ("orchestrator.value.max_off_policy_steps", OLD_COLUMN, REPLACE, (
@@ -278,8 +432,6 @@ def test_merged_columns_take_the_settings_of_the_one_shown(
 # --- grouped-run colours: what W&B's SDK reads back ------------------------------------------
 
 CASES = FIXTURES / "cases"
-# wandb_workspaces' models use pydantic's deprecated validators
-sdk = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def case_spec(kind: str, name: str, which: str) -> dict:
@@ -332,6 +484,9 @@ VERIFIED_CASES = [
     ("report", "runset-group-colors"),
     ("workspace", "runset-group-colors"),
     ("report", "runset-merged-columns"),
+    ("report", "runset-filters-v2"),
+    ("report", "runset-filters-v2-group"),
+    ("report", "runset-filters-legacy"),
 ]
 
 

@@ -37,6 +37,12 @@ MARKER = "wbmigrate:prime-rl@2026.10.25"
 SDK_AUTOMATIONS = ("threshold-slack", "change-webhook", "zscore-noop")
 OLD_CONFIG = "config:orchestrator.value.max_off_policy_steps"
 NEW_CONFIG = "config:orchestrator.value.max_staleness"
+# Run-set filters on an old metric and an old config key, as `expr` writes them (it saves
+# `>` as `>=`, so the filters say `>=` from the start).
+FILTERS = [
+    expr.Summary("off_policy/mean") >= 1,
+    expr.Config("orchestrator.max_off_policy_steps") >= 4,
+]
 
 
 @dataclass
@@ -73,7 +79,8 @@ def build_report() -> Any:
     """A report of one panel grid: a line plot with per-series overrides and a config group-by,
     a bar chart whose overrides are keyed by bare metric names, a run set grouped by a config
     key whose table shows that key, one old key and hides another with the same successor,
-    and a run set grouped by a summary metric; group colours for both groupings."""
+    and a run set grouped by a summary metric; group colours for both groupings. The first
+    run set filters on an old metric and an old config key."""
     import wandb_workspaces.reports.v2 as wr
 
     by_steps = wr.Runset(
@@ -81,6 +88,7 @@ def build_report() -> Any:
         project="async-rl",
         name="By max steps",
         groupby=["config.orchestrator.max_off_policy_steps"],
+        filters=FILTERS,
         pinned_columns=["run:displayName"],
         visible_columns=[OLD_CONFIG, "summary:off_policy/max"],
         hidden_columns=["summary:off_policy/token/max"],
@@ -134,7 +142,8 @@ def group(runset: str, key: Any, value: str) -> Any:
 
 def build_workspace() -> Any:
     """A saved workspace of two sections (the same line plot and bar chart), its run set
-    grouped by the config key, with group colours and the config key's column pinned."""
+    grouped by the config key, with group colours and the config key's column pinned, and
+    filtered on an old metric and an old config key."""
     import wandb_workspaces.workspaces as ws
     from wandb_workspaces import expr
 
@@ -150,6 +159,7 @@ def build_workspace() -> Any:
         runset_settings=ws.RunsetSettings(
             groupby=[expr.Config("orchestrator.max_off_policy_steps")],
             group_colors={"4": "#4E79A7", "8": "#F28E2B"},
+            filters=FILTERS,
             pinned_columns=[OLD_CONFIG, "summary:off_policy/max"],
         ),
     )
@@ -339,6 +349,23 @@ def skeleton(value: Any) -> Any:
     return value
 
 
+def unpaired(value: Any) -> Any:
+    """`value` with each run-set filter group (old OR new), which dual mode makes of a filter
+    on an old key, back to its one filter: what is left differs from the original in keys
+    alone."""
+    if isinstance(value, dict):
+        pair = value.get("filters")
+        if "key" not in value and isinstance(pair, list) and len(pair) == 2:
+            old, new = pair
+            bare = {k: v for k, v in new.items() if k != "connector"}
+            if new.get("connector") == "OR" and skeleton(old) == skeleton(bare):
+                return {**old, **{k: v for k, v in value.items() if k == "connector"}}
+        return {k: unpaired(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unpaired(v) for v in value]
+    return value
+
+
 def old_names(value: Any) -> list[str]:
     """Every key and string of `value` that still names an old key."""
     if isinstance(value, dict):
@@ -474,6 +501,28 @@ def test_report_run_table_shows_the_new_columns_the_user_showed(migrated: Migrat
     assert rs.column_widths == {column: widths[column] for column in dual(migrated.mode, old, new)}
 
 
+def read_filters(mode: str) -> str:
+    """The run-set filters as the SDK reads them back (`filters_v2_to_string`): in dual mode
+    each filter on an old key is (old OR new), same operator and value."""
+    if mode == "replace":
+        return (
+            'SummaryMetric("staleness/rollout/mean") >= 1'
+            ' and Config("orchestrator.max_staleness") >= 4'
+        )
+    return (
+        '(SummaryMetric("off_policy/mean") >= 1 or SummaryMetric("staleness/rollout/mean") >= 1)'
+        ' and (Config("orchestrator.max_off_policy_steps") >= 4'
+        ' or Config("orchestrator.max_staleness") >= 4)'
+    )
+
+
+@modes()
+def test_report_run_set_filters_keep_old_runs_and_take_new_ones(migrated: Migrated) -> None:
+    by_steps, by_staleness = grid(migrated.report).runsets
+    assert by_steps.filters == read_filters(migrated.mode)
+    assert by_staleness.filters == ""
+
+
 @modes()
 def test_report_note_follows_the_leading_empty_paragraph(migrated: Migrated) -> None:
     """The SDK writes an empty paragraph first and drops it when it loads: the note goes
@@ -496,7 +545,7 @@ def test_report_only_keys_and_the_note_changed(migrated: Migrated) -> None:
     notes = [b for b in after["blocks"] if MARKER in b.get("content", "")]
     assert len(notes) == 1
     after["blocks"].remove(notes[0])
-    assert skeleton(after) == skeleton(before)
+    assert skeleton(unpaired(after)) == skeleton(before)
 
 
 @modes(only="replace")
@@ -564,6 +613,11 @@ def test_workspace_groups_by_the_new_key_and_keeps_its_group_colours(migrated: M
 
 
 @modes()
+def test_workspace_run_set_filters_keep_old_runs_and_take_new_ones(migrated: Migrated) -> None:
+    assert migrated.workspace.runset_settings.filters == read_filters(migrated.mode)
+
+
+@modes()
 def test_workspace_pins_the_new_columns(migrated: Migrated) -> None:
     old = [OLD_CONFIG, "summary:off_policy/max"]
     new = [NEW_CONFIG, "summary:staleness/rollout/max"]
@@ -589,7 +643,7 @@ def test_workspace_only_keys_and_the_note_changed(migrated: Migrated) -> None:
     notes = [s for s in bank["sections"] if MARKER in str(s)]
     assert len(notes) == 1
     bank["sections"].remove(notes[0])
-    assert skeleton(after) == skeleton(before)
+    assert skeleton(unpaired(after)) == skeleton(before)
 
 
 @modes(only="replace")

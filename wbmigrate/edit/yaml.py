@@ -104,6 +104,12 @@ def render(value: Any, like: yaml.Node | None = None) -> str:
 def _replacement(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
     if isinstance(edit, Set):
         node = located.nodes[edit.path]
+        if isinstance(node, yaml.MappingNode) and isinstance(edit.value, dict):
+            # (a run-set filter that becomes a group): in flow style
+            start, end = value_start(text, node), _content_end(text, node)
+            if "#" in text[start:end]:  # a comment it holds would be lost
+                raise CannotEdit(edit.path)
+            return Replacement(start, end, render(edit.value))
         if not isinstance(node, yaml.ScalarNode) or node.style in ("|", ">"):
             raise CannotEdit(edit.path)
         return Replacement(value_start(text, node), node.end_mark.index, render(edit.value, node))

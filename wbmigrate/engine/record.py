@@ -28,6 +28,8 @@ from wbmigrate.engine.model import (
 )
 from wbmigrate.mapping import Fate, Migration
 
+ONE_KEY = "this field holds one key"
+
 
 class Record:
     def __init__(self, migration: Migration, options: Options) -> None:
@@ -108,10 +110,10 @@ class Record:
             same = f"{fate.new} carries the same values ({fate.reason})"
             self.note(path, NoteKind.INFO, f"{fate.old} is no longer logged; {same}", field)
 
-    def _hides_history(self, path: Path, fate: Fate, field: str) -> None:
+    def _hides_history(self, path: Path, fate: Fate, field: str, holds: str = ONE_KEY) -> None:
         if self.dual:
             before = f"runs from before the boundary (which only have {fate.old})"
-            hides = f"this field holds one key: it now shows {fate.new}, so {before} drop out of it"
+            hides = f"{holds}: it now shows {fate.new}, so {before} drop out of it"
             self.note(path, NoteKind.WARNING, hides, field)
 
     # --- keys the census may say no run logged (`rewrite.census_warnings`) --------------------

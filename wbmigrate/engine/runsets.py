@@ -10,10 +10,12 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from wbmigrate import names
-from wbmigrate.edit.edits import Delete, Path, RenameKey
+from wbmigrate.edit.edits import Delete, Edit, Insert, Path, RenameKey, Set
 from wbmigrate.engine.model import ChangeAction, NoteKind
+from wbmigrate.engine.record import ONE_KEY
 from wbmigrate.engine.shapes import as_list
 from wbmigrate.engine.walk import Decode, Walk
+from wbmigrate.mapping import Fate
 from wbmigrate.names import Accessor
 
 # Sections of a {section, name} key that name a metric. W&B filters on summary values and on
@@ -70,15 +72,140 @@ def _keys(w: Walk, path: Path, runset: dict[str, Any], keys: Keys) -> None:
         _columns(w, (*path, "runFeed"), feed, keys.column)
 
 
+# --- filters --------------------------------------------------------------------------------
+
+GROUPED = (
+    "this filter is in a group not joined by OR, where (old OR new) would be a group inside "
+    "a group, which W&B's filters do not allow"
+)
+TOO_DEEP = (
+    "this filter would need (old OR new) as a group inside a group, which W&B's SDK cannot "
+    "read (`filters_tree_to_v2`)"
+)
+
+
+@dataclass(frozen=True)
+class Siblings:
+    """The list a filter leaf is in, and how its companion goes there: right after it when
+    the list is joined by OR, else the leaf becomes the group (old OR new) where W&B allows
+    one, else it is renamed with the warning `why`."""
+
+    path: Path
+    items: list[Any]  # as read, then the companions added (so none is added twice)
+    ors: bool
+    wrap: bool
+    v2: bool
+    why: str = ONE_KEY
+
+
 def _filters(w: Walk, path: Path, node: Any, field: str, keys: Keys) -> None:
-    """Both filter forms: v2 (`{filterFormat, filters:[...]}`, one level of groups) and the legacy
-    tree (`{op:'OR', filters:[{op:'AND', filters:[...]}]}`). A leaf holds a {section, name} key:
-    one key, renamed in both modes (a companion filter would AND a condition no old run meets)."""
+    """Both filter forms: v2 (`{filterFormat, filters:[...]}`, a flat list of leaves and groups
+    of leaves, each after the first joined to the one before by its `connector`) and the
+    legacy tree (`{op:'OR', filters:[{op:'AND', filters:[...]}]}`). In dual mode a leaf on an
+    old key becomes (old OR new), same operator and value: runs from before the boundary pass
+    it by the old key, later runs by the new one (`wandb_workspaces/expr.py` reads both)."""
     if not isinstance(node, dict):
         return
-    _key_object(w, (*path, "key"), node.get("key"), field, keys)
-    for i, child in enumerate(as_list(node.get("filters"))):
-        _filters(w, (*path, "filters", i), child, f"{field}[{i}]", keys)
+    if node.get("filterFormat") == "filterV2":
+        _v2(w, (*path, "filters"), as_list(node.get("filters")), field, keys, top=True)
+    elif _is_leaf(node):  # a tree of one leaf
+        _leaf(w, path, node, field, keys, Siblings(path, [node], False, True, False))
+    else:
+        _tree(w, path, node, field, keys, grouped=False)
+
+
+def _v2(w: Walk, path: Path, items: list[Any], field: str, keys: Keys, top: bool) -> None:
+    """A top-level leaf becomes a group carrying the leaf's connector; a leaf in a group gets
+    a sibling if the group is joined by OR, else (a group cannot nest) it is renamed."""
+    ors = not top and all(_connector(item) == "OR" for item in items[1:])
+    siblings = Siblings(path, list(items), ors, top, True, GROUPED)
+    for i, item in enumerate(items):
+        at, label = (*path, i), f"{field}[{i}]"
+        if _is_leaf(item):
+            _leaf(w, at, item, label, keys, siblings)
+        elif isinstance(item, dict):
+            _v2(w, (*at, "filters"), as_list(item.get("filters")), label, keys, top=False)
+
+
+def _tree(w: Walk, path: Path, node: dict[str, Any], field: str, keys: Keys, grouped: bool) -> None:
+    """A legacy node and what is under it, nested as deep as it goes. W&B's SDK reads the tree
+    as v2 filters, where an OR node under an AND node is a group and a group inside one is
+    refused: a leaf under AND becomes (old OR new) only outside such a group."""
+    op, items = node.get("op"), as_list(node.get("filters"))
+    deep = grouped and op == "AND"
+    siblings = Siblings((*path, "filters"), list(items), op == "OR", not deep, False, TOO_DEEP)
+    for i, child in enumerate(items):
+        at, label = (*path, "filters", i), f"{field}[{i}]"
+        if _is_leaf(child):
+            _leaf(w, at, child, label, keys, siblings)
+        elif isinstance(child, dict):
+            inner = grouped or (op == "AND" and child.get("op") == "OR")
+            _tree(w, at, child, label, keys, inner)
+
+
+def _leaf(w: Walk, at: Path, leaf: dict[str, Any], field: str, keys: Keys, by: Siblings) -> None:
+    """A filter leaf: dual mode makes it (old OR new), or finds that it is already; replace
+    mode renames it, or drops it from (old OR new); a removed key is left for review."""
+    key = leaf["key"]
+    found = keys.name(key.get("name")) if _in(key, keys) else None
+    fate = w.fate(found.name) if found else None
+    if found is None or fate is None or fate.new is None or not (by.ors or by.wrap):
+        _key_object(w, (*at, "key"), key, field, keys, by.why)  # renamed, or a note
+        return
+    companion = {**_bare(leaf), "key": {**key, "name": found.with_name(fate.new)}}
+    paired = by.ors and any(_bare(item) == companion for item in by.items if isinstance(item, dict))
+    name_at, old = (*at, "key", "name"), key["name"]
+    if paired and w.dual:
+        w.kept.append(name_at)
+    elif paired:
+        w.change(Delete(at), ChangeAction.REMOVED, old, None, field, version=fate.version)
+    elif not w.dual:
+        w.single(name_at, old, field, decode=keys.name)
+    else:
+        _pair(w, at, leaf, companion, field, by, fate)
+
+
+def _pair(
+    w: Walk,
+    at: Path,
+    leaf: dict[str, Any],
+    companion: dict[str, Any],
+    field: str,
+    by: Siblings,
+    fate: Fate,
+) -> None:
+    """(old OR new): the companion right after the leaf in a list joined by OR, else a group
+    in the leaf's place. One change, at the old key's name (where `check` points)."""
+    by.items.append(companion)
+    joined = {**companion, "connector": "OR"} if by.v2 else companion
+    edit: Edit = Set(at, _either(leaf, joined, by.v2))
+    if by.ors:
+        edit = Insert((*by.path, int(at[-1]) + 1), joined)
+    old, new, name_at = leaf["key"]["name"], companion["key"]["name"], (*at, "key", "name")
+    w.change(edit, ChangeAction.ADDED, old, new, field, at=name_at, version=fate.version)
+    w._equivalent(name_at, fate, field)
+    w._logged(name_at, fate, field, companion=True)
+
+
+def _either(leaf: dict[str, Any], joined: dict[str, Any], v2: bool) -> dict[str, Any]:
+    """The group (old OR new) in the leaf's place: v2's carries the leaf's connector."""
+    if not v2:
+        return {"op": "OR", "filters": [leaf, joined]}
+    connector = {"connector": leaf["connector"]} if "connector" in leaf else {}
+    return {"filters": [_bare(leaf), joined], **connector}
+
+
+def _is_leaf(node: Any) -> bool:
+    return isinstance(node, dict) and isinstance(node.get("key"), dict)
+
+
+def _bare(leaf: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in leaf.items() if k != "connector"}
+
+
+def _connector(item: Any) -> str:
+    connector = item.get("connector") if isinstance(item, dict) else None
+    return connector.upper() if isinstance(connector, str) else ""
 
 
 def _sort_keys(w: Walk, path: Path, entries: list[Any], keys: Keys) -> None:
@@ -98,11 +225,14 @@ def _in(key: Any, keys: Keys) -> bool:
     return isinstance(key, dict) and key.get("section") in keys.sections
 
 
-def _key_object(w: Walk, path: Path, key: Any, field: str, keys: Keys) -> None:
-    """A grouping entry or filter key: one key. A companion grouping entry would nest a second
-    level of groups, so it is renamed in both modes (with a warning in dual mode)."""
+def _key_object(
+    w: Walk, path: Path, key: Any, field: str, keys: Keys, holds: str = ONE_KEY
+) -> None:
+    """A grouping entry (or a filter key that gets no companion): one key. A companion
+    grouping entry would nest a second level of groups, so it is renamed in both modes (with
+    a warning in dual mode that says why: `holds`)."""
     if _in(key, keys):
-        w.single((*path, "name"), key.get("name"), field, decode=keys.name)
+        w.single((*path, "name"), key.get("name"), field, decode=keys.name, holds=holds)
     elif keys is METRICS and isinstance(key, dict) and _names_metric(w, key.get("name")):
         section, name = key.get("section"), key["name"]
         what = f"a {section!r} key named like the metric {name}, which is no metric: left as it is"

@@ -22,7 +22,7 @@ from wbmigrate import names
 from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.record import Record, serialiser
+from wbmigrate.engine.record import ONE_KEY, Record, serialiser
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
 
@@ -54,8 +54,16 @@ class Walk(Record):
 
     # --- one key --------------------------------------------------------------------------------
 
-    def single(self, path: Path, value: Any, field: str, decode: Decode = names.accessor) -> None:
-        """A field that holds one key (an axis, a sort key, a filter): it gets the new key."""
+    def single(
+        self,
+        path: Path,
+        value: Any,
+        field: str,
+        decode: Decode = names.accessor,
+        holds: str = ONE_KEY,
+    ) -> None:
+        """A field that holds one key (an axis, a sort key, a filter): it gets the new key. In
+        dual mode a warning says that old runs drop out of it, and why (`holds`)."""
         found = decode(value)
         fate = self.fate(found.name) if found else None
         if found is None or fate is None:
@@ -66,7 +74,7 @@ class Walk(Record):
         new = found.with_name(fate.new)
         self.change(Set(path, new), ChangeAction.RENAMED, value, new, field, version=fate.version)
         self._equivalent(path, fate, field)
-        self._hides_history(path, fate, field)
+        self._hides_history(path, fate, field, holds)
         self._logged(path, fate, field)
 
     # --- lists of keys ----------------------------------------------------------------------------
