@@ -152,3 +152,25 @@ def wait_for_writes(server, count: int, timeout: float = 60) -> None:
     while len(server.mutations()) < count:
         assert time.monotonic() < deadline, "no write seen"
         time.sleep(0.01)
+
+
+def returns_soon(function, *args, **kwargs):
+    """`function(*args, **kwargs)`, in a thread: a call that would block forever (a FIFO opened
+    by mistake) fails the test instead of hanging it. The bound is a safety net, never what a
+    test asserts."""
+    outcome: list = []
+
+    def call() -> None:
+        try:
+            outcome.append((True, function(*args, **kwargs)))
+        except BaseException as exc:
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert outcome, f"{getattr(function, '__name__', function)} blocked"
+    returned, value = outcome[0]
+    if not returned:
+        raise value
+    return value

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO, TARGET
+from helpers import FIXTURES, MIGRATION, REPO, TARGET, returns_soon
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Mode, Options
@@ -274,3 +274,10 @@ def test_a_plan_nested_too_deeply_is_one_line(tmp_path):
     path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(PlanFileError, match="nested too deeply"):
         load_plan(path)
+
+
+def test_a_fifo_given_as_a_plan_is_refused_without_waiting(tmp_path):
+    os.mkfifo(tmp_path / "plan.json")
+    with pytest.raises(PlanFileError, match="a FIFO is not a regular file") as error:
+        returns_soon(load_plan, tmp_path / "plan.json")
+    assert_one_line(error)

@@ -28,6 +28,7 @@ from wbmigrate.live.backup import (
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, reread, write
 from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
+from wbmigrate.safe_write import read_file
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     if not any(folder.iterdir()):
         raise BackupError(f"{folder}: an empty folder, not a wbmigrate backup")
     try:
-        manifest = json.loads((folder / MANIFEST).read_bytes())
+        manifest = json.loads(read_file(folder / MANIFEST)[0])
     except OSError as exc:
         reason = f"no {MANIFEST}" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise BackupError(f"{folder}: not a wbmigrate backup folder ({reason})") from None
@@ -111,7 +112,7 @@ def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     path, finished = folder / JOURNAL, manifest.get("journal")
     checked = manifest["format"] == FORMAT
     try:
-        lines = path.read_bytes().splitlines()
+        lines = read_file(path)[0].splitlines()
     except OSError as exc:
         raise BackupError(f"{path}: cannot read it ({exc.strerror})") from None
     events, previous = [], genesis(manifest)
@@ -155,7 +156,7 @@ def _stored(
     if not isinstance(name, str) or not MEMBER.fullmatch(name):
         raise BackupError(f"{folder / JOURNAL}: names a file that cannot be a backup: {name!r}")
     try:
-        data = (folder / name).read_bytes()
+        data = read_file(folder / name)[0]
     except FileNotFoundError:
         raise BackupError(f"{folder / name}: missing from the backup") from None
     except OSError as exc:
@@ -231,7 +232,7 @@ class LoadedSet:
 
 def is_backup_set(folder: Path) -> bool:
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads(read_file(folder / MANIFEST)[0])
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("format") == SET_FORMAT
@@ -241,7 +242,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
     """The projects of a backup set (those in `only`, when given), each sub-folder checked to
     be inside the set. The sub-backups are checked whole when each is loaded."""
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(read_file(folder / MANIFEST)[0])
         listed = manifest["projects"]
         folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
         _check_journal(folder, manifest)
@@ -267,7 +268,7 @@ def _member(name: str) -> str:
 def _check_journal(folder: Path, manifest: dict[str, Any]) -> None:
     """The set's journal, line by line against its chained checksums."""
     last = genesis(manifest)
-    lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
+    lines = read_file(folder / JOURNAL)[0].decode().splitlines()
     for number, line in enumerate(lines, 1):
         entry = json.loads(line)
         checksum = entry.pop("checksum")
