@@ -118,7 +118,7 @@ class SavedPlan:
 
 def load_plan(path: Path) -> SavedPlan:
     try:
-        data = json.loads(read_file(path)[0])
+        data = json.loads(read_file(path)[0].decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise PlanFileError(f"cannot read plan {path}: {exc}") from None
     except RecursionError:

@@ -232,7 +232,7 @@ class LoadedSet:
 
 def is_backup_set(folder: Path) -> bool:
     try:
-        data = json.loads(read_file(folder / MANIFEST)[0])
+        data = json.loads(read_file(folder / MANIFEST)[0].decode())
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("format") == SET_FORMAT
@@ -242,7 +242,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
     """The projects of a backup set (those in `only`, when given), each sub-folder checked to
     be inside the set. The sub-backups are checked whole when each is loaded."""
     try:
-        manifest = json.loads(read_file(folder / MANIFEST)[0])
+        manifest = json.loads(read_file(folder / MANIFEST)[0].decode())
         listed = manifest["projects"]
         folders = {str(t): folder / _member(str(name)) for t, name in dict(listed).items()}
         _check_journal(folder, manifest)
