@@ -169,3 +169,25 @@ def rendered_markdown(markdown: str) -> tuple[list[str], int, list[int]]:
         if t.type == "tr_close":
             cells.append(row)
     return links, images, cells
+
+
+def returns_soon(function, *args, **kwargs):
+    """`function(*args, **kwargs)`, in a thread: a call that would block forever (a FIFO opened
+    by mistake) fails the test instead of hanging it. The bound is a safety net, never what a
+    test asserts."""
+    outcome: list = []
+
+    def call() -> None:
+        try:
+            outcome.append((True, function(*args, **kwargs)))
+        except BaseException as exc:
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert outcome, f"{getattr(function, '__name__', function)} blocked"
+    returned, value = outcome[0]
+    if not returned:
+        raise value
+    return value

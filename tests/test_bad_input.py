@@ -137,16 +137,15 @@ def test_check_names_unreadable_files(run, tmp_path, monkeypatch):
     secret.write_text('{"metrics": ["off_policy/mean"]}')
     secret.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
-        import builtins
-
         from wbmigrate.check import run as check_run
+        from wbmigrate.safe_write import read_file
 
         def refuse(file: Any, *args: Any, **kwargs: Any) -> Any:
             if Path(file).name == "secret.json":
                 raise PermissionError(13, "Permission denied")
-            return builtins.open(file, *args, **kwargs)
+            return read_file(file, *args, **kwargs)
 
-        monkeypatch.setattr(check_run, "open", refuse, raising=False)  # what check reads with
+        monkeypatch.setattr(check_run, "read_file", refuse)  # what check reads with
     result = run("check", str(tmp_path))
     secret.chmod(0o600)
     assert result.exit_code == 1

@@ -7,8 +7,20 @@ import stat
 from pathlib import Path
 
 import pytest
+from helpers import returns_soon
 
-from wbmigrate.safe_write import PRIVATE_MODE, SafeFile, Stamp, UnsafeWrite, safe_file, write_text
+from wbmigrate.safe_write import (
+    PRIVATE_MODE,
+    READ_LIMIT,
+    NotRead,
+    SafeFile,
+    Stamp,
+    TooBig,
+    UnsafeWrite,
+    read_file,
+    safe_file,
+    write_text,
+)
 
 
 def mode_of(path: Path) -> int:
@@ -231,3 +243,43 @@ def test_check_fix_reports_a_file_edited_while_it_ran_and_fixes_the_rest(tmp_pat
     assert refused == ["one.toml: changed since wbmigrate read it; not overwritten"]
     assert one.read_text() == "x = 1  # edited meanwhile\n"
     assert two.read_text() == "y = 1\n"
+
+
+# --- reading: never blocked, never unbounded -----------------------------------------------------
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(NotRead, match=r"^a FIFO is not a regular file$"):
+        returns_soon(read_file, tmp_path / "pipe")
+
+
+def test_a_link_to_dev_zero_is_refused_not_read_whole(tmp_path):
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    with pytest.raises(NotRead, match=r"^a character device is not a regular file$"):
+        returns_soon(read_file, tmp_path / "zero")
+    with pytest.raises(NotRead, match=r"^a symbolic link; not followed$"):
+        read_file(tmp_path / "zero", follow=False)
+
+
+def test_a_file_over_the_bound_is_refused_and_one_at_it_is_read(tmp_path):
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 2048)
+    with pytest.raises(TooBig, match=r"^0\.0 MB, over the 0 MB wbmigrate reads$"):
+        read_file(path, limit=2047)
+    data, status = read_file(path, limit=2048)
+    assert (data, status.st_size) == (b"x" * 2048, 2048)
+
+
+def test_the_default_bound_is_256_mb():
+    assert READ_LIMIT == 256 * 1024 * 1024
+
+
+def test_a_file_replaced_by_a_fifo_after_it_was_read_is_not_waited_on_when_writing(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text("old")
+    read = Stamp.of(path, b"old", path.stat().st_mtime_ns)
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(UnsafeWrite, match="changed since wbmigrate read it"):
+        returns_soon(write_text, path, "new", read=read)

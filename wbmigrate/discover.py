@@ -7,6 +7,10 @@ line, a FIFO, socket or device is refused, and so is a symlink whose target lies
 tree of the paths given (a fix would otherwise write outside it): one line on stderr says
 it was skipped. A symlink whose target is inside that
 tree is read, and fixed, at its target, so the link stays a link.
+
+`.gitignore` files are obeyed as git obeys them (`wbmigrate.gitignore`): the deepest one with
+a pattern matching a path decides, and a folder git ignores is never entered, so nothing
+under it is re-included.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wbmigrate.gitignore import GitIgnore
+from wbmigrate.safe_write import kind, read_file
+
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
+IGNORE_LIMIT = 8 * 1024 * 1024  # a .gitignore bigger than that is not read (it ignores nothing)
 SKIPPED_FOLDERS = {
     ".git",
     ".hg",
@@ -32,14 +40,7 @@ SKIPPED_FOLDERS = {
     ".pytest_cache",
     ".hypothesis",
 }
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
-
-Ignores = list[tuple[Path, "GitIgnoreSpec"]]  # (the folder of a .gitignore, resolved; its rules)
+Ignores = list[tuple[Path, GitIgnore]]  # (the folder of a .gitignore, resolved; its rules)
 
 
 def find_files(
@@ -82,7 +83,7 @@ def _files_of(
     if stat.S_ISDIR(mode):
         yield from _walk(path, excluded, project)
     elif not stat.S_ISREG(mode):
-        _refuse(path, f"{_kind(mode)} is not a regular file; not read")
+        _refuse(path, f"{kind(mode)} is not a regular file; not read")
     elif path.is_symlink():
         target = path.resolve()
         if target.is_relative_to(tree):  # shown as the user would write it
@@ -109,11 +110,7 @@ def refusal(path: Path) -> str | None:
         return None
     if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
         return None
-    return f"{_kind(mode)} is not a regular file"
-
-
-def _kind(mode: int) -> str:
-    return _KINDS.get(stat.S_IFMT(mode), "a special file")
+    return f"{kind(mode)} is not a regular file"
 
 
 def _tree(given: list[Path]) -> Path:
@@ -157,15 +154,16 @@ def _walk(root: Path, excluded: GitIgnoreSpec | None, project: Path) -> Iterator
     """Regular files under `root`, depth first; symlinks and special files are skipped, read
     from their directory entries alone (no file is opened to find out what it is)."""
     ignored = _Ignored(root, project, excluded)
-    stack = [_Folder(root, root.resolve(), _ignores_above(root))]
+    real, above = root.resolve(), _ignores_above(root)
+    stack = [] if _in_ignored_folder(real, above) else [_Folder(root, real, above)]
     while stack:
         folder = stack.pop()
         entries = _entries(folder.path)
         ignores = folder.ignores
         gitignore = entries.get(".gitignore")
         if gitignore is not None and gitignore.is_file(follow_symlinks=False):
-            spec = _read_spec(Path(gitignore.path))
-            ignores = [*ignores, (folder.real, spec)] if spec is not None else ignores
+            rules = _read_rules(Path(gitignore.path))
+            ignores = [*ignores, (folder.real, rules)] if rules is not None else ignores
         filtered = bool(ignores) or excluded is not None  # else no path needs resolving
         subfolders = []
         for name in sorted(entries):
@@ -199,7 +197,7 @@ def _ignores_above(root: Path) -> Ignores:
     for parent in [folder, *folder.parents]:
         spec = parent / ".gitignore"
         if parent != folder and spec.is_file() and not spec.is_symlink():
-            rules = _read_spec(spec)
+            rules = _read_rules(spec)
             if rules is not None:
                 found.append((parent, rules))
         if (parent / ".git").exists():
@@ -207,9 +205,9 @@ def _ignores_above(root: Path) -> Ignores:
     return list(reversed(found))
 
 
-def _read_spec(path: Path) -> GitIgnoreSpec | None:
+def _read_rules(path: Path) -> GitIgnore | None:
     try:
-        return _spec(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        return GitIgnore.parse(read_file(path, IGNORE_LIMIT, follow=False)[0])
     except OSError:  # an unreadable .gitignore ignores nothing
         return None
 
@@ -243,11 +241,28 @@ class _Ignored:
             )
             if self.excluded.match_file(inside.as_posix() + suffix):
                 return True
-        return any(
-            real.is_relative_to(base)
-            and spec.match_file(real.relative_to(base).as_posix() + suffix)
-            for base, spec in ignores
-        )
+        return _git_ignored(real, ignores, suffix == "/")
+
+
+def _in_ignored_folder(real: Path, ignores: Ignores) -> bool:
+    """Whether git ignores the folder `real` or a folder above it (git never looks inside one,
+    so neither does a walk that starts there)."""
+    if not ignores:
+        return False
+    top = ignores[0][0]
+    chain = [f for f in [*reversed(real.parents), real] if f != top and f.is_relative_to(top)]
+    return any(_git_ignored(f, [(b, r) for b, r in ignores if b in f.parents], True) for f in chain)
+
+
+def _git_ignored(real: Path, ignores: Ignores, folder: bool) -> bool:
+    """Git's verdict on a path: the deepest .gitignore with a pattern matching it decides."""
+    for base, rules in reversed(ignores):
+        if real.is_relative_to(base):
+            relative = os.fsencode(real.relative_to(base)).decode("latin-1")
+            verdict = rules.verdict(relative, folder)
+            if verdict is not None:
+                return verdict
+    return False
 
 
 def is_binary(data: bytes) -> bool:

@@ -26,7 +26,8 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Source, plan_one
-from wbmigrate.rewrite import too_big
+from wbmigrate.rewrite import MAX_SPEC_BYTES
+from wbmigrate.safe_write import TooBig, read_file
 
 EXPORT_FORMAT = "wbmigrate-export/1"
 EXPORT_SPEC = ("spec",)  # where an export document holds the spec
@@ -130,12 +131,11 @@ def plan_files(
 def read_source(path: Path, named: bool) -> list[Source]:
     """The Sources of one spec file (none: a file found in a folder that is no spec)."""
     try:
-        refused = too_big(path.stat().st_size)
-        if refused:
-            return [Source(name=path.stem, origin=str(path), error=f"not read: {refused}")]
-        text = path.read_text(encoding="utf-8")
+        text = read_file(path, MAX_SPEC_BYTES)[0].decode("utf-8")
     except UnicodeDecodeError:
         return [Source(name=path.stem, origin=str(path), error="not UTF-8 text")]
+    except TooBig as exc:
+        return [Source(name=path.stem, origin=str(path), error=f"not read: {exc}")]
     except OSError as exc:
         return [Source(name=path.stem, origin=str(path), error=exc.strerror or str(exc))]
     return _sources(path, text, named)

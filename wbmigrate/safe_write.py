@@ -6,12 +6,18 @@ reader takes as empty when it is damaged, is not synced: after a power cut it ma
 A symbolic link is never written through or replaced, and a file that changed since it was read
 (its size, time or content) is not overwritten: both are refused with `UnsafeWrite`, for that
 file alone. Everything written passes through the redactor.
+
+Every file wbmigrate reads (a file `check` reads, the census cache, a saved plan, a backup) is
+read by `read_file`: opened without blocking, read only if it is a regular file, and only up
+to a size bound, so a FIFO or device put in a file's place is refused, never waited on.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +31,60 @@ from wbmigrate.redact import redact
 
 class UnsafeWrite(WbmigrateError):
     """A write refused: the target is a link, or it changed since it was read."""
+
+
+class NotRead(OSError):
+    """A file refused by `read_file`; `strerror` says why, and so does the message."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class TooBig(NotRead):
+    """A file over the size bound of `read_file`."""
+
+
+READ_LIMIT = 256 * 1024 * 1024  # wbmigrate's own files (plans, backups) never come near it
+MB = 1024 * 1024
+KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+}
+
+
+def kind(mode: int) -> str:
+    """What a file that is not a regular file is, as a message says it."""
+    return KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def read_file(
+    path: Path, limit: int = READ_LIMIT, follow: bool = True
+) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and its status. Opened without blocking (a FIFO never waits
+    for a writer) and checked on the open file, so what is read is what was checked; with
+    `follow=False` a symbolic link is refused too. `NotRead` (an OSError) for anything but a
+    regular file of at most `limit` bytes, which is all that is ever read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise NotRead(errno.ELOOP, "a symbolic link; not followed", str(path)) from None
+        raise
+    with os.fdopen(fd, "rb") as file:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            reason = f"{kind(status.st_mode)} is not a regular file"
+            raise NotRead(errno.EINVAL, reason, str(path))
+        data = file.read(limit + 1) if status.st_size <= limit else b""
+    size = max(status.st_size, len(data))
+    if size > limit:  # said as `rewrite.too_big` says it
+        reason = f"{size / MB:.1f} MB, over the {limit // MB} MB wbmigrate reads"
+        raise TooBig(errno.EFBIG, reason, str(path))
+    return data, status
 
 
 @dataclass(frozen=True)
@@ -44,7 +104,7 @@ class Stamp:
             stat = path.stat()
             if (stat.st_size, stat.st_mtime_ns) == (self.size, self.mtime_ns):
                 return True  # unchanged by size and time; the hash settles a touched file
-            return hashlib.sha256(path.read_bytes()).hexdigest() == self.sha256
+            return hashlib.sha256(read_file(path)[0]).hexdigest() == self.sha256
         except OSError:
             return False
 

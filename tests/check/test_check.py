@@ -4,6 +4,7 @@ fixes that change only the old tokens, output formats, suppressions and exit cod
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections import Counter
@@ -12,9 +13,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import FIXTURES, REPO, affected_paths, outside
+from helpers import FIXTURES, REPO, affected_paths, outside, returns_soon
 
 from wbmigrate import find_mapping
+from wbmigrate.check import run as run_module
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
+from wbmigrate.check.targets import Targets
+from wbmigrate.engine.model import Options
 from wbmigrate.rewrite import rewrite, rewrite_text
 
 DEMO = FIXTURES / "demo-repo"
@@ -801,3 +807,34 @@ def test_suppressions_in_toml_yaml_and_shell(run, tmp_path, monkeypatch, name, c
     assert run("check", name).exit_code == 0
     (tmp_path / name).write_text(content.split("  # wbmigrate")[0] + "\n")
     assert run("check", name).exit_code == 1
+
+
+def test_a_file_replaced_by_a_fifo_after_listing_is_one_finding_and_the_rest_fixed(
+    run, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import wandb\nwandb.log({'off_policy/mean': 1})\n")
+    listed = run_module.find_files
+
+    def then_replaced(*args, **kwargs):  # listed, then a.py becomes a FIFO before it is read
+        found = list(listed(*args, **kwargs))
+        (tmp_path / "a.py").unlink()
+        os.mkfifo(tmp_path / "a.py")
+        return found
+
+    monkeypatch.setattr(run_module, "find_files", then_replaced)
+    result, found = returns_soon(findings, run, ".", "--fix")
+    assert result.exit_code == 1
+    assert [(f["path"], f["rule"], f["message"]) for f in found] == [
+        ("a.py", "parse-error", "cannot read it: a FIFO is not a regular file")
+    ]
+    assert "staleness/rollout/mean" in (tmp_path / "b.py").read_text()
+
+
+def test_a_symlink_put_in_a_files_place_after_listing_is_not_read(tmp_path):
+    path = tmp_path / "a.py"
+    path.symlink_to("/dev/zero")
+    report = returns_soon(check_file, path, Targets(MIGRATION, Options()), Ignores())
+    assert report is not None
+    assert [f.message for f in report.findings] == ["cannot read it: a symbolic link; not followed"]

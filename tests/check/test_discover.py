@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, REPO
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wbmigrate.discover import find_files
 from wbmigrate.files import read_sources, spec_paths
@@ -240,3 +242,165 @@ def test_plan_of_one_file_that_is_no_spec_says_so(run, dashboards):
     result = run("plan", "package.json")
     assert result.exit_code == 1
     assert "not a W&B report, workspace or automation spec" in result.stdout
+
+
+# --- .gitignore, as git reads it --------------------------------------------------------------
+
+# (the ignore files, by folder; the files of the tree) for idioms git users write
+IDIOMS = {
+    "only-yaml": (
+        {"": "*\n!*/\n!*.yaml\n"},
+        ["top.yaml", "top.py", "sub/x.yaml", "sub/z.py", "sub/deeper/y.yaml"],
+    ),
+    "re-include-under-an-ignored-folder": (
+        {"": "/build/\n!/build/keep/\n"},
+        ["build/a.yaml", "build/keep/b.yaml", "src/build/c.yaml", "a.yaml"],
+    ),
+    "nested-gitignores": (
+        {"": "*.log\nsecret/\n", "sub": "!important.log\n", "sub/deep": "*.log\n!*.yaml\n"},
+        [
+            "important.log",
+            "a.log",
+            "sub/important.log",
+            "sub/x.log",
+            "sub/deep/important.log",
+            "secret/a.yaml",
+            "sub/secret/b.yaml",
+            "sub/deep/c.yaml",
+        ],
+    ),
+    "double-stars": (
+        {"": "logs/**\n**/tmp\na/**/b.yaml\n**/cache/*.json\n"},
+        [
+            "logs/x.yaml",
+            "logs/d/y.yaml",
+            "logs.yaml",
+            "q/tmp",
+            "q/tmp2",
+            "r/tmp/z.yaml",
+            "a/b.yaml",
+            "a/x/y/b.yaml",
+            "c/a/b.yaml",
+            "cache/p.json",
+            "u/v/cache/p.json",
+            "u/cache/deeper/p.json",
+        ],
+    ),
+    "trailing-spaces-and-escapes": (
+        {"": "foo.yaml   \nbar\\ \n\\#notes.yaml\n#x.yaml\n\\!bang.yaml\nCRLF.yaml\r\n"},
+        ["foo.yaml", "bar ", "bar", "#notes.yaml", "#x.yaml", "x.yaml", "!bang.yaml", "CRLF.yaml"],
+    ),
+    "folders-only-and-slashes": (
+        {"": "out/\ndoc/*.txt\n/root.yaml\n"},
+        [
+            "out",
+            "sub/out/a.yaml",
+            "doc/a.txt",
+            "doc/sub/b.txt",
+            "sub/doc/c.txt",
+            "root.yaml",
+            "sub/root.yaml",
+        ],
+    ),
+    "brackets-and-question-marks": (
+        {"": "*.py[co]\n[!a]*.yaml\n[[:digit:]]*.json\n?.md\n[]x].toml\n[z-a].sh\n"},
+        [
+            "a.pyc",
+            "a.pyo",
+            "a.py",
+            "abc.yaml",
+            "bcd.yaml",
+            "1.json",
+            "x1.json",
+            "a.md",
+            "ab.md",
+            "].toml",
+            "x.toml",
+            "y.toml",
+            "z.sh",
+            "a.sh",
+        ],
+    ),
+    "negation-order": (
+        {"": "*.yaml\n!keep*.yaml\nkeep-not.yaml\n", "sub": "keep.yaml\n"},
+        ["a.yaml", "keep.yaml", "keep-not.yaml", "sub/keep.yaml", "sub/keep2.yaml"],
+    ),
+}
+
+
+def git_sees(root: Path, files: list[str]) -> list[str]:
+    """The files of a tree git does not ignore, by the real `git check-ignore` (only the tree's
+    .gitignore files count: no user or system configuration)."""
+    home = root.parent / "git-home"
+    home.mkdir(exist_ok=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=root, env=env, check=True)
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--stdin", "-z"],
+        cwd=root,
+        env=env,
+        input="\0".join(files) + "\0",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ignored.returncode in (0, 1), ignored.stderr
+    return sorted(set(files) - set(ignored.stdout.split("\0")))
+
+
+@pytest.mark.parametrize("idiom", IDIOMS)
+def test_check_reads_the_files_git_does_not_ignore(here, idiom):
+    ignore_files, files = IDIOMS[idiom]
+    for folder, text in ignore_files.items():
+        (here / folder).mkdir(parents=True, exist_ok=True)
+        (here / folder / ".gitignore").write_bytes(text.encode())
+    for name in files:
+        (here / name).parent.mkdir(parents=True, exist_ok=True)
+        (here / name).write_text(OLD)
+    every = [*files, *(f"{folder}/.gitignore".lstrip("/") for folder in ignore_files)]
+    expected = git_sees(here, every)
+    assert sorted(names(find_files([Path(".")]))) == expected
+    for folder in {name.split("/")[0] for name in files if "/" in name}:  # a folder named
+        inside = sorted(names(find_files([Path(folder)])))
+        assert inside == [name for name in expected if name.startswith(f"{folder}/")]
+
+
+SEGMENTS = ["a", "b", "ab", "x.yaml", "y.py", "d e", "#c", "[a]"]
+PIECES = ["a", "b", "*", "?", "*.yaml", "[ab]", "[!a]", "**", "a*", "x.yaml", "a**", "**b"]
+PIECES += ["[a-b]*", "[[:alpha:]]", "[]a]", "d\\ e", "\\#c", "\\[a]", "[a"]
+PATTERNS = st.builds(
+    lambda negated, lead, parts, trail: negated + lead + "/".join(parts) + trail,
+    st.sampled_from(["", "!"]),
+    st.sampled_from(["", "/", "**/"]),
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=3),
+    st.sampled_from(["", "/", "/**"]),
+)
+TREES = st.lists(
+    st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=4).map("/".join),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    top=st.lists(PATTERNS, max_size=5),
+    inner=st.lists(PATTERNS, max_size=3),
+    paths=TREES,
+)
+def test_check_agrees_with_git_on_generated_trees(tmp_path_factory, top, inner, paths):
+    root = tmp_path_factory.mktemp("tree")
+    files = [p for p in sorted(set(paths)) if not any(q.startswith(p + "/") for q in paths)]
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(OLD)
+    (root / ".gitignore").write_text("\n".join(top) + "\n")
+    ignore_files = [".gitignore"]
+    if (root / "a").is_dir():
+        (root / "a" / ".gitignore").write_text("\n".join(inner) + "\n")
+        ignore_files.append("a/.gitignore")
+    expected = git_sees(root, [*files, *ignore_files])
+    found = [Path(p).relative_to(root).as_posix() for p in find_files([root])]
+    assert sorted(found) == expected

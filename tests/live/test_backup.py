@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, TARGET, snapshot, writes
+from helpers import FIXTURES, TARGET, returns_soon, snapshot, writes
 
 from wbmigrate import __version__
 from wbmigrate.live.backup import (
@@ -708,3 +708,14 @@ def test_a_title_holding_the_key_never_reaches_the_journal(tmp_path):
         assert len(load_backup(backup.folder).items) == 1  # the chain holds, redacted
     finally:
         forget()
+
+
+@pytest.mark.parametrize("member", [MANIFEST, JOURNAL, "backed-up file"])
+def test_a_fifo_in_a_backup_is_refused_without_waiting(folder, member):
+    if member == "backed-up file":
+        member = journal(folder)[0]["file"]
+    (folder / member).unlink()
+    os.mkfifo(folder / member)
+    with pytest.raises(BackupError, match="a FIFO is not a regular file") as error:
+        returns_soon(load_backup, folder)
+    assert "\n" not in str(error.value)

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from pathlib import Path
 
 import pytest
 import responses
+from helpers import returns_soon
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.history import history_of
+from wbmigrate.live import census as census_module
 from wbmigrate.live.census import (
     KEYS_BATCH,
     app_url,
@@ -206,3 +209,98 @@ def test_the_cache_folder_follows_xdg(tmp_path):
     assert cache_folder({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "wbmigrate" / "census"
     assert cache_folder({}) == Path.home() / ".cache" / "wbmigrate" / "census"
     assert os.sep in str(cache_folder(os.environ))
+
+
+# --- what the cache trusts: a file of the user's own, in a folder only the user can open ---------
+
+
+@pytest.fixture
+def cached(client, tmp_path):
+    """A cache folder as wbmigrate makes it, holding one project's cache file."""
+    folder = tmp_path / "census"
+    census(client, FakeRuns(3), cache=folder)
+    return next(folder.iterdir())
+
+
+def cold(client, folder: Path) -> bool:
+    """Whether the next census reads every run's keys again (the cache was not used)."""
+    again = FakeRuns(3)
+    returns_soon(census, client, again, cache=folder)
+    return sorted(n for names in again.key_requests for n in names) == ["r000", "r001", "r002"]
+
+
+def ignored(capsys, path: Path, reason: str) -> bool:
+    return capsys.readouterr().err == f"wbmigrate: {path}: census cache ignored: {reason}\n"
+
+
+def test_the_cache_folder_is_made_0700(cached):
+    assert stat.S_IMODE(cached.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(cached.stat().st_mode) == 0o600
+
+
+def test_a_fifo_as_the_cache_is_ignored_never_waited_on(client, cached, capsys):
+    cached.unlink()
+    os.mkfifo(cached)
+    assert cold(client, cached.parent)
+    assert ignored(capsys, cached, "a FIFO is not a regular file")
+
+
+def test_a_cache_linked_to_dev_zero_is_ignored_never_read(client, cached, capsys):
+    cached.unlink()
+    cached.symlink_to("/dev/zero")
+    assert cold(client, cached.parent)
+    assert ignored(capsys, cached, "a symbolic link; not followed")
+
+
+def test_a_cache_over_the_bound_is_ignored(client, cached, capsys, monkeypatch):
+    monkeypatch.setattr(census_module, "CACHE_LIMIT", 10)
+    assert cold(client, cached.parent)
+    assert ignored(
+        capsys, cached, f"{cached.stat().st_size / 2**20:.1f} MB, over the 0 MB wbmigrate reads"
+    )
+
+
+def test_the_cache_bound_is_64_mb():
+    assert census_module.CACHE_LIMIT == 64 * 1024 * 1024
+
+
+def test_a_cache_in_a_folder_others_can_open_is_ignored_and_not_written(client, cached, capsys):
+    cached.parent.chmod(0o777)
+    before = cached.read_bytes()
+    cached.write_text("{}")
+    assert cold(client, cached.parent)
+    assert ignored(capsys, cached, "its folder's mode is 0o777: others may open it")
+    assert cached.read_text() == "{}"
+    assert before != b"{}"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_a_cache_file_of_another_user_is_ignored(client, cached, capsys):
+    os.chown(cached, 65534, -1)
+    assert cold(client, cached.parent)
+    assert ignored(capsys, cached, "owned by another user")
+
+
+def test_another_projects_cache_renamed_is_ignored(client, tmp_path, capsys):
+    folder = tmp_path / "census"
+    with responses.RequestsMock() as mocked:
+        mocked.add_callback(responses.POST, f"{BASE}/graphql", callback=FakeRuns(3))
+        read_run_keys(client, "team", "other-project", 500, folder)
+    (theirs,) = folder.iterdir()
+    census(client, FakeRuns(3), cache=folder)
+    (ours,) = set(folder.iterdir()) - {theirs}
+    theirs.replace(ours)
+    assert cold(client, folder)
+    assert ignored(capsys, ours, "a cache of another project or host")
+
+
+def test_a_damaged_cache_is_said_once(client, cached, capsys):
+    for _ in range(2):
+        cached.write_text("not json")
+        assert cold(client, cached.parent)
+    assert ignored(capsys, cached, "not a wbmigrate census cache")
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path):
+    assert cache_folder({"XDG_CACHE_HOME": "relative/cache"}) == cache_folder({})
+    assert cache_folder({"XDG_CACHE_HOME": "relative/cache", "HOME": "also-relative"}) is None

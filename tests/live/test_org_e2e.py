@@ -5,13 +5,14 @@ of all three projects (or one), with a project that answers 403 among them."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 
 import jsonschema
 import pytest
 import referencing
-from helpers import REPO, UNLOGGED, organisation, snapshot
+from helpers import REPO, UNLOGGED, organisation, returns_soon, snapshot
 
 from testserver import WandbServer
 
@@ -386,3 +387,16 @@ def test_verify_over_the_entity_reports_the_403_project_and_verifies_the_others(
     assert [u["origin"] for u in document["unreadable"]] == ["team/locked"]
     assert document["summary"]["objects"] == 12  # 10 + 1 verified, and the project not read
     assert {f["check"] for f in document["findings"]} == {"unlogged-key"}
+
+
+def test_a_fifo_in_place_of_the_census_cache_is_ignored_in_one_line(run, org, tmp_path):
+    first = run("plan", "team")
+    folder = tmp_path / "home" / ".cache" / "wbmigrate" / "census"
+    for cached in folder.iterdir():
+        cached.unlink()
+        os.mkfifo(cached)
+    result = returns_soon(run, "plan", "team")
+    assert (result.exit_code, result.stdout) == (first.exit_code, first.stdout)
+    ignored = [line for line in result.stderr.splitlines() if "census cache" in line]
+    assert len(ignored) == 2  # one per project whose runs were read (the third answers 403)
+    assert all(line.endswith("ignored: a FIFO is not a regular file") for line in ignored)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import FIXTURES, MIGRATION, REPO, TARGET, writes
+from helpers import FIXTURES, MIGRATION, REPO, TARGET, returns_soon, writes
 
 from wbmigrate import find_mapping
 from wbmigrate.engine.model import Mode, Options
@@ -376,4 +376,11 @@ def test_a_plan_that_records_no_host_is_refused(tmp_path):
     path.write_text(json.dumps(document))
     with pytest.raises(PlanFileError, match="records no host") as error:
         load_plan(path)
+    assert_one_line(error)
+
+
+def test_a_fifo_given_as_a_plan_is_refused_without_waiting(tmp_path):
+    os.mkfifo(tmp_path / "plan.json")
+    with pytest.raises(PlanFileError, match="a FIFO is not a regular file") as error:
+        returns_soon(load_plan, tmp_path / "plan.json")
     assert_one_line(error)

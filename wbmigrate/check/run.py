@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -21,8 +20,8 @@ from wbmigrate.check.targets import Targets
 from wbmigrate.discover import find_files, is_binary
 from wbmigrate.errors import bug
 from wbmigrate.parallel import cores, each
-from wbmigrate.rewrite import too_big
-from wbmigrate.safe_write import Stamp, UnsafeWrite, write_text
+from wbmigrate.rewrite import MAX_SPEC_BYTES
+from wbmigrate.safe_write import Stamp, TooBig, UnsafeWrite, read_file, write_text
 
 Handler = Callable[[str, str, Targets], Checked]
 
@@ -91,13 +90,10 @@ def check_file(
 def _check_file(
     path: Path, label: str, targets: Targets, ignores: Ignores, fixes: bool
 ) -> FileReport | None:
-    try:
-        with open(path, "rb") as file:
-            stat = os.fstat(file.fileno())
-            refused = too_big(stat.st_size)
-            if refused and kind_of(path, ""):
-                return _error(label, f"not read: {refused}")
-            data = file.read() if not refused else b"\0"
+    try:  # never through a link: one put in a file's place since the tree was listed
+        data, stat = read_file(path, MAX_SPEC_BYTES, follow=False)
+    except TooBig as exc:  # too big for a file of no kind `check` knows: taken as data
+        return _error(label, f"not read: {exc}") if kind_of(path, "") else None
     except OSError as exc:
         return _error(label, f"cannot read it: {exc.strerror or exc}")
     if is_binary(data):

@@ -26,7 +26,8 @@ from wbmigrate.check.config_models import Document, Model, Renames, candidates, 
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.errors import bug
-from wbmigrate.rewrite import too_big
+from wbmigrate.rewrite import MAX_SPEC_BYTES, too_big
+from wbmigrate.safe_write import read_file
 
 # prime-rl's entry points and the config model each loads (`[project.scripts]`; the classes its
 # own tests/unit/test_configs.py loads every shipped config with), in that order.
@@ -125,7 +126,7 @@ def validate_file(path: Path, schema: Schema, renames: Renames) -> tuple[str, Ou
     try:
         if path.suffix not in SUFFIXES or too_big(path.stat().st_size):
             return "", Outcome(label, "")
-        text = path.read_text(encoding="utf-8")
+        text = read_file(path, MAX_SPEC_BYTES)[0].decode("utf-8")
     except (OSError, UnicodeDecodeError):  # `check` reports it already
         return "", Outcome(label, "")
     document = parsed(path.suffix, text)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,12 +25,13 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
 from wbmigrate.live.shapes import a_dict, listing_pages, project_of
-from wbmigrate.safe_write import PRIVATE_MODE, write_text
+from wbmigrate.safe_write import PRIVATE_MODE, kind, read_file, write_text
 
 RUNS_PAGE = 100
 KEYS_BATCH = 50  # runs whose keys one request reads: their key lists can be long
 KEYS_AT_ONCE = 4  # such requests in flight (as many as the listings use)
-CACHE_FORMAT = "wbmigrate-census-cache/1"
+CACHE_FORMAT = "wbmigrate-census-cache/2"  # /2: it names its host and project
+CACHE_LIMIT = 64 * 1024 * 1024  # a cache bigger than that is not read, nor written
 SYSTEM_KEYS = frozenset({"_step", "_runtime", "_timestamp", "_wandb"})
 FINAL_STATES = frozenset({"finished", "crashed", "failed", "killed"})
 
@@ -168,20 +171,41 @@ def _json_object(value: Any) -> dict[str, Any]:
 
 
 class _Cache:
-    """Finished runs' keys, one file per project in the user's cache folder (mode 0600). A
-    missing, damaged or foreign file is a cold cache, never an error."""
+    """Finished runs' keys, one file per project in the user's cache folder. Trusted only as
+    what wbmigrate wrote for this host and project: a regular file of the user's own, at most
+    CACHE_LIMIT bytes, in a folder of the user's own of mode 0700 (made so by wbmigrate). A
+    file missing is a cold cache; one that fails any of that is ignored, said in one line, and
+    never an error."""
 
     def __init__(self, folder: Path | None, base_url: str, entity: str, project: str) -> None:
-        where = f"{base_url}\n{entity}\n{project}".encode()
-        name = hashlib.sha256(where).hexdigest()[:24] + ".json"
+        self.of = [base_url, entity, project]
+        name = hashlib.sha256("\n".join(self.of).encode()).hexdigest()[:24] + ".json"
         self.path = folder / name if folder is not None else None
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8")) if self.path else {}
-        except (OSError, ValueError):
-            data = {}
-        ours = isinstance(data, dict) and data.get("format") == CACHE_FORMAT
-        runs = data.get("runs") if ours else None
+        runs = self._read().get("runs")
         self.runs: dict[str, Any] = runs if isinstance(runs, dict) else {}
+
+    def _read(self) -> dict[str, Any]:
+        if self.path is None:
+            return {}
+        document: dict[str, Any] = {}
+        try:
+            refused = _refusal(self.path.parent)
+            if refused is None:
+                data, status = read_file(self.path, CACHE_LIMIT, follow=False)
+                document = _parsed(data)
+                refused = "owned by another user" if status.st_uid != os.getuid() else None
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            refused = str(exc.strerror or exc)
+        if refused is None and document.get("format") != CACHE_FORMAT:
+            refused = "not a wbmigrate census cache"
+        elif refused is None and document.get("of") != self.of:
+            refused = "a cache of another project or host"
+        if refused is not None:
+            _say_once(f"wbmigrate: {self.path}: census cache ignored: {refused}\n")
+            return {}
+        return document
 
     def get(self, item: Listed) -> frozenset[str] | None:
         entry = self.runs.get(item.run.id)
@@ -194,7 +218,8 @@ class _Cache:
 
     def save(self, listed: list[Listed], keys: dict[str, frozenset[str]]) -> None:
         """Keep the finished runs just read (only those: the file stays as small as the cap
-        keeps the census); a cache that cannot be written is skipped: it only saves time."""
+        keeps the census); a cache that cannot be written, or would not be read, is skipped:
+        it only saves time."""
         if self.path is None:
             return
         self.runs = {
@@ -202,15 +227,52 @@ class _Cache:
             for item in listed
             if item.stamp is not None and item.run.id in keys
         }
+        document = {"format": CACHE_FORMAT, "of": self.of, "runs": self.runs}
+        text = json.dumps(document, separators=(",", ":")) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            text = json.dumps({"format": CACHE_FORMAT, "runs": self.runs}, separators=(",", ":"))
-            write_text(self.path, text + "\n", PRIVATE_MODE, sync=False)  # only a cache
+            if _refusal(self.path.parent) is None and len(text) <= CACHE_LIMIT:
+                write_text(self.path, text, PRIVATE_MODE, sync=False)  # only a cache
         except (OSError, WbmigrateError):
             pass
 
 
-def cache_folder(environ: dict[str, str] | os._Environ[str]) -> Path:
-    """`$XDG_CACHE_HOME/wbmigrate/census`, else `~/.cache/wbmigrate/census`."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "wbmigrate" / "census"
+def _refusal(folder: Path) -> str | None:
+    """Why a cache folder is not trusted: only a folder of the user's own that no one else
+    may open (wbmigrate makes it 0700) is. (OSError: there is none.)"""
+    status = folder.lstat()
+    if not stat.S_ISDIR(status.st_mode):
+        return f"{kind(status.st_mode)}, not a folder, holds it"
+    if status.st_uid != os.getuid():
+        return "its folder is owned by another user"
+    mode = stat.S_IMODE(status.st_mode)
+    return f"its folder's mode is {oct(mode)}: others may open it" if mode & 0o077 else None
+
+
+def _parsed(data: bytes) -> dict[str, Any]:
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+_SAID: set[str] = set()
+
+
+def _say_once(line: str) -> None:
+    """A line on stderr, said once per run however many censuses meet the same file."""
+    if line not in _SAID:
+        _SAID.add(line)
+        sys.stderr.write(line)
+
+
+def cache_folder(environ: dict[str, str] | os._Environ[str]) -> Path | None:
+    """`$XDG_CACHE_HOME/wbmigrate/census`, else `~/.cache/wbmigrate/census`; as the XDG spec
+    says, a relative `XDG_CACHE_HOME` is ignored (it would write under the current folder),
+    and without an absolute home there is no cache."""
+    home = environ.get("HOME") or str(Path.home())
+    for base in (environ.get("XDG_CACHE_HOME"), os.path.join(home, ".cache")):
+        if base and os.path.isabs(base):
+            return Path(base) / "wbmigrate" / "census"
+    return None

@@ -37,7 +37,7 @@ from wbmigrate.plan_json import (
     signature,
     summary_entry,
 )
-from wbmigrate.safe_write import SafeFile
+from wbmigrate.safe_write import SafeFile, read_file
 
 if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
     from wbmigrate.mapping import Migration
@@ -134,7 +134,7 @@ class SavedPlan:
 
 def load_plan(path: Path) -> SavedPlan:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_file(path)[0].decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise PlanFileError(f"cannot read plan {path}: {exc}") from None
     except RecursionError:

@@ -32,6 +32,7 @@ from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, reread, write
 from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
 from wbmigrate.live.project import NAME
+from wbmigrate.safe_write import read_file
 
 TARGET = re.compile(f"{NAME}/{NAME}")  # ENTITY/PROJECT, as a backup names its project
 
@@ -80,7 +81,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     if not any(folder.iterdir()):
         raise BackupError(f"{folder}: an empty folder, not a wbmigrate backup")
     try:
-        manifest = json.loads((folder / MANIFEST).read_bytes())
+        manifest = json.loads(read_file(folder / MANIFEST)[0])
     except OSError as exc:
         reason = f"no {MANIFEST}" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise BackupError(f"{folder}: not a wbmigrate backup folder ({reason})") from None
@@ -121,7 +122,7 @@ def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     path, finished = folder / JOURNAL, manifest.get("journal")
     checked = manifest["format"] == FORMAT
     try:
-        lines = path.read_bytes().splitlines()
+        lines = read_file(path)[0].splitlines()
     except OSError as exc:
         raise BackupError(f"{path}: cannot read it ({exc.strerror})") from None
     events, previous = [], genesis(manifest)
@@ -168,7 +169,7 @@ def _stored(
     if not isinstance(name, str) or not MEMBER.fullmatch(name):
         raise BackupError(f"{folder / JOURNAL}: names a file that cannot be a backup: {name!r}")
     try:
-        data = (folder / name).read_bytes()
+        data = read_file(folder / name)[0]
     except FileNotFoundError:
         raise BackupError(f"{folder / name}: missing from the backup") from None
     except OSError as exc:
@@ -248,7 +249,7 @@ class LoadedSet:
 
 def is_backup_set(folder: Path) -> bool:
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads(read_file(folder / MANIFEST)[0].decode())
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("format") == SET_FORMAT
@@ -259,7 +260,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
     to be what its run wrote: every sub-backup its journal says was started is there, whole,
     and of the set's host and its own project. Else a BackupError, a line per problem."""
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads(read_file(folder / MANIFEST)[0].decode())
         listed = manifest["projects"]
         folders = {_target(t): folder / _member(t, name) for t, name in dict(listed).items()}
         started = _check_journal(folder, manifest)
@@ -302,7 +303,7 @@ def _check_journal(folder: Path, manifest: dict[str, Any]) -> set[str]:
     """The set's journal, line by line against its chained checksums: the projects the run
     started."""
     last, started = genesis(manifest), set()
-    lines = (folder / JOURNAL).read_text(encoding="utf-8").splitlines()
+    lines = read_file(folder / JOURNAL)[0].decode().splitlines()
     for number, line in enumerate(lines, 1):
         entry = json.loads(line)
         checksum = entry.pop("checksum")
