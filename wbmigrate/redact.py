@@ -1,4 +1,5 @@
-"""Secrets never leave the process in text: once the API key is known, every line wbmigrate
+"""Text from elsewhere made safe to show: `printable` escapes what could forge a line, and
+secrets never leave the process in text: once the API key is known, every line wbmigrate
 prints and every file it writes passes through `redact`, which removes the key in every form a
 message could carry it: as is, in its HTTP Basic-auth encoding, base64-encoded inside a longer
 text (at each of base64's three alignments), URL-encoded, and any piece of those of `SHORTEST`
@@ -124,3 +125,11 @@ class RedactingStream:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
+
+
+def printable(text: str) -> str:
+    """`text` with control characters escaped, so a name or a server's message cannot forge
+    lines of a report or of an error."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)

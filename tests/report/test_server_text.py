@@ -163,9 +163,10 @@ def test_a_servers_error_text_reaches_the_terminal_escaped(live, operation, args
     """Error and status lines quote the server: its ANSI escapes, carriage returns and bidi
     overrides were printed raw (a `\\x1b[2J` clears the screen of the log reader). Run as at a
     terminal (`color=True`: click strips ANSI escapes only from what is not a terminal)."""
-    body = json.dumps({"errors": [{"message": "no\x1b[2J\r\u202eFORGED"}]}).encode()
-    live.faults.append(Fault(operation=operation, status=400, body=body, sticky=True))
+    body = json.dumps({"errors": [{"message": "no\x1b[2J\r\u202eFORGED\nError: forged"}]})
+    live.faults.append(Fault(operation=operation, status=400, body=body.encode(), sticky=True))
     result = CliRunner().invoke(cli, list(args), color=True)
     assert "FORGED" in result.stderr
     assert_escaped(result.stdout + result.stderr)
-    assert "no\\u001b[2J\\u000d\\u202eFORGED" in result.stderr
+    assert "no\\x1b[2J\\r\\u202eFORGED\\nError: forged" in result.stderr  # escaped where read
+    assert not any(line.startswith("Error: forged") for line in result.stderr.splitlines())

@@ -11,8 +11,8 @@ from wbmigrate.cli.options import DRAFTS, Connection, connection_options
 from wbmigrate.cli.project import live_targets, one_project, open_project, tell_found
 from wbmigrate.live.export import export_objects, prepare_folder
 from wbmigrate.live.project import Counts
+from wbmigrate.redact import printable
 from wbmigrate.report import live as live_report
-from wbmigrate.report.words import printable
 
 
 @click.command(

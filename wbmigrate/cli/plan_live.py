@@ -28,9 +28,10 @@ from wbmigrate.live.org import plan_projects
 from wbmigrate.live.project import Counts, Selector, plan_project
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Status, Tally
+from wbmigrate.redact import printable
 from wbmigrate.report import live as live_report
 from wbmigrate.report import org as org_report
-from wbmigrate.report.words import plural, printable
+from wbmigrate.report.words import plural
 
 
 @dataclass(frozen=True)

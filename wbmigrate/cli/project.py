@@ -20,9 +20,8 @@ from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import check_transport, credentials
 from wbmigrate.live.org import resolve
 from wbmigrate.live.project import Counts, Project, Selector, selector, with_history
-from wbmigrate.redact import register
+from wbmigrate.redact import printable, register
 from wbmigrate.report import live as live_report
-from wbmigrate.report.words import printable
 
 if TYPE_CHECKING:
     from wbmigrate.engine.model import Options

@@ -9,8 +9,8 @@ import click
 
 from wbmigrate.cli.base import CONTEXT, examples, status
 from wbmigrate.live.planfile import load_plan, saved_report
+from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
-from wbmigrate.report.words import printable
 
 RENDER = {
     "text": plan_report.to_text,

@@ -25,8 +25,8 @@ from wbmigrate.live.prepare import start_backup
 from wbmigrate.live.restore import Loaded, restore_one
 from wbmigrate.live.run import run_all
 from wbmigrate.mapping import Migration
+from wbmigrate.redact import printable
 from wbmigrate.report import live as live_report
-from wbmigrate.report.words import printable
 
 HEADINGS = {"apply": "Applied to", "rollback": "Rolled back"}
 

@@ -76,7 +76,14 @@ class LiveObject:
         """Why the object cannot be planned as W&B gave it: an automation without its
         condition or action (whose metric could not be seen, or written back), or one W&B's
         answer lacks a field of, which a write would have to copy back: said up front, not
-        at apply. (An action W&B takes no write of is the engine's to plan for review.)"""
+        at apply. (An action W&B takes no write of is the engine's to plan for review.) A
+        spec holding a lone surrogate (valid JSON, `"\\udc80"`, but no text) is this object's
+        error alone: it has no UTF-8 bytes to digest or write back."""
+        if not self.text.isascii():
+            try:
+                self.text.encode()
+            except UnicodeEncodeError:
+                return "W&B's spec holds a lone surrogate (no Unicode text): left as it is"
         if self.trigger is None:
             return None
         missing = [k for k in ("event", "action") if not isinstance(self.trigger.get(k), dict)]

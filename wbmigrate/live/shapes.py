@@ -20,7 +20,7 @@ import requests
 
 from wbmigrate import json_values
 from wbmigrate.live.transport import ApiError
-from wbmigrate.redact import redact
+from wbmigrate.redact import printable, redact
 
 # A listing longer than these is a server that pages for ever: ten times the objects of the
 # largest project benchmarked, in pages of half the size asked for.
@@ -150,7 +150,7 @@ def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> d
     if status == 404:
         raise NotFoundError(f"{url}: not found (HTTP 404)", status)
     if status >= 400:
-        why = _first_error(body) or response.reason
+        why = _first_error(body) or printable(str(response.reason))
         raise ApiError(f"{url}: HTTP {status} {why}", status)
     if status >= 300:  # the API's own URL never redirects: a wrong URL, or a hostile one
         why = "a redirect, not followed; is WANDB_BASE_URL right?"
@@ -196,4 +196,5 @@ def _errors(found: Any) -> str:
     if not isinstance(errors, list):
         errors = [errors]
     messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors]
-    return redact("; ".join(messages))[:300]  # redacted first: a cut leaves no part of a key
+    # redacted first (a cut leaves no part of a key); escaped before any line is laid out
+    return printable(redact("; ".join(messages)))[:300]

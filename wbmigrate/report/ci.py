@@ -11,8 +11,9 @@ from typing import Any
 
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
+from wbmigrate.redact import printable
 from wbmigrate.report.check import FixRegions, and_list, findings_of, summary
-from wbmigrate.report.words import plural, printable
+from wbmigrate.report.words import plural
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 GITHUB_LEVELS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}

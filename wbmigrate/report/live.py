@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from wbmigrate.live.outcomes import Batch, Outcome, WriteStatus
 from wbmigrate.live.project import Counts
-from wbmigrate.report.words import plural, printable
+from wbmigrate.redact import printable
+from wbmigrate.report.words import plural
 
 if TYPE_CHECKING:
     from wbmigrate.live.export import Exported

@@ -22,9 +22,10 @@ from wbmigrate.plan_json import (
     object_entry,
     summary_entry,
 )
+from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.plan import printed
-from wbmigrate.report.words import plural, printable
+from wbmigrate.report.words import plural
 
 COLUMNS = ("project", "objects", "to change", "warnings", "review", "upgraded", "boundary")
 FORMAT = "wbmigrate-plan-projects/1"

@@ -20,8 +20,8 @@ from wbmigrate.plan_json import (
     object_entry,
     summary_entry,
 )
-from wbmigrate.redact import redact
-from wbmigrate.report.words import code, markdown, plural, printable
+from wbmigrate.redact import printable, redact
+from wbmigrate.report.words import code, markdown, plural
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",

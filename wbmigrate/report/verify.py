@@ -8,8 +8,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from wbmigrate.redact import printable
 from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
-from wbmigrate.report.words import markdown, plural, printable
+from wbmigrate.report.words import markdown, plural
 from wbmigrate.verify import LEVELS, Check, Finding, Verification
 
 FORMAT = "wbmigrate-verify/1"
