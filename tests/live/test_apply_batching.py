@@ -6,7 +6,8 @@ project (the entity's automations filtered by name, never a listing of them all 
 the read-back of a batch rides on the read of the batch after next (the last two batches' are
 one request of their own); a server that refuses batched reads is read one view per request,
 said once. Each object is planned once, and its backup costs one fsync of its file, the folder
-and the journal being synced once per batch, always before the batch's writes leave.
+and the journal being synced once per batch, always before the batch's writes leave. Each object
+to write waits on disk with its plan until its turn: a run holds the batches in flight alone.
 """
 
 from __future__ import annotations
