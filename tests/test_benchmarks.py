@@ -16,6 +16,7 @@ GOALS = [
     *["live plan vs floor", "live plan requests", "live apply vs floor", "live apply requests"],
     "check",
     *["0 ms: plan time", "0 ms: plan memory", "0 ms: apply time", "0 ms: apply memory"],
+    "0 ms: apply memory vs plan memory",
 ]
 
 

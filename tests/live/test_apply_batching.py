@@ -6,15 +6,20 @@ project (the entity's automations filtered by name, never a listing of them all 
 the read-back of a batch rides on the read of the batch after next (the last two batches' are
 one request of their own); a server that refuses batched reads is read one view per request,
 said once. Each object is planned once, and its backup costs one fsync of its file, the folder
-and the journal being synced once per batch, always before the batch's writes leave.
+and the journal being synced once per batch, always before the batch's writes leave. Each object
+to write waits on disk with its plan until its turn: a run holds the batches in flight alone.
 """
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import re
 import stat
+import tempfile
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -25,6 +30,7 @@ import wbmigrate.live.reader
 from testserver import Fault, WandbServer, WandbState, replace_at
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject
+from wbmigrate.live.outcomes import Stored
 from wbmigrate.live.reader import Reader
 
 REPORT = json.dumps(json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text()))
@@ -358,3 +364,48 @@ def test_a_backup_that_cannot_be_made_durable_writes_nothing(run, made, monkeypa
     refused = re.findall(r"failed +report .*the backup cannot be made durable", result.stdout)
     assert len(refused) == 5
     assert [r for r in server.requests if r.operation == "WbmigrateUpsertView"] == []
+
+
+# --- what is held in memory ---------------------------------------------------------------------
+
+
+def test_a_run_holds_the_objects_of_the_batches_in_flight_only(run, made, monkeypatch):
+    """Each object and its plan wait on disk from planning to their turn, and are let go once
+    written and read back: however many objects, a run holds those of the batches in flight
+    (of one object each here: the one read, the one written, the one read back)."""
+    made(24)
+    real, loaded, alive = Stored.load, [], []
+
+    def load(self):
+        obj, plan = real(self)
+        alive.append(sum(ref() is not None for ref in loaded))
+        loaded.append(weakref.ref(obj))
+        return obj, plan
+
+    monkeypatch.setattr(Stored, "load", load)
+    result = run("apply", TARGET, "--yes", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "Summary: 24 applied." in result.stdout
+    assert len(loaded) == 24
+    assert max(alive) <= 4  # and one whose read's task a pool thread has not let go yet
+
+
+def test_no_room_for_the_objects_to_write_is_one_line_and_nothing_written(
+    run, made, monkeypatch, tmp_path
+):
+    server = made(3)
+
+    class Full(io.BytesIO):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda **_: Full())
+    result = run("apply", TARGET, "--yes", "--backup-dir", "b")
+    assert result.exit_code == 2
+    assert re.fullmatch(
+        r"Error: .+: cannot keep the objects to write there \(No space left on device\)\n",
+        result.stderr.splitlines(keepends=True)[-1],
+    )
+    assert "Traceback" not in result.output
+    assert not [r for r in server.requests if r.operation == "WbmigrateUpsertView"]
+    assert not (tmp_path / "b").exists()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import types
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.outcomes import Expected, Outcome, WriteStatus
+from wbmigrate.live.outcomes import Expected, Outcome, Rewritten, WriteStatus
 from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
 from wbmigrate.live.project import (
@@ -106,6 +108,36 @@ def test_prepare_apply_lists_exactly_the_objects_to_change(project):
     assert work.settled == []
     assert (work.tally.total, work.tally.statuses[Status.CHANGES]) == (11, 10)
     assert counts.automations == 6
+
+
+def reachable(root: object) -> list[object]:
+    """Every object reachable from `root`, classes and modules aside."""
+    seen, todo, found = set(), [root], []
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, type | types.ModuleType):
+            continue
+        seen.add(id(obj))
+        found.append(obj)
+        todo += gc.get_referents(obj)
+    return found
+
+
+def test_prepare_apply_holds_no_spec_until_the_objects_turn(project, live):
+    """10,015 objects' specs held from the plan to the last write made `apply` take 780 MB where
+    `plan` took 61: each object to write, and its plan, wait on disk; the work holds what names
+    it and what it must still be, and gets it back whole at its turn."""
+    work = prepare_apply(project, MIGRATION, Options())
+    assert len(work.todo) == 10
+    held = reachable(work)
+    assert not [o for o in held if isinstance(o, LiveObject | View | Rewritten)]
+    specs = {view["spec"] for view in live.state.views.values()}
+    assert not specs & {o for o in held if isinstance(o, str)}
+    for stored, wanted in work.todo:
+        obj, plan = stored.load()
+        assert (obj.id, obj.fingerprint, obj.ref) == (stored.id, wanted.fingerprint, stored.ref)
+        assert obj.text in specs or obj.kind == "automation"
+        assert plan.changes
 
 
 def test_prepare_apply_follows_a_saved_plan(project, tmp_path):

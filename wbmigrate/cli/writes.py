@@ -20,7 +20,7 @@ from wbmigrate.live.backup import Backup, BackupSet
 from wbmigrate.live.batches import apply_all
 from wbmigrate.live.client import Client
 from wbmigrate.live.org import Prepared
-from wbmigrate.live.outcomes import Batch, Job, Outcome, failed
+from wbmigrate.live.outcomes import Batch, Outcome, Queued, failed
 from wbmigrate.live.prepare import start_backup
 from wbmigrate.live.restore import Loaded, restore_one
 from wbmigrate.live.run import run_all
@@ -64,7 +64,7 @@ def apply_projects(
     """Back up and write the objects of every project in one batch, then report each. One
     project is backed up in `folder`; several in the sub-folders of `backups`, the set there."""
     started: dict[str, Backup] = {}
-    work: list[Job] = []
+    work: list[Queued] = []
     target_of: dict[str, str] = {}  # an object's id -> its project
     for prepared in (p for p in ready if p.work.todo):
         target = prepared.project.target

@@ -6,11 +6,13 @@ read the batch again in one request, make the backup durable, and send together 
 the objects still exactly as planned. The read of batch n+1 goes out once batch n-1's writes are
 answered, while batch n's read may still be out, and carries batch n-1's read-backs; its writes
 leave once that read and batch n's writes are answered: never more than `--jobs` writes in
-flight, and no turn of the run spent on a read alone. Meanwhile the checks of the batch after
-run (the saved plan; its new text spliced, and the data-loss guard on those exact bytes) and its
-backup files are written, each synced. A batch is only journaled as backed up once its read is
-due (its files, if the run stops first, are removed), so an object that is backed up is an
-object whose write was started; the journal line is on disk before the write leaves.
+flight, and no turn of the run spent on a read alone. Meanwhile the batch after is read back
+from the spool (`live.outcomes.Spool`: each object as planned, and its plan), its checks run
+(the saved plan; its new text spliced, and the data-loss guard on those exact bytes) and its
+backup files are written, each synced: the run holds the specs of these few batches alone. A
+batch is only journaled as backed up once its read is due (its files, if the run stops first,
+are removed), so an object that is backed up is an object whose write was started; the
+journal line is on disk before the write leaves.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from wbmigrate.live.outcomes import (
     Job,
     Outcome,
     Progress,
+    Queued,
     WriteStatus,
     changed,
     one_line,
@@ -43,7 +46,7 @@ from wbmigrate.live.run import Done, run
 
 def apply_all(
     client: Client,
-    work: Sequence[Job],
+    work: Sequence[Queued],
     jobs: int,
     progress: Progress | None = None,
     stopping: Callable[[], None] | None = None,
@@ -107,7 +110,7 @@ class _Run:
     def __init__(
         self,
         client: Client,
-        work: Sequence[Job],
+        work: Sequence[Queued],
         size: int,
         pool: ThreadPoolExecutor,
         note: Callable[[str], None] | None,
@@ -236,16 +239,18 @@ class _Run:
                 self.done(sent.item.index, _confirmed(sent, fresh.found.get(job.obj.id)))
 
 
-def _checked(work: Sequence[Job], batch: range) -> _Turn:
-    """The checks before any write of a batch's objects (`to_send`): one object that trips
-    over a bug fails alone, as in planning."""
+def _checked(work: Sequence[Queued], batch: range) -> _Turn:
+    """The checks before any write of a batch's objects (`to_send`), each object and its plan
+    read back from the spool: one object that trips over a bug fails alone, as in planning."""
     turn = _Turn()
     for index in batch:
-        job = work[index]
         try:
+            job = work[index].job()
             text = to_send(job)
+        except WbmigrateError as exc:  # the spool could not be read
+            text = Outcome(work[index].stored.ref, WriteStatus.FAILED, one_line(exc))
         except Exception as exc:
-            text = _failed(job, bug(exc))
+            text = Outcome(work[index].stored.ref, WriteStatus.FAILED, bug(exc))
         if isinstance(text, Outcome):
             turn.settled[index] = text
         else:

@@ -1,12 +1,18 @@
 """What `apply` and `rollback` do with one object, as data: the job (the object, what it must
-still be, its planned rewrite, its backup), the checks before its write, and what the write came
-to. Shared by the plan (`live.apply`) and the batch pipeline (`live.batches`).
+still be, its planned rewrite, its backup), kept on disk from its plan to its turn (`Spool`),
+the checks before its write, and what the write came to. Shared by the plan (`live.apply`) and
+the batch pipeline (`live.batches`).
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import os
+import pickle
+import tempfile
+import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from wbmigrate.edit.edits import Edit
 from wbmigrate.engine.model import Change
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.backup import Backup, digest
+from wbmigrate.live.backup import Backup, BackupError, digest
 from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
 from wbmigrate.plan_json import signature
 
@@ -99,13 +105,95 @@ class Rewritten:
 
 @dataclass(frozen=True)
 class Job:
-    """One object to write: as read when it was planned, what it must still be, its plan,
-    and the backup it goes into."""
+    """One object to write, at its turn: as read when it was planned, what it must still be,
+    its plan, and the backup it goes into."""
 
     obj: LiveObject
     expected: Expected
     plan: Rewritten
     backup: Backup
+
+
+class Spool:
+    """The objects an apply run will write, each with its plan, on disk from when it is planned
+    until its turn: the run holds no spec in memory but those of the batches in flight (a
+    project's specs can be many times what a plan ever holds at once). One temporary file
+    (`TMPDIR`), removed as it is made, so nothing is left behind however the run ends. Pickled:
+    nothing but this process can write to it (a process of the same user that could, could as
+    well write into this one's memory)."""
+
+    def __init__(self) -> None:
+        try:
+            # closed once the spool is let go (`finalize`): it lives as long as the run's jobs
+            self._file = tempfile.TemporaryFile(prefix="wbmigrate-")  # noqa: SIM115
+        except OSError as exc:
+            raise _spool_error(exc) from None
+        self._lock = threading.Lock()
+        weakref.finalize(self, self._file.close)
+
+    def put(self, item: Any) -> tuple[int, int]:
+        """Keep `item`; where it lies."""
+        data = pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            try:
+                at = self._file.seek(0, os.SEEK_END)
+                self._file.write(data)
+                self._file.flush()  # a full disk is said now, before anything is written
+            except OSError as exc:
+                raise _spool_error(exc) from None
+        return at, len(data)
+
+    def get(self, at: int, size: int) -> Any:
+        with self._lock:
+            try:
+                self._file.seek(at)
+                data = self._file.read(size)
+            except OSError as exc:
+                raise _spool_error(exc) from None
+        return pickle.loads(data)
+
+
+def _spool_error(exc: OSError) -> BackupError:
+    where = tempfile.gettempdir()
+    return BackupError(f"{where}: cannot keep the objects to write there ({exc.strerror})")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """An object to write as it was read when planned: in memory, what names it and its
+    fingerprint; the object itself and its plan wait in the run's `Spool` until its turn."""
+
+    ref: ObjectRef
+    fingerprint: Fingerprint
+    spool: Spool
+    at: tuple[int, int]
+
+    @property
+    def id(self) -> str:
+        return self.ref.id
+
+    @classmethod
+    def of(cls, obj: LiveObject, plan: Rewritten, spool: Spool) -> Stored:
+        return cls(obj.ref, obj.fingerprint, spool, spool.put((obj, plan)))
+
+    def load(self) -> tuple[LiveObject, Rewritten]:
+        obj, plan = self.spool.get(*self.at)
+        return obj, plan
+
+
+@dataclass(frozen=True)
+class Queued:
+    """An object waiting for its turn to be written: stored, what it must still be, and the
+    backup it goes into."""
+
+    stored: Stored
+    expected: Expected
+    backup: Backup
+
+    def job(self) -> Job:
+        """The whole job, its object and plan read back from the spool: at its turn."""
+        obj, plan = self.stored.load()
+        return Job(obj, self.expected, plan, self.backup)
 
 
 def to_send(job: Job) -> Outcome | str:

@@ -1,7 +1,8 @@
 """What an `apply` run must do, worked out before anything is written: every object planned
 once (or the saved plan followed), the objects to write with the state each must still be in
-and the rewrite its write will send, what is gone and what cannot be read (`prepare_apply`);
-and the backup folder the run writes first (`backup_folder`, `start_backup`).
+and the rewrite its write will send (both on disk until their turn: memory holds no spec), what
+is gone and what cannot be read (`prepare_apply`); and the backup folder the run writes first
+(`backup_folder`, `start_backup`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.outcomes import Expected, Job, Outcome, Rewritten, WriteStatus
+from wbmigrate.live.outcomes import (
+    Expected,
+    Outcome,
+    Queued,
+    Rewritten,
+    Spool,
+    Stored,
+    WriteStatus,
+)
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Status, Tally
 from wbmigrate.plan_json import mapping_entry
@@ -28,23 +37,23 @@ if TYPE_CHECKING:
 @dataclass
 class Work:
     """What an apply run must do: the objects to write, each with the state it must still be
-    in, and the outcomes already known (objects gone since the saved plan, or unreadable);
-    `plans` keeps the rewrite of each object to write, made when it was planned, for the
-    write to reuse."""
+    in, and the outcomes already known (objects gone since the saved plan, or unreadable).
+    Each object to write is kept with the rewrite made when it was planned, for the write to
+    reuse, on disk (`spool`) until its turn: in memory only what names it."""
 
-    todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
+    todo: list[tuple[Stored, Expected]] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
     tally: Tally = field(default_factory=Tally)
-    plans: dict[str, Rewritten] = field(default_factory=dict)
+    spool: Spool | None = None  # made for the first object to write
 
-    def jobs(self, backup: Backup) -> list[Job]:
+    def jobs(self, backup: Backup) -> list[Queued]:
         """The objects to write, each with its plan, backed up into `backup`."""
-        return [Job(obj, expected, self.plans[obj.id], backup) for obj, expected in self.todo]
+        return [Queued(stored, expected, backup) for stored, expected in self.todo]
 
     def keep(self, obj: LiveObject, expected: Expected, plan: Rewritten | None) -> None:
         assert plan is not None  # every object planned without an error has one
-        self.todo.append((obj, expected))
-        self.plans[obj.id] = plan
+        self.spool = self.spool or Spool()
+        self.todo.append((Stored.of(obj, plan, self.spool), expected))
 
 
 def prepare_apply(
