@@ -122,12 +122,45 @@ def test_an_answer_over_the_cap_is_one_line(run, live):
     one_line_error(result, "an answer over 1 MB (--max-answer); stopped reading it")
 
 
-def test_the_cap_is_256_mb_unless_raised(run):
-    assert MAX_ANSWER == 256 << 20
+def test_the_cap_is_128_mb_unless_raised(run):
+    assert MAX_ANSWER == 128 << 20
     assert Client("http://127.0.0.1:9", "k" * 40).max_answer == MAX_ANSWER
     shown = " ".join(run("plan", "--help").output.split())
     assert "--max-answer MB The largest answer to one request" in shown
-    assert "fails the request. [default: 256; x>=1]" in shown
+    assert "fails the request. [default: 128; x>=1]" in shown
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"{}," * 40, b'{"a":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},' * 2],
+    ids=["objects", "numbers"],
+)
+def test_an_answer_of_more_values_than_any_page_is_not_parsed(run, live, monkeypatch, body):
+    """`[{},{},...]` in 256 MB parsed to 21 GB: an answer is not parsed past MAX_VALUES values
+    (small here), counted in its bytes."""
+    monkeypatch.setattr(shapes, "MAX_VALUES", 30)
+    edges = b'{"data":{"project":{"allViews":{"edges":[' + body[:-1] + b"]}}}}"
+    live.faults.append(Fault(operation="WbmigrateViews", body=edges, sticky=True))
+    result = run("plan", TARGET, "--runs", "0")
+    one_line_error(result, "the response holds more than 30 JSON values, more than any page")
+
+
+def test_values_inside_strings_are_not_counted(monkeypatch):
+    """A spec is text: its commas and brackets are no values of the answer."""
+    monkeypatch.setattr(shapes, "MAX_VALUES", 6)  # {"spec": ..., "b": [1, 2]} holds 6
+    assert shapes.json_of(b'{"spec": "' + b"[1,2,3]," * 100 + b'", "b": [1, 2]}')["b"] == [1, 2]
+    with pytest.raises(shapes.TooManyValues):
+        shapes.json_of(b'{"spec": "x", "b": [1, 2, 3, 4, 5, 6]}')
+
+
+def test_a_view_of_a_type_no_listing_asked_for_is_one_line(run, live):
+    """A node of type "" (or any type that is not a report's or a workspace's) was a KeyError
+    traceback."""
+    node = b'{"node":{"id":"x","type":"","spec":"{}"}}'
+    edges = b'{"data":{"project":{"allViews":{"edges":[' + node + b"]}}}}"
+    live.faults.append(Fault(operation="WbmigrateViews", body=edges, sticky=True))
+    result = run("plan", TARGET, "--runs", "0")
+    one_line_error(result, "view x is of no type it lists")
 
 
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip-bomb"])

@@ -156,7 +156,7 @@ _CONNECTION_OPTIONS = stacked(
     click.option(
         "--max-answer",
         type=click.IntRange(1),
-        default=256,
+        default=128,
         show_default=True,
         metavar="MB",
         help="The largest answer to one request that is read, decompressed; a larger one "

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import requests
 
 from wbmigrate import __version__
+from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.live import transport
 from wbmigrate.live.queries import (
     OPTIONAL_FRAGMENTS,
@@ -65,8 +66,10 @@ BACKOFF_MAX = 30.0  # the longest wait between tries when W&B asks for none
 # each time. requests reads 10 KiB at a time: a page of views (3 MB) waited 0.3 s so, 0.1 s now.
 READ_AT_ONCE = 16 << 20
 # The largest answer read, decompressed (`--max-answer`): a page of 100 views of 500 KB, large
-# ones, is 50 MB; a spec over 32 MB is not read at all. A larger answer is an error.
-MAX_ANSWER = 256 << 20
+# ones, is 50 MB; a spec over 32 MB is not read at all. A larger answer is an error. Four
+# listings read at once, each answer held as bytes and as text while it is parsed: at 128 MB a
+# server answering every request at the cap keeps a run near 1 GB (at 256 MB, 2 GB).
+MAX_ANSWER = 128 << 20
 # a view's fields after its id, in the order `View.node` spells them
 NODE_FIELDS = ("name", "type", "display_name", "description", "parent_id", "updated_at", "spec")
 NO_PAGE = {"edges": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
@@ -102,6 +105,8 @@ class View:
         found: dict[str, Any] = {name: text(node, _camel(name), where) for name in NODE_FIELDS}
         for name in set(NODE_FIELDS) - {"parent_id", "updated_at"}:  # the others read null as ""
             found[name] = found[name] or ""
+        if found["type"] not in VIEW_TYPES:  # the listing asked for one of these
+            raise ShapeError(f"unexpected answer from W&B: {where} is of no type it lists")
         return cls(id=view_id, **found, entity=entity, project=project)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -159,6 +160,9 @@ def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> d
         found = json_of(body)
     except UnicodeDecodeError:
         raise ApiError(f"{url}: the response is not UTF-8 (HTTP {status})", status) from None
+    except TooManyValues:
+        why = f"holds more than {MAX_VALUES:,} JSON values, more than any page of W&B's"
+        raise ApiError(f"{url}: the response {why}; not read", status) from None
     except ValueError:
         raise ApiError(f"{url}: the response is not JSON (HTTP {status})", status) from None
     except RecursionError:
@@ -171,14 +175,40 @@ def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> d
     return data
 
 
+# The most JSON values one answer may hold, counted before it is parsed: each costs 50-100 bytes
+# parsed, so `[{},{},...]` in 256 MB was 21 GB. A page of the key census (100 runs that logged
+# 10,000 keys each) holds about 6 million; a page of views a few thousand (their specs are text).
+MAX_VALUES = 8_000_000
+
+
+class TooManyValues(ValueError):
+    """An answer of more than MAX_VALUES values, not parsed."""
+
+
+STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
 def json_of(body: bytes | bytearray) -> Any:
     """The JSON value of a body, read as UTF-8 whatever charset its headers declare: JSON is
     UTF-8 (RFC 8259), and a title read in another charset would be written back altered.
     Bytes that are not UTF-8 are a `UnicodeDecodeError`, never replaced: an answer that cannot
-    be read exactly is refused. By orjson where that is the same value (a page of views is
-    megabytes)."""
+    be read exactly is refused. One of more than MAX_VALUES values is a ValueError. By orjson
+    where that is the same value (a page of views is megabytes)."""
+    if _values(body) > MAX_VALUES:
+        raise TooManyValues
     value = json_values.read_fast(body)
     return json.loads(body.decode("utf-8")) if value is json_values.UNREAD else value
+
+
+def _values(body: bytes | bytearray) -> int:
+    """At least as many as the JSON values in `body` (each but the first follows a `,`, `:` or
+    `[`): counted in its bytes, and only if that is too many, outside its strings."""
+
+    def count(text: bytes | bytearray) -> int:
+        return text.count(b",") + text.count(b":") + text.count(b"[") + 1
+
+    found = count(body)
+    return found if found <= MAX_VALUES else count(STRING.sub(b"", body))
 
 
 def _first_error(body: bytes | bytearray) -> str:
