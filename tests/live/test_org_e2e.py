@@ -298,6 +298,25 @@ def test_swapped_sub_backups_restore_nothing(run, org, tmp_path):
     assert everything(org) == migrated
 
 
+def test_a_sub_backup_cut_short_with_its_own_end_record_restores_nothing(run, org, tmp_path):
+    """Lines cut from a sub-backup's journal, and its manifest's record of where the journal
+    ended deleted with them, read alone as a run that did not finish (a warning): in the set,
+    whose journal says where it ended, it is refused."""
+    run("apply", "team", "--yes", "--backup-dir", "backups")
+    migrated = everything(org)
+    sub = sub_backup(tmp_path, "team/async-rl")
+    journal = sub / "journal.jsonl"
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:-2]))
+    manifest = json.loads((sub / "manifest.json").read_text())
+    del manifest["journal"]
+    (sub / "manifest.json").write_text(json.dumps(manifest))
+    result = run("rollback", "backups", "--yes")
+    assert_refused(
+        result, r"team-async-rl-\w+: its journal does not end where the set's journal says it did"
+    )
+    assert everything(org) == migrated
+
+
 def test_a_sub_backup_of_another_host_in_a_set_restores_nothing_even_forced(
     run, org, tmp_path, monkeypatch
 ):

@@ -79,9 +79,11 @@ def apply_projects(
     with shielded():
         outcomes = _by_project({p.project.target: p.work.settled for p in ready}, target_of, batch)
         for target, backup in started.items():
-            _warn(backup.close())
-            if backups is not None:
-                backups.log(target, "ended", failed=failed(outcomes[target]))
+            closed = backup.close()
+            _warn(closed)
+            if backups is not None:  # where the sub-backup ends, so a cut one is refused
+                end = None if closed else backup.end
+                backups.log(target, "ended", failed=failed(outcomes[target]), journal=end)
         if backups is not None:
             _warn(backups.close())
         conclude(format_, "apply", outcomes, folder, batch, unreadable or {}, one=backups is None)

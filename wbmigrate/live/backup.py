@@ -146,6 +146,9 @@ class Journal:
         }
         write_private(folder / MANIFEST, self._manifest)
         self._last, self._lines = genesis(self._manifest), 0
+        self.end: dict[str, Any] | None = (
+            None  # the journal's length and last checksum, once closed
+        )
         fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.close(fd)
         self._unsynced, self._new_names = 0, True  # the manifest and journal just made
@@ -155,7 +158,7 @@ class Journal:
         Failing that, what went wrong: the backup is whole all the same, and reads as a run
         that did not finish."""
         with self._lock:
-            journal = {"lines": self._lines, "checksum": self._last}
+            journal = self.end = {"lines": self._lines, "checksum": self._last}
             try:
                 # The journal first: a manifest counting lines a crash could still take
                 # would make the whole backup refused.

@@ -276,7 +276,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
     backups, problems = {}, []
     for target, sub in folders.items():  # every project, whichever are chosen: the set whole
         try:
-            backups[target] = _sub_backup(manifest, target, sub, target in started)
+            backups[target] = _sub_backup(manifest, target, sub, started)
         except BackupError as exc:
             problems.append(str(exc))
     if problems:
@@ -299,10 +299,10 @@ def _member(target: str, name: Any) -> str:
     return sub_folder(target)
 
 
-def _check_journal(folder: Path, manifest: dict[str, Any]) -> set[str]:
+def _check_journal(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """The set's journal, line by line against its chained checksums: the projects the run
-    started."""
-    last, started = genesis(manifest), set()
+    started, each with where its sub-backup's journal ended (None: not recorded)."""
+    last, started = genesis(manifest), {}
     lines = read_file(folder / JOURNAL)[0].decode().splitlines()
     for number, line in enumerate(lines, 1):
         entry = json.loads(line)
@@ -310,19 +310,23 @@ def _check_journal(folder: Path, manifest: dict[str, Any]) -> set[str]:
         last = chained(last, entry)
         if checksum != last:
             raise ValueError(f"journal line {number} was changed")
-        if entry["event"] == "started":
-            started.add(entry["target"])
+        if entry["event"] in ("started", "ended"):
+            started[entry["target"]] = entry.get("journal")
     ended = manifest.get("journal")
     if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
         raise ValueError("journal lines were removed from its end")
     return started
 
 
-def _sub_backup(manifest: dict[str, Any], target: str, sub: Path, started: bool) -> Loaded:
-    """The backup of one project of a set, checked whole and against the set. A project the
-    run never started (it stopped first) may have none: nothing was written to it."""
+def _sub_backup(
+    manifest: dict[str, Any], target: str, sub: Path, started: dict[str, Any]
+) -> Loaded:
+    """The backup of one project of a set, checked whole and against the set: it ends where
+    the set's journal says it ended (lines cut from its end, and its own record of them, would
+    otherwise read as a run that did not finish). A project the run never started (it stopped
+    first) may have none: nothing was written to it."""
     if not sub.exists():
-        if started:
+        if target in started:
             raise BackupError(f"{sub}: missing, but the set's journal says {target} was started")
         return Loaded({}, [], ("the run stopped before this project; nothing was written to it",))
     loaded = load_backup(sub)
@@ -335,6 +339,9 @@ def _sub_backup(manifest: dict[str, Any], target: str, sub: Path, started: bool)
         raise BackupError(
             f"{sub}: made on {made.get('base_url')!r}, but the set on {manifest.get('base_url')!r}"
         )
+    end = started.get(target)
+    if end is not None and made.get("journal") != end:
+        raise BackupError(f"{sub}: its journal does not end where the set's journal says it did")
     return loaded
 
 
