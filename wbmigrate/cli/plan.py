@@ -25,6 +25,7 @@ from wbmigrate.cli.options import (
     connection_options,
     migration_options,
     migration_setup,
+    only_option,
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
@@ -63,6 +64,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
 @DRAFTS
+@only_option
 @RUNS
 @connection_options
 @interruptible("nothing written")
