@@ -90,13 +90,13 @@ def verify(
 ) -> None:
     """Check that a migration holds, and write nothing.
 
-    TARGET as for `plan`: ENTITY/PROJECT, ENTITY, a glob, several of these, a report's or
-    saved workspace's W&B URL (that object alone), or a folder or file of specs. Three checks: no old metric name left where --mode does not keep it (in
-    dual mode every old key has its new companion; no panel or alert on a metric that is
-    gone); metrics the mapping keeps `distinct` (in-flight and in-queue staleness) are still
-    separate series (a key shown twice in one panel was merged; with --baseline, a panel that
-    showed both must still show both); live, no panel or alert on a key no run of the project
-    has logged (see --runs).
+    TARGET as for `plan`: ENTITY/PROJECT, ENTITY, a glob, several of these, a report's or saved
+    workspace's W&B URL (that object alone), or a folder or file of specs. Three checks: no old
+    metric name left where --mode does not keep it (in dual mode every old key has its new
+    companion; no panel or alert on a metric that is gone); metrics the mapping keeps
+    `distinct` (in-flight and in-queue staleness) are still separate series (a key shown twice
+    in one panel was merged; with --baseline, a panel that showed both must still show both);
+    live, no panel or alert on a key no run of the project has logged (see --runs).
 
     Exit code: 0 when everything holds (always with --exit-zero), 1 when something does not (or
     an object could not be read), 2 on a usage, mapping, auth or connection error or an
