@@ -164,3 +164,20 @@ def test_a_plan_saved_with_only_applies_to_that_object_alone(run, live):
     result = run("apply", TARGET, "--plan", "plan.json", "--yes")
     assert result.exit_code == 0, result.output
     assert changed(live, before) == {live.state.find("token-max")}
+
+
+def test_a_title_suggested_is_shown_escaped(run, live):
+    live.state.add_view('{"blocks":[]}', "runs", "Async health\x1b[2J\nError: forged")
+    result = run("plan", TARGET, "--only", "Async health\x1b[2J")
+    assert result.exit_code == 2
+    assert "\x1b" not in result.stderr
+    *_, last = result.stderr.splitlines()
+    assert last.startswith("Error: --only ")
+    assert last.endswith(" or 'Async health\\x1b[2J\\nError: forged'?")
+
+
+def test_a_url_with_white_space_in_it_is_refused(run, live):
+    result = run("plan", f"{live.url}/team/async-rl\n/reports/X--{HEALTH}")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1
+    assert live.requests == []

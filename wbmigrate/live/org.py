@@ -58,6 +58,8 @@ def url_target(url: str, host: Host) -> tuple[Selector, Pick | None]:
     wandb_workspaces' `Report.from_url` reads it), another page of the project, or
     `{app}/ENTITY`. A URL on another W&B deployment than `host` is a `TargetError` naming both:
     nothing is ever sent to a URL's host, and it would have named someone else's project."""
+    if not url.isprintable() or " " in url:
+        raise TargetError(f"{url!r}: a W&B URL has no white space or control character in it")
     try:
         parsed = parse_url(url)
     except LocationParseError:
