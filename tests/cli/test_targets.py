@@ -80,10 +80,11 @@ def test_only_of_files_several_projects_or_a_saved_plan_is_refused(run, live, tm
         ["plan", "specs", "--only", "x"],
         ["plan", "team", "--only", "x"],
         ["apply", TARGET, "--plan", __file__, "--only", "x"],
+        ["apply", report_url(live.url), "--plan", __file__],
     ):
         result = run(*args)
         assert (result.exit_code, result.stdout) == (2, ""), args
-        assert result.stderr.startswith("Error: --only"), result.stderr
+        assert result.stderr.startswith("Error: --only "), result.stderr
     assert writes(live) == []
 
 

@@ -212,15 +212,13 @@ ONLY = "wbmigrate.only"  # ctx.meta: the --only values, which `cli.project` turn
 def only_option(command: Command) -> Command:
     """`--only NAME|ID|URL` (repeatable): the command works on those objects of its one live
     project alone. Kept in the context for `cli.project`, so a command gains it by this one
-    decorator; refused with files or a saved plan, which it would not narrow."""
+    decorator; refused with files, which it would not narrow."""
 
     @functools.wraps(command)
     def with_only(*args: Any, only: tuple[str, ...], **kw: Any) -> Any:
         paths = [t for t in kw.get("targets", ()) if t and Path(t).exists()]
         if only and paths:
             raise UserError(f"--only picks objects of a live project, not of files ({paths[0]})")
-        if only and kw.get("plan_path"):
-            raise UserError("--only and --plan: a saved plan names its objects (`plan --only`)")
         click.get_current_context().meta[ONLY] = only
         return command(*args, **kw)
 

@@ -84,8 +84,10 @@ def live_targets(targets: tuple[str, ...], files_too: bool = False) -> list[Sele
     first = selectors[0]
     if first.is_pattern or any(s != first for s in selectors):
         raise UserError("--only and the URL of a report or workspace pick objects of one project")
-    picks += [_only(text, host, first) for text in only]
     assert context is not None  # --only is a command's option; a URL's pick is kept there
+    if context.params.get("plan_path"):  # its objects not picked would count as gone
+        raise UserError("--only and --plan: a saved plan names its objects (see `plan --only`)")
+    picks += [_only(text, host, first) for text in only]
     context.meta[PICKS] = tuple(picks)
     return [first]
 
