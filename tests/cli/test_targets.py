@@ -182,3 +182,8 @@ def test_a_url_with_white_space_in_it_is_refused(run, live):
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.count("\n") == 1
     assert live.requests == []
+
+
+def test_a_project_with_no_close_name_is_not_found_without_a_guess(run, live):
+    result = run("plan", "nobody/async_rl")
+    assert result.stderr.splitlines()[-1] == "Error: project nobody/async_rl not found"
