@@ -4,6 +4,7 @@ failing never stops the rest, and the backup set of a run over many projects."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 
@@ -12,12 +13,14 @@ import responses
 
 from wbmigrate.live.backup import Backup, BackupError, BackupSet, sub_folder
 from wbmigrate.live.client import Client
+from wbmigrate.live.credentials import parse_host
 from wbmigrate.live.org import (
     TargetError,
     each_project,
     resolve,
+    url_target,
 )
-from wbmigrate.live.project import Selector, selector
+from wbmigrate.live.project import Pick, Selector, selector
 from wbmigrate.live.restore import is_backup_set, load_backup_set
 from wbmigrate.live.shapes import AuthError
 
@@ -28,6 +31,95 @@ def projects_page(names: list[str]) -> dict[str, object]:
     edges = [{"node": {"name": n, "entityName": "team"}, "cursor": n} for n in names]
     info = {"endCursor": names[-1] if names else None, "hasNextPage": False}
     return {"data": {"models": {"edges": edges, "pageInfo": info}}}
+
+
+PROJECT = Selector("team", "async-rl")
+REPORT = "https://wandb.ai/team/async-rl/reports/Async-health--VmlldzoxMDc"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (REPORT, (PROJECT, Pick(REPORT, "VmlldzoxMDc="))),
+        (f"{REPORT}/edit", (PROJECT, Pick(f"{REPORT}/edit", "VmlldzoxMDc="))),
+        (
+            "https://wandb.ai/team/async-rl?nw=a0b1",
+            (
+                PROJECT,
+                Pick("https://wandb.ai/team/async-rl?nw=a0b1", view_names=("nw-a0b1-v", "a0b1")),
+            ),
+        ),
+        (
+            "https://wandb.ai/team/async-rl/workspace?nw=a0b1",
+            (
+                PROJECT,
+                Pick(
+                    "https://wandb.ai/team/async-rl/workspace?nw=a0b1",
+                    view_names=("nw-a0b1-v", "a0b1"),
+                ),
+            ),
+        ),
+        ("https://wandb.ai/team/async-rl/runs/r001", (PROJECT, None)),
+        ("https://wandb.ai/team/async-rl/", (PROJECT, None)),
+        ("https://wandb.ai/team", (Selector("team"), None)),
+        ("https://api.wandb.ai/team/async-rl", (PROJECT, None)),
+        ("https://forge.coreweave.com/wandb/team/async-rl", (PROJECT, None)),
+    ],
+)
+def test_a_wandb_url_names_its_project_and_the_object_it_shows(url, expected):
+    assert url_target(url, parse_host("https://api.wandb.ai", "WANDB_BASE_URL")) == expected
+
+
+@pytest.mark.parametrize(
+    ("configured", "url"),
+    [
+        ("https://api.wandb.ai", "https://wandb.ai/team/async-rl"),
+        ("https://api.forge.coreweave.com", "https://wandb.ai/team/async-rl"),
+        ("https://forge.coreweave.com/api/wandb", "https://wandb.ai/team/async-rl"),
+        ("https://wandb.example.com", "https://wandb.example.com/team/async-rl"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/team/async-rl"),
+    ],
+)
+def test_the_app_host_goes_with_its_api_host(configured, url):
+    assert url_target(url, parse_host(configured, "WANDB_BASE_URL")) == (PROJECT, None)
+
+
+@pytest.mark.parametrize(
+    ("configured", "url"),
+    [
+        ("https://wandb.example.com", "https://wandb.ai/team/async-rl"),
+        ("https://api.wandb.ai", "https://qa.wandb.ai/team/async-rl"),
+        ("https://api.wandb.ai", "https://evilwandb.ai/team/async-rl"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8081/team/async-rl"),
+    ],
+)
+def test_a_url_of_another_deployment_is_refused_naming_both(configured, url):
+    host = parse_host(configured, "WANDB_BASE_URL")
+    with pytest.raises(TargetError) as caught:
+        url_target(url, host)
+    assert str(caught.value).startswith(f"{url}: this URL is on ")
+    assert str(caught.value).endswith(f"but the W&B host is {host.url} (WANDB_BASE_URL)")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://wandb.ai/team/async-rl/reports/Async-health", "no report id after the title"),
+        ("https://wandb.ai/team/async-rl/reports/X--bm90IGEgdmlldw", "no report id"),
+        ("https://wandb.ai/team/async-rl/reports/X--@@@", "no report id"),
+        ("https://wandb.ai/", "not the URL of a W&B entity, project"),
+        ("https://wandb.ai/team/qwen*", "not the URL of a W&B entity, project"),
+    ],
+)
+def test_a_url_that_names_nothing_is_one_line(url, message):
+    with pytest.raises(TargetError, match=re.escape(message)):
+        url_target(url, parse_host("https://api.wandb.ai", "WANDB_BASE_URL"))
+
+
+def test_a_url_with_a_password_is_refused_without_repeating_it():
+    with pytest.raises(TargetError) as caught:
+        url_target("https://api:SECRET@wandb.ai/team/p", parse_host("https://api.wandb.ai", "x"))
+    assert "SECRET" not in str(caught.value)
 
 
 @responses.activate

@@ -26,6 +26,7 @@ from wbmigrate.cli.options import (
     connection_options,
     migration_options,
     migration_setup,
+    only_option,
 )
 from wbmigrate.cli.project import (
     find_projects,
@@ -85,6 +86,7 @@ from wbmigrate.report import plan as plan_report
 )
 @FORMAT
 @DRAFTS
+@only_option
 @RUNS
 @connection_options
 @interruptible("nothing written")

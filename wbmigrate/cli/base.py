@@ -3,6 +3,7 @@ codes (the option groups are in `cli.options`)."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import itertools
@@ -73,6 +74,18 @@ class Group(click.Group):
             module, _, attribute = self.lazy[name].partition(":")
             self.add_command(getattr(importlib.import_module(module), attribute), name)
         return super().get_command(ctx, name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """A mistyped command name gets the closest one, as click suggests among the commands
+        it has loaded (which, loaded lazily, are none yet), and on every click version."""
+        name = args[0]
+        if not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            if close and not ctx.resilient_parsing:
+                ctx.fail(f"No such command {name!r}. Did you mean {close[0]!r}?")
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
-from wbmigrate.cli.options import DRAFTS, Connection, connection_options
+from wbmigrate.cli.options import DRAFTS, Connection, connection_options, only_option
 from wbmigrate.cli.project import live_targets, one_project, open_project, tell_found
 from wbmigrate.live.export import export_objects, prepare_folder
 from wbmigrate.live.project import Counts
@@ -25,6 +25,7 @@ from wbmigrate.report import live as live_report
 @click.argument("target", metavar="ENTITY/PROJECT")
 @click.argument("folder", type=click.Path(), metavar="DIR")
 @DRAFTS
+@only_option
 @connection_options
 @interruptible("some files may have been written")
 def export(target: str, folder: str, drafts: str, connection: Connection) -> None:
@@ -33,6 +34,8 @@ def export(target: str, folder: str, drafts: str, connection: Connection) -> Non
     Each file holds the object's metadata and its spec, pretty-printed with W&B's key order,
     under reports/, workspaces/ and automations/. `plan DIR` and `check` read them. An object
     that cannot be exported is reported in one line and the others are written (exit 1).
+    ENTITY/PROJECT may be the project's W&B URL, or a report's or saved workspace's (that
+    object alone, as --only picks it).
     """
     live = one_project(live_targets((target,)))
     if live is None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from wbmigrate.cli.base import warn
+from wbmigrate.cli.base import UserError, warn
 from wbmigrate.engine.history import DEFAULT_RUNS
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
@@ -203,3 +204,28 @@ FORMAT = click.option(
     help="json: the result as one document on stdout (schemas/live-result.schema.json); "
     "progress and status stay on stderr.",
 )
+
+
+ONLY = "wbmigrate.only"  # ctx.meta: the --only values, which `cli.project` turns into picks
+
+
+def only_option(command: Command) -> Command:
+    """`--only NAME|ID|URL` (repeatable): the command works on those objects of its one live
+    project alone. Kept in the context for `cli.project`, so a command gains it by this one
+    decorator; refused with files, which it would not narrow."""
+
+    @functools.wraps(command)
+    def with_only(*args: Any, only: tuple[str, ...], **kw: Any) -> Any:
+        paths = [t for t in kw.get("targets", ()) if t and Path(t).exists()]
+        if only and paths:
+            raise UserError(f"--only picks objects of a live project, not of files ({paths[0]})")
+        click.get_current_context().meta[ONLY] = only
+        return command(*args, **kw)
+
+    return click.option(
+        "--only",
+        multiple=True,
+        metavar="NAME|ID|URL",
+        help="Work on this report, workspace or automation alone (its exact title, its id, or "
+        "its W&B URL; a report with its drafts); repeatable.",
+    )(with_only)  # type: ignore[return-value]

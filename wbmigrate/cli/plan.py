@@ -25,6 +25,7 @@ from wbmigrate.cli.options import (
     connection_options,
     migration_options,
     migration_setup,
+    only_option,
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
@@ -63,6 +64,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
 @DRAFTS
+@only_option
 @RUNS
 @connection_options
 @interruptible("nothing written")
@@ -79,11 +81,12 @@ def plan(
 ) -> None:
     """Show what migrating TARGET would change, and write nothing to it.
 
-    TARGET is ENTITY/PROJECT (or wandb://ENTITY/PROJECT, or the project's W&B URL; without
-    it, WANDB_ENTITY/WANDB_PROJECT) for a live W&B project: its published
-    reports, report drafts, saved workspaces and automations. Or it is a folder of spec files
-    (view specs, saved triggers or `wbmigrate export` files, as JSON or YAML) or one such
-    file; an existing path wins over ENTITY/PROJECT. A folder is walked as `check` walks it
+    TARGET is ENTITY/PROJECT (or wandb://ENTITY/PROJECT, or the W&B URL of the project, a
+    report or a saved workspace: that object alone; without it, WANDB_ENTITY/WANDB_PROJECT) for
+    a live W&B project: its published reports, report drafts, saved workspaces and
+    automations. Or it is a folder of spec files (view specs, saved triggers or `wbmigrate
+    export` files, as JSON or YAML) or one such file; an existing path, or one ending in / or
+    starting with ./, is always a path. A folder is walked as `check` walks it
     (`.gitignore` and `exclude` of `[tool.wbmigrate]` obeyed), and files that are no spec
     (package.json, configs) are skipped.
 

@@ -14,14 +14,17 @@ from typing import TYPE_CHECKING
 import click
 
 from wbmigrate.cli.base import UserError, status
-from wbmigrate.cli.options import Connection
+from wbmigrate.cli.options import ONLY, Connection
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
-from wbmigrate.live.credentials import check_transport, credentials
-from wbmigrate.live.org import resolve
-from wbmigrate.live.project import Counts, Project, Selector, selector, with_history
+from wbmigrate.live.credentials import Host, check_transport, credentials, find_host
+from wbmigrate.live.org import resolve, url_target
+from wbmigrate.live.project import Counts, Pick, Project, Selector, selector, with_history
 from wbmigrate.redact import printable, register
 from wbmigrate.report import live as live_report
+
+URL = ("https://", "http://")
+PICKS = "wbmigrate.picks"  # ctx.meta: what `--only` and URL TARGETs picked
 
 if TYPE_CHECKING:
     from wbmigrate.engine.model import Options
@@ -55,28 +58,59 @@ def connect(connection: Connection) -> Client:
 
 def live_targets(targets: tuple[str, ...], files_too: bool = False) -> list[Selector]:
     """What live TARGETs name: `ENTITY/PROJECT`s, `ENTITY` (every project the key can see) and
-    `ENTITY/GLOB`s, each also as `wandb://...` or a W&B URL; a bare name is a project of
-    WANDB_ENTITY when that is set (and differs), else an entity. None at all takes
-    WANDB_ENTITY and WANDB_PROJECT. `files_too`: the command also takes a folder or file (one
-    given alone does not exist, then). Else one line."""
+    `ENTITY/GLOB`s, each also as `wandb://...` or a W&B URL (a report's or saved workspace's
+    picks that object, as `--only` does); a bare name is a project of WANDB_ENTITY when that
+    is set (and differs), else an entity. None at all takes WANDB_ENTITY and WANDB_PROJECT.
+    `files_too`: the command also takes a folder or file (one given alone does not exist,
+    then). Else one line. The picks, all of one project, are kept for `open_project`."""
     env = os.environ
+    context = click.get_current_context(silent=True)
+    only: tuple[str, ...] = context.meta.get(ONLY, ()) if context else ()
+    urls = any(text.startswith(URL) for text in (*targets, *only))
+    host = find_host(env, Path.cwd()) if urls else None  # what a URL's host must go with
     if targets in ((), ("",)):
-        if env.get("WANDB_ENTITY") and env.get("WANDB_PROJECT"):
-            return [Selector(env["WANDB_ENTITY"], env["WANDB_PROJECT"])]
-        raise UserError("no TARGET: give ENTITY/PROJECT, or set WANDB_ENTITY and WANDB_PROJECT")
-    return [_selector(target, len(targets) == 1, files_too) for target in targets]
+        if not (env.get("WANDB_ENTITY") and env.get("WANDB_PROJECT")):
+            raise UserError("no TARGET: give ENTITY/PROJECT, or set WANDB_ENTITY and WANDB_PROJECT")
+        found: list[tuple[Selector, Pick | None]] = [
+            (Selector(env["WANDB_ENTITY"], env["WANDB_PROJECT"]), None)
+        ]
+    else:
+        found = [_selector(target, len(targets) == 1, files_too, host) for target in targets]
+    selectors = [chosen for chosen, _ in found]
+    picks = [pick for _, pick in found if pick]
+    if not (picks or only):
+        return selectors
+    first = selectors[0]
+    if first.is_pattern or any(s != first for s in selectors):
+        raise UserError("--only and the URL of a report or workspace pick objects of one project")
+    assert context is not None  # --only is a command's option; a URL's pick is kept there
+    if context.params.get("plan_path"):  # its objects not picked would count as gone
+        raise UserError("--only and --plan: a saved plan names its objects (see `plan --only`)")
+    picks += [_only(text, host, first) for text in only]
+    context.meta[PICKS] = tuple(picks)
+    return [first]
 
 
-def _selector(target: str, alone: bool, files_too: bool) -> Selector:
+def _selector(
+    target: str, alone: bool, files_too: bool, host: Host | None
+) -> tuple[Selector, Pick | None]:
+    """The projects a TARGET names, and the object it picks (a report's or saved workspace's
+    URL)."""
+    if target.startswith(URL):
+        assert host is not None
+        return url_target(target, host)
     shown = printable(target)
-    path_like = target.startswith(("./", "../", "/", "~"))
-    if alone and files_too and path_like:
-        raise UserError(f"{shown}: no such file or folder")
+    path_like = target.startswith(("./", "../", "/", "~")) or (
+        target.endswith("/") and not target.startswith("wandb://")
+    )  # a folder, though mistyped: never an entity of W&B
+    if alone and files_too and path_like and not Path(target).exists():
+        what = "folder" if target.endswith("/") else "file or folder"
+        raise UserError(f"{shown}: no such {what}")
     if path_like or Path(target).exists():
         rest = "live commands take ENTITY/PROJECT" if alone else "give one alone, or projects only"
         raise UserError(f"{shown}: this is a folder or file; {rest}")
-    text = _url_path(target) if target.startswith(("https://", "http://")) else target
     entity = os.environ.get("WANDB_ENTITY")
+    text = target
     if "/" not in text.strip("/") and entity and text.strip("/") != entity:
         text = f"{entity}/{text}"
     found = selector(text)
@@ -84,7 +118,21 @@ def _selector(target: str, alone: bool, files_too: bool) -> Selector:
         also = "no such file or folder, and " if alone and files_too else ""
         what = "ENTITY/PROJECT" if alone else "ENTITY, ENTITY/PROJECT or ENTITY/GLOB"
         raise UserError(f"{shown}: {also}not {what}")
-    return found
+    return found, None
+
+
+def _only(text: str, host: Host | None, project: Selector) -> Pick:
+    """What `--only TEXT` picks in `project`: an object by its title or id, or by its URL
+    (which must be of that project)."""
+    if not text.startswith(URL):
+        return Pick(f"--only {text!r}", text)
+    assert host is not None
+    of, pick = url_target(text, host)
+    if pick is None:
+        raise UserError(f"--only {printable(text)}: not the URL of a report or saved workspace")
+    if of != project:
+        raise UserError(f"--only {printable(text)} is of {of}, not {project}")
+    return pick
 
 
 def one_project(selectors: list[Selector]) -> tuple[str, str] | None:
@@ -97,8 +145,9 @@ def one_project(selectors: list[Selector]) -> tuple[str, str] | None:
 
 
 def open_project(live: tuple[str, str], drafts: bool, connection: Connection) -> Project:
-    """The live project, connected; its reading is announced on stderr."""
-    project = Project(connect(connection), *live, drafts=drafts)
+    """The live project (the objects picked, if any), connected; its reading is announced on
+    stderr."""
+    project = Project(connect(connection), *live, drafts=drafts, only=picked())
     status(f"Reading {project.target} from {project.client.base_url} ...")
     return project
 
@@ -183,6 +232,7 @@ def read_history(project: Project, migration: Migration, options: Options, runs:
     return found
 
 
-def _url_path(url: str) -> str:
-    parts = [p for p in url.split("://", 1)[1].split("/")[1:] if p]
-    return "/".join(parts[:2])
+def picked() -> tuple[Pick, ...]:
+    """The objects `--only` and URL TARGETs picked (none: all), as `live_targets` kept them."""
+    context = click.get_current_context(silent=True)
+    return context.meta.get(PICKS, ()) if context else ()

@@ -16,11 +16,13 @@ from wbmigrate.cli.options import (
     connection_options,
     migration_options,
     migration_setup,
+    only_option,
 )
 from wbmigrate.cli.project import (
     connect,
     live_targets,
     one_project,
+    picked,
     read_history,
     tell_found,
 )
@@ -72,6 +74,7 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
     "connection error), as `check --exit-zero`: report in CI without failing it.",
 )
 @DRAFTS
+@only_option
 @RUNS
 @connection_options
 @interruptible("nothing written")
@@ -87,13 +90,13 @@ def verify(
 ) -> None:
     """Check that a migration holds, and write nothing.
 
-    TARGET as for `plan`: ENTITY/PROJECT, ENTITY, a glob, several of these, or a folder or
-    file of specs. Three checks: no old metric name left where --mode does not keep it (in
-    dual mode every old key has its new companion; no panel or alert on a metric that is
-    gone); metrics the mapping keeps `distinct` (in-flight and in-queue staleness) are still
-    separate series (a key shown twice in one panel was merged; with --baseline, a panel that
-    showed both must still show both); live, no panel or alert on a key no run of the project
-    has logged (see --runs).
+    TARGET as for `plan`: ENTITY/PROJECT, ENTITY, a glob, several of these, a report's or saved
+    workspace's W&B URL (that object alone), or a folder or file of specs. Three checks: no old
+    metric name left where --mode does not keep it (in dual mode every old key has its new
+    companion; no panel or alert on a metric that is gone); metrics the mapping keeps
+    `distinct` (in-flight and in-queue staleness) are still separate series (a key shown twice
+    in one panel was merged; with --baseline, a panel that showed both must still show both);
+    live, no panel or alert on a key no run of the project has logged (see --runs).
 
     Exit code: 0 when everything holds (always with --exit-zero), 1 when something does not (or
     an object could not be read), 2 on a usage, mapping, auth or connection error or an
@@ -150,7 +153,7 @@ def _live(
     verified: list[Verified] = []
     found: list[Finding] = []
     for entity, name in projects:
-        project = Project(client, entity, name, drafts == "migrate")
+        project = Project(client, entity, name, drafts == "migrate", picked())
         try:
             done, more = _project(project, migration, options, base, runs)
         except ApiError as exc:

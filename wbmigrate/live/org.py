@@ -1,5 +1,6 @@
-"""An organisation at once: TARGETs that name several projects (`ENTITY`, `ENTITY/GLOB`, or a
-list of `ENTITY/PROJECT`s), read with bounded concurrency, and one backup folder for a run that
+"""What TARGETs name: a W&B URL's project and object (`url_target`); an organisation at once:
+TARGETs that name several projects (`ENTITY`, `ENTITY/GLOB`, or a list of `ENTITY/PROJECT`s),
+read with bounded concurrency, and one backup folder for a run that
 writes to many of them (a sub-folder per project, itself a whole backup, and one journal of the
 run across projects).
 
@@ -9,20 +10,34 @@ with its reason, and the rest go on.
 
 from __future__ import annotations
 
+import base64
 import fnmatch
-import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from wbmigrate.engine.model import Options
-from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import BackupError
-from wbmigrate.live.client import PAGE_SIZE, Client
-from wbmigrate.live.project import NAME, Counts, Project, Selector, plan_project, with_history
-from wbmigrate.live.shapes import a_dict, listing_pages
+from wbmigrate.live.census import app_url
+from wbmigrate.live.client import Client
+from wbmigrate.live.credentials import FORGE, Host
+from wbmigrate.live.project import (
+    Counts,
+    Pick,
+    Project,
+    Selector,
+    TargetError,
+    plan_project,
+    projects,
+    selector,
+    with_history,
+)
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally
 
@@ -33,18 +48,64 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 PROJECT_JOBS = 4  # projects read at once
-
-LIST_PROJECTS = """
-query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
-  models(entityName: $entity, first: $first, after: $after) {
-    edges { node { name entityName } cursor }
-    pageInfo { endCursor hasNextPage }
-  }
-}"""
+SUBPAGES = frozenset({"workspace", "table"})  # a project's pages a saved view's ?nw= may follow
 
 
-class TargetError(WbmigrateError):
-    """A TARGET that names no project (the CLI says it in one line, as any other)."""
+def url_target(url: str, host: Host) -> tuple[Selector, Pick | None]:
+    """The entity or project a W&B URL names, and the report or saved workspace it points at
+    (None: none): `{app}/ENTITY/PROJECT[/workspace|/table][?nw=ID]`,
+    `{app}/ENTITY/PROJECT/reports/TITLE--ID[/edit]` (the id without its `=` padding, as
+    wandb_workspaces' `Report.from_url` reads it), another page of the project, or
+    `{app}/ENTITY`. A URL on another W&B deployment than `host` is a `TargetError` naming both:
+    nothing is ever sent to a URL's host, and it would have named someone else's project."""
+    if not url.isprintable() or " " in url:
+        raise TargetError(f"{url!r}: a W&B URL has no white space or control character in it")
+    try:
+        parsed = parse_url(url)
+    except LocationParseError:
+        parsed = None
+    if parsed is None or not parsed.host:
+        raise TargetError(f"{url}: not a W&B URL")
+    if parsed.auth is not None:  # never repeated: it may hold the key
+        raise TargetError("a W&B URL with a user name or password in it; give it as W&B shows it")
+    name = parsed.host.lower()
+    if app_host(name, parsed.port) != app_host(host.name, host.port):
+        raise TargetError(
+            f"{url}: this URL is on {parsed.netloc}, but the W&B host is {host.url} ({host.source})"
+        )
+    parts = [unquote(part) for part in (parsed.path or "").split("/") if part]
+    if name in FORGE and parts[:1] == ["wandb"]:  # Forge's app: forge.coreweave.com/wandb/...
+        parts = parts[1:]
+    found = selector("/".join(parts[:2]))
+    if found is None or (found.project is not None and found.is_pattern):
+        raise TargetError(f"{url}: not the URL of a W&B entity, project, report or saved workspace")
+    rest = parts[2:]
+    if rest[:1] == ["reports"] and len(rest) >= 2 and rest[2:] in ([], ["edit"]):
+        return found, Pick(url, _report_id(url, rest[1]))
+    view = parse_qs(parsed.query or "").get("nw", [""])[0]
+    if view and found.project and (not rest or (len(rest) == 1 and rest[0] in SUBPAGES)):
+        return found, Pick(url, view_names=(f"nw-{view}-v", view))
+    return found, None
+
+
+def _report_id(url: str, slug: str) -> str:
+    """A report's id from its URL's last part, `Title--ID`: base64 of `View:NUMBER`."""
+    _, _, tail = slug.rpartition("--")
+    padded = tail + "=" * (-len(tail) % 4)
+    try:
+        ok = bool(tail) and base64.b64decode(padded, validate=True).startswith(b"View:")
+    except ValueError:
+        ok = False
+    if not ok:
+        raise TargetError(f"{url}: no report id after the title (a report's URL ends TITLE--ID)")
+    return padded
+
+
+def app_host(name: str, port: int | None) -> str:
+    """Which W&B deployment a host serves, as its app's host[:port]: the API host and its app
+    go together (`api.wandb.ai`, `wandb.ai`), as do the Forge names in front of them."""
+    app = urlsplit(app_url(f"https://{FORGE.get(name, name)}")).netloc
+    return app if port is None else f"{app}:{port}"
 
 
 def resolve(client: Client, selectors: Iterable[Selector]) -> list[tuple[str, str]]:
@@ -66,21 +127,6 @@ def resolve(client: Client, selectors: Iterable[Selector]) -> list[tuple[str, st
             raise TargetError(f"{chosen}: no project of {chosen.entity} matches")
         found.update(dict.fromkeys((chosen.entity, p) for p in matched))
     return list(found)
-
-
-def projects(client: Client, entity: str) -> Iterator[str]:
-    """The names of every project of `entity` that the key can see, page by page."""
-
-    def page(after: str | None) -> dict[str, Any]:
-        variables = {"entity": entity, "first": PAGE_SIZE, "after": after}
-        return a_dict(client.execute(LIST_PROJECTS, variables).get("models"), "models")
-
-    for edges in listing_pages(page, f"projects of {entity}"):
-        for edge in edges:
-            node = edge.get("node") if isinstance(edge, dict) else None
-            name = node.get("name") if isinstance(node, dict) else None
-            if isinstance(name, str) and re.fullmatch(NAME, name):
-                yield name
 
 
 @dataclass(frozen=True)

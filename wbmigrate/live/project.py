@@ -6,20 +6,24 @@ optionally into a saved plan). `plan` and `apply` share it (`live.prepare` works
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.history import history_of
 from wbmigrate.engine.model import Options
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import read_run_keys
-from wbmigrate.live.client import Client
+from wbmigrate.live.client import PAGE_SIZE, Client
 from wbmigrate.live.listing import fetch_project
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planfile import PlanFile
-from wbmigrate.live.shapes import GraphQLError, ShapeError
+from wbmigrate.live.shapes import GraphQLError, NotFoundError, ShapeError, a_dict, listing_pages
+from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, plan_one
 
 if TYPE_CHECKING:
@@ -31,6 +35,19 @@ PATTERN = re.compile(
     rf"(?:wandb://)?(?P<entity>{NAME})(?:/(?P<project>[\w*?\[-][\w.*?\[\]!-]*))?/?\Z"
 )
 GLOB = re.compile(r"[*?\[]")
+SUGGEST_FROM = 10 * PAGE_SIZE  # an entity's projects read for a "did you mean", at most
+
+LIST_PROJECTS = """
+query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
+  models(entityName: $entity, first: $first, after: $after) {
+    edges { node { name entityName } cursor }
+    pageInfo { endCursor hasNextPage }
+  }
+}"""
+
+
+class TargetError(WbmigrateError):
+    """A TARGET or `--only` that names nothing (the CLI says it in one line, as any other)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,56 @@ def selector(text: str) -> Selector | None:
     if match is None:
         return None
     return Selector(match["entity"], match["project"])
+
+
+@dataclass(frozen=True)
+class Pick:
+    """An object `--only` or a URL TARGET asks for: by its exact title or its id (`value`; a
+    draft goes with its report), or a saved workspace by its view name (`view_names`, from its
+    URL's `?nw=ID`: W&B names the view `nw-ID-v`, or sometimes `ID`). `label`: as given."""
+
+    label: str
+    value: str = ""
+    view_names: tuple[str, ...] = ()
+
+    def matches(self, obj: LiveObject) -> bool:
+        view = obj.view
+        if self.view_names:
+            return view is not None and view.name in self.view_names
+        return self.value in (obj.id, obj.title) or (
+            view is not None and view.parent_id == self.value
+        )
+
+
+def chosen(
+    objects: Iterable[LiveObject], picks: tuple[Pick, ...], target: str
+) -> Iterator[LiveObject]:
+    """The objects `picks` name, once the whole listing has been read (the others are let go
+    as they arrive): a pick that names none is a `TargetError`, before anything is planned,
+    with the titles closest to it."""
+    kept, titles, hit = [], set(), set()
+    for obj in objects:
+        titles.add(obj.title)
+        found = {pick for pick in picks if pick.matches(obj)}
+        if found:
+            kept.append(obj)
+            hit |= found
+    missing = [pick for pick in picks if pick not in hit]
+    if missing:
+        raise TargetError("\n".join(_nothing(pick, titles, target) for pick in missing))
+    yield from kept
+
+
+def _nothing(pick: Pick, titles: set[str], target: str) -> str:
+    if pick.view_names:
+        return f"{pick.label}: {target} has no saved workspace of that URL"
+    what = "report, workspace or automation of that title or id"
+    return f"{pick.label}: {target} has no {what}" + _did_you_mean(pick.value, titles)
+
+
+def _did_you_mean(name: str, names: Iterable[str], prefix: str = "") -> str:
+    close = difflib.get_close_matches(name, list(names), n=3) if name else []
+    return f"; did you mean {' or '.join(repr(prefix + c) for c in close)}?" if close else ""
 
 
 @dataclass
@@ -85,16 +152,55 @@ class Project:
     entity: str
     project: str
     drafts: bool = True
+    only: tuple[Pick, ...] = ()  # these objects alone (none: all)
 
     @property
     def target(self) -> str:
         return f"{self.entity}/{self.project}"
 
     def read(self, counts: Counts | None = None) -> Iterator[LiveObject]:
-        """Every object, as it arrives (the first requests are out when this returns); counted
-        into `counts`."""
-        found = fetch_project(self.client, self.entity, self.project, drafts=self.drafts)
+        """Every object (or those `only` picks), as it arrives (the first requests are out
+        when this returns); counted into `counts`."""
+        found: Iterable[LiveObject] = fetch_project(
+            self.client, self.entity, self.project, drafts=self.drafts
+        )
+        if self.only:
+            found = chosen(found, self.only, self.target)
+        found = self._or_close_names(found)
         return map(counts.add, found) if counts is not None else found
+
+    def _or_close_names(self, objects: Iterable[LiveObject]) -> Iterator[LiveObject]:
+        try:
+            yield from objects
+        except NotFoundError as exc:
+            raise self.not_found(exc) from None
+
+    def not_found(self, exc: NotFoundError) -> NotFoundError:
+        """`exc`, with the entity's projects closest to this one's name when it has none of
+        that name (`async_rl` for `async-rl`); as it was when they cannot be listed."""
+        try:
+            names = list(itertools.islice(projects(self.client, self.entity), SUGGEST_FROM))
+        except ApiError:
+            return exc
+        if self.project in names:
+            return exc
+        close = _did_you_mean(self.project, names, f"{self.entity}/")
+        return NotFoundError(f"{exc}{close}", exc.status) if close else exc
+
+
+def projects(client: Client, entity: str) -> Iterator[str]:
+    """The names of every project of `entity` that the key can see, page by page."""
+
+    def page(after: str | None) -> dict[str, Any]:
+        variables = {"entity": entity, "first": PAGE_SIZE, "after": after}
+        return a_dict(client.execute(LIST_PROJECTS, variables).get("models"), "models")
+
+    for edges in listing_pages(page, f"projects of {entity}"):
+        for edge in edges:
+            node = edge.get("node") if isinstance(edge, dict) else None
+            name = node.get("name") if isinstance(node, dict) else None
+            if isinstance(name, str) and re.fullmatch(NAME, name):
+                yield name
 
 
 def with_history(
@@ -110,6 +216,8 @@ def with_history(
         keys, total = read_run_keys(project.client, project.entity, project.project, runs, cache)
     except (GraphQLError, ShapeError) as exc:
         return options, f"the runs of {project.target} could not be read ({exc})"
+    except NotFoundError as exc:
+        raise project.not_found(exc) from None
     return replace(options, history=history_of(keys, migration, total)), None
 
 
