@@ -13,6 +13,7 @@ from wbmigrate.cli.base import (
     CONTEXT,
     DetailedCommand,
     UserError,
+    be_quiet,
     examples,
     finish,
     interruptible,
@@ -64,6 +65,13 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 )
 @DRAFTS
 @RUNS
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="As ruff's: the objects alone, without heading, legend or summary (text), and no "
+    "progress or status lines on stderr, only warnings and errors.",
+)
 @connection_options
 @interruptible("nothing written")
 def plan(
@@ -74,6 +82,7 @@ def plan(
     detailed_exitcode: bool,
     drafts: str,
     runs: int,
+    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -106,6 +115,7 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
+    be_quiet(quiet)
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")

@@ -7,7 +7,7 @@ and the backup folder the run writes first (`backup_folder`, `start_backup`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,7 @@ from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.outcomes import Expected, Job, Outcome, Rewritten, WriteStatus
 from wbmigrate.live.project import Counts, Project
-from wbmigrate.plan import Status, Tally
+from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.plan_json import mapping_entry
 
 if TYPE_CHECKING:
@@ -30,11 +30,13 @@ class Work:
     """What an apply run must do: the objects to write, each with the state it must still be
     in, and the outcomes already known (objects gone since the saved plan, or unreadable);
     `plans` keeps the rewrite of each object to write, made when it was planned, for the
-    write to reuse."""
+    write to reuse; `planned`, every object as `plan` would show it (for the question at a
+    terminal), without the spec it was made from."""
 
     todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
     tally: Tally = field(default_factory=Tally)
+    planned: list[Planned] = field(default_factory=list)
     plans: dict[str, Rewritten] = field(default_factory=dict)
 
     def jobs(self, backup: Backup) -> list[Job]:
@@ -63,6 +65,7 @@ def prepare_apply(
     for obj in objects if objects is not None else project.read(counts):
         planned, plan = plan_write(obj, migration, options)
         work.tally.add(planned)
+        work.planned.append(_shown(planned))
         seen.add(obj.id)
         if planned.status is Status.ERROR:
             unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
@@ -73,6 +76,14 @@ def prepare_apply(
             work.keep(obj, Expected(entry.fingerprint, entry.changes), plan)
     work.settled = _gone(saved, seen) + unreadable
     return work
+
+
+def _shown(planned: Planned) -> Planned:
+    """A plan as its report shows it: its changes and notes, but not the spec it was made
+    from, which a project's every object would otherwise keep until the writes end."""
+    if planned.result is None:
+        return planned
+    return Planned(planned.source, replace(planned.result, original=None))
 
 
 def backup_folder(label: str, given: str | None = None) -> Path:
