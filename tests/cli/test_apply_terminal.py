@@ -206,3 +206,11 @@ def test_apply_quiet_prints_only_the_record_of_the_writes(run, live):
     assert result.stderr == ""
     assert "Applied to team/async-rl:" in result.stdout
     assert "Backups: " in result.stdout
+
+
+def test_a_fifo_as_the_plan_is_refused_never_opened(run, live, tmp_path):
+    os.mkfifo(tmp_path / "plan.json")  # opening it would wait for a writer forever
+    for command in (["apply", "--plan", "plan.json", "--yes"], ["show", "plan.json"]):
+        result = run(*command)
+        assert result.exit_code == 2
+        assert result.stderr == "Error: cannot read plan plan.json: not a file\n"

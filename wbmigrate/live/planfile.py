@@ -133,6 +133,10 @@ class SavedPlan:
 
 
 def load_plan(path: Path) -> SavedPlan:
+    # a FIFO or a device is never opened (reading one may wait forever); a folder or a
+    # missing file is said by the read below
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        raise PlanFileError(f"cannot read plan {path}: not a file")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
