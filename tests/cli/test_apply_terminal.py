@@ -63,24 +63,27 @@ def in_terminal(args: list[str], answer: bytes, cwd) -> tuple[int, str, str]:
 # --- the plan before the question --------------------------------------------------------------
 
 
-def test_at_a_terminal_apply_shows_each_object_before_it_asks(live, tmp_path):
+def test_at_a_terminal_apply_shows_each_object_before_it_asks(run, live, tmp_path):
+    planned = run("plan", TARGET).stdout  # what `plan` prints for the project
     code, before, after = in_terminal(["apply", TARGET], b"y\n", tmp_path)
     assert code == 0, before + after
-    head, _, question = before.rpartition("Summary: 11 objects: 10 to change")
-    assert 'report "Async health"  (VmlldzoxMDc=)' in head
-    assert 'automation "dropped-spike"  (VHJpZ2dlcjoxMDI=)' in head
-    assert DETAIL in head
-    assert 'automation "eval-regression"' not in head  # unchanged: shown with -v only
-    assert "Write 10 objects in team/async-rl? [y/N]" in question
+    assert 'report "Async health (draft)"  (VmlldzoxMTE=)' in planned
+    assert DETAIL in planned
+    assert 'automation "eval-regression"' not in planned  # unchanged: shown with -v only
+    head, _, question = before.partition(planned)
+    assert head.endswith("Found 4 reports (1 draft), 1 saved workspace, 6 automations.\n")
+    assert question == "Write 10 objects in team/async-rl? [y/N]: "
     assert "Summary: 10 applied." in after
     assert len(writes(live)) == 10
 
 
-def test_verbose_also_shows_unchanged_objects_and_info_notes(live, tmp_path):
+def test_verbose_also_shows_unchanged_objects_and_info_notes(run, live, tmp_path):
+    planned = run("plan", TARGET, "-v").stdout
+    assert 'automation "eval-regression"  (VHJpZ2dlcjoxMDM=)' in planned
+    assert "i metrics[0]: off_policy/token/max is no longer logged" in planned
     code, before, _ = in_terminal(["apply", TARGET, "-v"], b"n\n", tmp_path)
     assert code == 1
-    assert 'automation "eval-regression"  (VHJpZ2dlcjoxMDM=)' in before
-    assert "i metrics[0]: off_policy/token/max is no longer logged" in before
+    assert planned in before
     assert writes(live) == []
 
 
@@ -164,11 +167,11 @@ def test_a_file_that_is_no_plan_given_as_target_is_one_line(run, live, tmp_path)
 
 def test_at_a_terminal_a_saved_plan_is_shown_then_applied(live, tmp_path, run):
     assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    saved = run("show", "plan.json").stdout  # the saved plan, as `show` prints it
     code, before, after = in_terminal(["apply", "plan.json"], b"y\n", tmp_path)
     assert code == 0, before + after
-    assert 'report "Async health"  (VmlldzoxMDc=)' in before
-    assert DETAIL in before
-    assert "Write 10 objects in team/async-rl? [y/N]" in before
+    assert DETAIL in saved
+    assert before.endswith(saved + "Write 10 objects in team/async-rl? [y/N]: ")
     assert "Summary: 10 applied." in after
     assert len(writes(live)) == 10
 
@@ -213,4 +216,39 @@ def test_a_fifo_as_the_plan_is_refused_never_opened(run, live, tmp_path):
     for command in (["apply", "--plan", "plan.json", "--yes"], ["show", "plan.json"]):
         result = run(*command)
         assert result.exit_code == 2
-        assert result.stderr == "Error: cannot read plan plan.json: not a file\n"
+        assert result.stderr.startswith("Error: cannot read plan plan.json: ")
+        assert result.stderr.count("\n") == 1
+
+
+def test_apply_quiet_at_a_terminal_draws_no_progress_bar(live, tmp_path):
+    code, before, _ = in_terminal(["apply", TARGET, "--yes", "-q"], b"", tmp_path)
+    assert code == 0, before
+    assert "Applying" not in before
+    assert before.startswith("Applied to team/async-rl:\n")
+
+
+def test_the_plans_are_kept_for_the_question_alone_and_without_their_specs(live):
+    from helpers import MIGRATION
+
+    from wbmigrate.engine.model import Options
+    from wbmigrate.live.client import Client
+    from wbmigrate.live.prepare import prepare_apply
+    from wbmigrate.live.project import Project, plan_project
+
+    project = Project(Client(live.url, live.api_key), "team", "async-rl")
+    assert prepare_apply(project, MIGRATION, Options()).planned is None  # --yes, or piped
+    shown = prepare_apply(project, MIGRATION, Options(), shown=True).planned
+    assert shown is not None
+    full = list(plan_project(project, MIGRATION, Options()))
+    assert [(p.title, p.status, p.result.changes, p.result.notes) for p in shown] == [
+        (p.title, p.status, p.result.changes, p.result.notes) for p in full
+    ]
+    assert all(p.result.original is None and p.result.edits == () for p in shown)
+
+
+def test_the_progress_bar_is_drawn_at_a_terminal_not_printed_escaped(live, tmp_path):
+    code, before, _ = in_terminal(["apply", TARGET, "--yes"], b"", tmp_path)
+    assert code == 0, before
+    assert "Applying  [" in before
+    assert "\\u000d" not in before  # its carriage returns reach the terminal as such
+    assert "\\u001b" not in before

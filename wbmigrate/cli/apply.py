@@ -52,7 +52,7 @@ from wbmigrate.live.planfile import (
     saved_migration,
     saved_report,
 )
-from wbmigrate.live.prepare import backup_folder, prepare_apply
+from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
@@ -107,8 +107,9 @@ from wbmigrate.report.words import printable
     "--quiet",
     "-q",
     is_flag=True,
-    help="No progress or status lines on stderr, only warnings and errors; the plan at the "
-    "question and the outcome table with the backup line stay.",
+    help="As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
+    "lines). The plan at the question, the outcome table and the backup line stay: they are "
+    "what you approve and the record of what was written.",
 )
 @connection_options
 @interruptible("nothing written")
@@ -138,8 +139,8 @@ def apply(
     `wbmigrate rollback BACKUP_DIR`.
 
     TARGET may be a plan saved by `plan --out` (as terraform's `apply PLANFILE`): that plan
-    is applied to its own project, in its mode and with its options, on the host it was made
-    on (another host is refused); the same as `apply --plan PLAN.json`.
+    is applied to its own project, in its mode and with its options (a plan made on another
+    host than the one configured is refused); the same as `apply --plan PLAN.json`.
 
     Exit code: 0 when every object was migrated or needed nothing, 1 when some were skipped,
     in conflict or failed (or you answered no), 2 on a usage, mapping, auth or connection error
@@ -185,7 +186,8 @@ def apply(
     objects = project.read(counts)
     if saved is None:  # a saved plan carries the census it was made with
         options = read_history(project, migration, options, runs)
-    work = prepare_apply(project, migration, options, saved, counts, objects)
+    shown = asks(yes) and saved is None  # a saved plan shows what was saved
+    work = prepare_apply(project, migration, options, saved, counts, objects, shown)
     tell_found(counts, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do
@@ -193,15 +195,23 @@ def apply(
             finish(failed(work.settled))
         click.echo(f"Nothing to migrate in {project.target}.", err=format_ == "json")
         return
-    if saved is None:
-        shown = plan_report.text_chunks(migration, options, work.planned, verbose)
-    else:  # what was saved is what is applied: the plan as `show` shows it
-        shown = iter([plan_report.to_text(saved_report(saved), verbose)])
-    if not asks(yes):  # the shown plan ends with this summary
+    if not asks(yes):  # the plan shown at the question ends with this summary
         status(plan_report.summary(work.tally))
-    confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes, shown)
+    question = f"Write {len(work.todo)} objects in {project.target}?"
+    confirm_or_refuse(question, yes, _plan(migration, options, work, saved, verbose))
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder)
+
+
+def _plan(
+    migration: Migration, options: Options, work: Work, saved: SavedPlan | None, verbose: bool
+) -> Iterator[str]:
+    """The plan shown before the question, as `plan` shows it; of a saved plan, as `show`
+    shows it: what was saved is what is applied."""
+    if saved is not None:
+        yield plan_report.to_text(saved_report(saved), verbose)
+    elif work.planned is not None:
+        yield from plan_report.text_chunks(migration, options, work.planned, verbose)
 
 
 def _targets(targets: tuple[str, ...], saved: SavedPlan | None) -> list[Selector]:
@@ -240,7 +250,10 @@ def apply_many(
     client, projects = find_projects(selectors, many.connection)
     cache = cache_folder(os.environ) if many.runs else None
     drafts, runs = many.drafts, many.runs
-    results = prepare_projects(client, projects, migration, options, drafts, runs, cache, status)
+    shown = asks(many.yes)
+    results = prepare_projects(
+        client, projects, migration, options, drafts, runs, cache, status, shown
+    )
     unreadable = {r.target: str(r.error) for r in results if r.error is not None}
     ready: list[Prepared] = [r.value for r in results if r.error is None]
     for target, error in unreadable.items():
@@ -257,8 +270,8 @@ def apply_many(
             click.echo(f"Nothing to migrate in {len(ready)} projects.")
         finish(bool(unreadable) or failed(o for s in settled.values() for o in s))
         return
-    shown = _plans(ready, migration, many.verbose)
-    confirm_or_refuse(f"Write {total} objects in {len(writing)} projects?", many.yes, shown)
+    plans = _plans(ready, migration, many.verbose)
+    confirm_or_refuse(f"Write {total} objects in {len(writing)} projects?", many.yes, plans)
     info = {"base_url": client.base_url, **mapping_entry(migration, options)}
     backups = BackupSet(folder, info, writing)
     for target, error in unreadable.items():
@@ -270,5 +283,5 @@ def _plans(ready: list[Prepared], migration: Migration, verbose: bool) -> Iterat
     """The plan of each project with something to write, as `plan` shows it, under its name."""
     for prepared in (p for p in ready if p.work.todo):
         yield plan_report.printed([f"== {prepared.project.target}"])
-        planned = prepared.work.planned
+        planned = prepared.work.planned or ()
         yield from plan_report.text_chunks(migration, prepared.options, planned, verbose)

@@ -34,6 +34,16 @@ class Shown(RedactingStream):
     def write(self, text: str) -> int:
         return super().write(terminal_safe(text) if isinstance(text, str) else text)
 
+    def unescaped(self) -> Any:
+        return self._stream
+
+
+def drawn_on() -> Any:
+    """stderr for what wbmigrate draws itself at a terminal, the progress bar (its label is
+    wbmigrate's own words): as the terminal gets it, since its carriage returns and escapes
+    would be printed escaped through `Shown`."""
+    return sys.stderr.unescaped() if isinstance(sys.stderr, Shown) else sys.stderr
+
 
 @contextmanager
 def redacted_output() -> Iterator[None]:
@@ -174,6 +184,10 @@ def be_quiet(on: bool) -> None:
     An event, not the click context: status lines come from worker threads too."""
     if on:
         _quiet.set()
+
+
+def is_quiet() -> bool:
+    return _quiet.is_set()
 
 
 def status(message: str) -> None:

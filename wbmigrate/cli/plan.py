@@ -69,8 +69,9 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     "--quiet",
     "-q",
     is_flag=True,
-    help="As ruff's: the objects alone, without heading, legend or summary (text), and no "
-    "progress or status lines on stderr, only warnings and errors.",
+    help="As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
+    "and a text plan of files or of one project is its objects alone (no heading, legend or "
+    "summary).",
 )
 @connection_options
 @interruptible("nothing written")

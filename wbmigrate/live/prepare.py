@@ -7,7 +7,7 @@ and the backup folder the run writes first (`backup_folder`, `start_backup`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,13 +30,12 @@ class Work:
     """What an apply run must do: the objects to write, each with the state it must still be
     in, and the outcomes already known (objects gone since the saved plan, or unreadable);
     `plans` keeps the rewrite of each object to write, made when it was planned, for the
-    write to reuse; `planned`, every object as `plan` would show it (for the question at a
-    terminal), without the spec it was made from."""
+    write to reuse."""
 
     todo: list[tuple[LiveObject, Expected]] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
+    planned: list[Planned] | None = None  # every object as `plan` shows it, if asked for
     tally: Tally = field(default_factory=Tally)
-    planned: list[Planned] = field(default_factory=list)
     plans: dict[str, Rewritten] = field(default_factory=dict)
 
     def jobs(self, backup: Backup) -> list[Job]:
@@ -56,16 +55,19 @@ def prepare_apply(
     saved: SavedPlan | None = None,
     counts: Counts | None = None,
     objects: Iterator[LiveObject] | None = None,
+    shown: bool = False,
 ) -> Work:
     """Plan every object once (or follow `saved`) and keep only what must be written, with
     the rewrite its write will send. `objects`: the project's objects, already being read
-    (else they are read now, counted into `counts`)."""
-    work = Work()
+    (else they are read now, counted into `counts`). `shown`: also keep every object's
+    changes and notes (`Work.planned`), for the plan shown before the question."""
+    work = Work(planned=[] if shown else None)
     unreadable, seen = [], set()
     for obj in objects if objects is not None else project.read(counts):
         planned, plan = plan_write(obj, migration, options)
         work.tally.add(planned)
-        work.planned.append(_shown(planned))
+        if work.planned is not None:
+            work.planned.append(_as_shown(planned))
         seen.add(obj.id)
         if planned.status is Status.ERROR:
             unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
@@ -78,12 +80,24 @@ def prepare_apply(
     return work
 
 
-def _shown(planned: Planned) -> Planned:
-    """A plan as its report shows it: its changes and notes, but not the spec it was made
-    from, which a project's every object would otherwise keep until the writes end."""
+def _as_shown(planned: Planned) -> Planned:
+    """An object's plan as a report shows it (its changes and notes), as a saved plan keeps
+    it: not the spec nor the edits, which memory keeps for no object."""
+    from wbmigrate.live.planfile import SavedRewrite
+
     if planned.result is None:
         return planned
-    return Planned(planned.source, replace(planned.result, original=None))
+    result = planned.result
+    light = SavedRewrite(
+        result.kind,
+        f'{result.kind} "{planned.source.name}"',  # as `plan` names it: a draft says so
+        None,
+        (),
+        result.changes,
+        result.notes,
+        saved_changed=result.changed,
+    )
+    return Planned(planned.source, light)
 
 
 def backup_folder(label: str, given: str | None = None) -> Path:
