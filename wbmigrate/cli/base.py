@@ -150,12 +150,8 @@ def print_plan(
 def _objects_only(chunks: Iterator[str]) -> Iterator[str]:
     """A text plan's pieces without its first (heading, census, legend) and its last (the
     summary), as ruff's -q prints the diagnostics and nothing else."""
-    pieces = itertools.islice(chunks, 1, None)
-    previous = next(pieces, None)
-    for piece in pieces:
-        assert previous is not None
-        yield previous
-        previous = piece
+    for piece, _ in itertools.pairwise(itertools.islice(chunks, 1, None)):
+        yield piece
 
 
 def warn(problems: tuple[Any, ...]) -> None:
