@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ import click
 from wbmigrate.cli.base import (
     CONTEXT,
     UserError,
+    asks,
+    be_quiet,
     confirm_or_refuse,
     examples,
     finish,
@@ -42,12 +45,20 @@ from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
-from wbmigrate.live.planfile import check_host, check_options, load_plan, saved_migration
-from wbmigrate.live.prepare import backup_folder, prepare_apply
-from wbmigrate.live.project import Counts, Selector
+from wbmigrate.live.planfile import (
+    SavedPlan,
+    check_host,
+    check_options,
+    load_plan,
+    saved_migration,
+    saved_report,
+)
+from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
+from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
 from wbmigrate.plan_json import mapping_entry
+from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
 
 
@@ -55,12 +66,12 @@ from wbmigrate.report import plan as plan_report
     context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate apply my-team/my-project --yes",
-        "wbmigrate apply my-team/my-project --plan plan.json --yes",
+        "wbmigrate apply plan.json                    # a plan saved by `plan --out`",
         "wbmigrate apply my-team/my-project --mode replace --jobs 8 --backup-dir backups/ --yes",
         "wbmigrate apply my-team --yes                # every project the key can see",
     ),
 )
-@click.argument("targets", metavar="TARGET...", nargs=-1, required=True)
+@click.argument("targets", metavar="TARGET...", nargs=-1)
 @migration_options
 @click.option(
     "--plan",
@@ -88,6 +99,20 @@ from wbmigrate.report import plan as plan_report
 @DRAFTS
 @only_option
 @RUNS
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="At the question, also show unchanged objects and info notes.",
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
+    "lines). The plan at the question, the outcome table and the backup line stay: they are "
+    "what you approve and the record of what was written.",
+)
 @connection_options
 @interruptible("nothing written")
 def apply(
@@ -99,17 +124,25 @@ def apply(
     format_: str,
     drafts: str,
     runs: int,
+    verbose: bool,
+    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
     """Migrate a live W&B project: rewrite its reports, drafts, workspaces and alerts.
 
-    Each original is backed up first (files of mode 0600 in a 0700 folder, with a checksummed
-    journal); then the object is read again and written at once only if it is still as planned
-    (else skipped), and read back: if someone saved it meanwhile it is a conflict, and their
-    version is kept in the backup too. One failing object never stops the others; Ctrl-C starts
-    no new object, lets the writes in flight finish and reports them. Undo with
+    Without --yes, at a terminal, the plan is shown first (each object to change, as `plan`
+    shows it) and you are asked; without a terminal, nothing is written. Each original is
+    backed up first (files of mode 0600 in a 0700 folder, with a checksummed journal); then
+    the object is read again and written at once only if it is still as planned (else
+    skipped), and read back: if someone saved it meanwhile it is a conflict, and their version
+    is kept in the backup too. One failing object never stops the others; Ctrl-C starts no new
+    object, lets the writes in flight finish and reports them. Undo with
     `wbmigrate rollback BACKUP_DIR`.
+
+    TARGET may be a plan saved by `plan --out` (as terraform's `apply PLANFILE`): that plan
+    is applied to its own project, in its mode and with its options (a plan made on another
+    host than the one configured is refused); the same as `apply --plan PLAN.json`.
 
     Exit code: 0 when every object was migrated or needed nothing, 1 when some were skipped,
     in conflict or failed (or you answered no), 2 on a usage, mapping, auth or connection error
@@ -122,18 +155,22 @@ def apply(
     per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
     that cannot be read is reported (exit 1) and the others are migrated.
     """
-    selectors = live_targets(targets)
+    be_quiet(quiet)
+    if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
+        plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
+    named = live_targets(targets) if targets else None  # refused before any plan is read
+    saved = load_plan(Path(plan_path)) if plan_path else None
+    selectors = named or _targets(saved)
     live = one_project(selectors)
     if live is None:
-        if plan_path:
+        if saved is not None:
             raise UserError("--plan applies one project's saved plan: give one ENTITY/PROJECT")
         migration, options = migration_setup(**setup)
-        many = Many(backup_dir, yes, jobs, format_, drafts == "migrate", runs, connection)
+        many = Many(backup_dir, yes, jobs, format_, drafts == "migrate", runs, connection, verbose)
         apply_many(selectors, migration, options, many)
         return
     folder = backup_folder("-".join(live), backup_dir)
     migration, options = migration_setup(**setup)
-    saved = load_plan(Path(plan_path)) if plan_path else None
     if saved is not None:
         migration = saved_migration(saved, find_mapping(setup["mapping_ref"]), "/".join(live))
         context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
@@ -152,7 +189,8 @@ def apply(
     objects = project.read(counts)
     if saved is None:  # a saved plan carries the census it was made with
         options = read_history(project, migration, options, runs)
-    work = prepare_apply(project, migration, options, saved, counts, objects)
+    shown = asks(yes) and saved is None  # a saved plan shows what was saved
+    work = prepare_apply(project, migration, options, saved, counts, objects, shown)
     tell_found(counts, project.drafts)
     if not work.todo:
         if work.settled or format_ == "json":  # a document even when there is nothing to do
@@ -160,10 +198,33 @@ def apply(
             finish(failed(work.settled))
         click.echo(f"Nothing to migrate in {project.target}.", err=format_ == "json")
         return
-    status(plan_report.summary(work.tally))
-    confirm_or_refuse(f"Write {len(work.todo)} objects in {project.target}?", yes)
+    if not asks(yes):  # the plan shown at the question ends with this summary
+        status(plan_report.summary(work.tally))
+    question = f"Write {len(work.todo)} objects in {project.target}?"
+    confirm_or_refuse(question, yes, _plan(migration, options, work, saved, verbose))
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder)
+
+
+def _plan(
+    migration: Migration, options: Options, work: Work, saved: SavedPlan | None, verbose: bool
+) -> Iterator[str]:
+    """The plan shown before the question, as `plan` shows it; of a saved plan, as `show`
+    shows it: what was saved is what is applied."""
+    if saved is not None:
+        yield plan_report.to_text(saved_report(saved), verbose)
+    elif work.planned is not None:
+        yield from plan_report.text_chunks(migration, options, work.planned, verbose)
+
+
+def _targets(saved: SavedPlan | None) -> list[Selector]:
+    """With no TARGET, the project of the saved plan."""
+    if saved is None:  # as click says it of a required argument
+        raise click.UsageError("Missing argument 'TARGET...'.", click.get_current_context())
+    found = selector(saved.target)
+    if found is None:
+        raise UserError(f"the saved plan names no ENTITY/PROJECT: {printable(saved.target)}")
+    return [found]
 
 
 @dataclass(frozen=True)
@@ -177,6 +238,7 @@ class Many:
     drafts: bool
     runs: int
     connection: Connection
+    verbose: bool = False
 
 
 def apply_many(
@@ -189,7 +251,10 @@ def apply_many(
     client, projects = find_projects(selectors, many.connection)
     cache = cache_folder(os.environ) if many.runs else None
     drafts, runs = many.drafts, many.runs
-    results = prepare_projects(client, projects, migration, options, drafts, runs, cache, status)
+    shown = asks(many.yes)
+    results = prepare_projects(
+        client, projects, migration, options, drafts, runs, cache, status, shown
+    )
     unreadable = {r.target: str(r.error) for r in results if r.error is not None}
     ready: list[Prepared] = [r.value for r in results if r.error is None]
     for target, error in unreadable.items():
@@ -206,9 +271,18 @@ def apply_many(
             click.echo(f"Nothing to migrate in {len(ready)} projects.")
         finish(bool(unreadable) or failed(o for s in settled.values() for o in s))
         return
-    confirm_or_refuse(f"Write {total} objects in {len(writing)} projects?", many.yes)
+    plans = _plans(ready, migration, many.verbose)
+    confirm_or_refuse(f"Write {total} objects in {len(writing)} projects?", many.yes, plans)
     info = {"base_url": client.base_url, **mapping_entry(migration, options)}
     backups = BackupSet(folder, info, writing)
     for target, error in unreadable.items():
         backups.log(target, "not-read", reason=error)
     apply_projects(client, ready, migration, many.jobs, many.format_, folder, backups, unreadable)
+
+
+def _plans(ready: list[Prepared], migration: Migration, verbose: bool) -> Iterator[str]:
+    """The plan of each project with something to write, as `plan` shows it, under its name."""
+    for prepared in (p for p in ready if p.work.todo):
+        yield plan_report.printed([f"== {prepared.project.target}"])
+        planned = prepared.work.planned or ()
+        yield from plan_report.text_chunks(migration, prepared.options, planned, verbose)

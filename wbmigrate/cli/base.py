@@ -8,6 +8,7 @@ import functools
 import importlib
 import itertools
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,6 +34,16 @@ class Shown(RedactingStream):
 
     def write(self, text: str) -> int:
         return super().write(terminal_safe(text) if isinstance(text, str) else text)
+
+    def unescaped(self) -> Any:
+        return self._stream
+
+
+def drawn_on() -> Any:
+    """stderr for what wbmigrate draws itself at a terminal, the progress bar (its label is
+    wbmigrate's own words): as the terminal gets it, since its carriage returns and escapes
+    would be printed escaped through `Shown`."""
+    return sys.stderr.unescaped() if isinstance(sys.stderr, Shown) else sys.stderr
 
 
 @contextmanager
@@ -90,6 +101,7 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr
             forget()
+            _quiet.clear()
             with redacted_output(), _detailed_errors(ctx):
                 return self._invoke(ctx)
         return self._invoke(ctx)
@@ -135,15 +147,24 @@ def print_plan(
 ) -> None:
     """Stream `plan`'s report (of files or of a live project) to stdout, from its first object
     on: an error reading the target (an unknown project, a refused key) then comes before any
-    output."""
+    output. Under -q, a text report is its objects alone (documents stay whole)."""
     if format_ == "json":
         chunks = plan_report.json_chunks(migration, options, planned)
     else:
         render = plan_report.text_chunks if format_ == "text" else plan_report.markdown_chunks
         chunks = render(migration, options, planned, verbose)
+        if format_ == "text" and _quiet.is_set():
+            chunks = _objects_only(chunks)
     pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
     for piece in itertools.chain(pieces, chunks):
         click.echo(piece, nl=False)
+
+
+def _objects_only(chunks: Iterator[str]) -> Iterator[str]:
+    """A text plan's pieces without its first (heading, census, legend) and its last (the
+    summary), as ruff's -q prints the diagnostics and nothing else."""
+    for piece, _ in itertools.pairwise(itertools.islice(chunks, 1, None)):
+        yield piece
 
 
 def warn(problems: tuple[Any, ...]) -> None:
@@ -164,17 +185,41 @@ def finish(
         raise SystemExit(code)
 
 
+_quiet = threading.Event()  # -q: no progress or status lines; set for the command's run
+
+
+def be_quiet(on: bool) -> None:
+    """-q (as ruff's): from now on, `status` shows warnings only (errors never go through it).
+    An event, not the click context: status lines come from worker threads too."""
+    if on:
+        _quiet.set()
+
+
+def is_quiet() -> bool:
+    return _quiet.is_set()
+
+
 def status(message: str) -> None:
-    """Progress and status go to stderr; stdout is for the report."""
-    click.echo(message, err=True)
+    """Progress and status go to stderr; stdout is for the report. Under -q, only warnings."""
+    if not _quiet.is_set() or message.startswith("Warning:"):
+        click.echo(message, err=True)
 
 
-def confirm_or_refuse(question: str, yes: bool) -> None:
-    """Go on with --yes, or after a yes at a terminal; refuse (exit 2) without a terminal."""
+def asks(yes: bool) -> bool:
+    """Whether a write will be asked about: no --yes, and a terminal to ask at."""
+    return not yes and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def confirm_or_refuse(question: str, yes: bool, shown: Iterable[str] = ()) -> None:
+    """Go on with --yes; at a terminal, show `shown` (what will be written: rendered only
+    now, when there is someone to read it) on stderr beside the question, and go on after a
+    yes; refuse (exit 2) without a terminal."""
     if yes:
         return
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+    if not asks(yes):
         raise UserError("refusing to write without --yes (no terminal to ask); nothing written")
+    for piece in shown:
+        click.echo(piece, nl=False, err=True)
     if not click.confirm(question, default=False, err=True):
         status("Cancelled; nothing written.")
         finish(failed=True)
@@ -190,7 +235,7 @@ def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any
             try:
                 return command(*args, **kwargs)
             except KeyboardInterrupt:
-                status(f"Interrupted; {what}.")
+                click.echo(f"Interrupted; {what}.", err=True)  # said under -q too
                 raise SystemExit(exit_code(interrupted=True)) from None
 
         return run

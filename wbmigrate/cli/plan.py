@@ -13,6 +13,7 @@ from wbmigrate.cli.base import (
     CONTEXT,
     DetailedCommand,
     UserError,
+    be_quiet,
     examples,
     finish,
     interruptible,
@@ -66,6 +67,14 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 @DRAFTS
 @only_option
 @RUNS
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
+    "and a text plan of files or of one project is its objects alone (no heading, legend or "
+    "summary).",
+)
 @connection_options
 @interruptible("nothing written")
 def plan(
@@ -76,6 +85,7 @@ def plan(
     detailed_exitcode: bool,
     drafts: str,
     runs: int,
+    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -109,6 +119,7 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
+    be_quiet(quiet)
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")

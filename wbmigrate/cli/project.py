@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from wbmigrate.cli.base import UserError, status
+from wbmigrate.cli.base import UserError, drawn_on, is_quiet, status
 from wbmigrate.cli.options import ONLY, Connection
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
@@ -187,7 +187,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[Outcome], None]]:
     """At a terminal, a progress bar when the run is long enough to need one. Elsewhere (a
     pipe, a CI log) a plain line every `PROGRESS_EVERY` seconds while the run goes on, so a
     long apply is never silent; a run shorter than that prints none."""
-    if not sys.stderr.isatty():
+    if not sys.stderr.isatty() or is_quiet():  # -q: `status` prints none of those lines
         with _progress_lines(total, label) as tick:
             yield tick
         return
@@ -196,7 +196,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[Outcome], None]]:
         return
     _bar.set()
     try:
-        with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
+        with click.progressbar(length=total, label=label, file=drawn_on()) as bar:
             yield lambda outcome: bar.update(1)
     finally:
         _bar.clear()

@@ -218,9 +218,10 @@ def prepare_projects(
     runs: int,
     cache: Path | None,
     warn: Callable[[str], None],
+    shown: bool = False,
 ) -> list[Result]:
     """Read and plan every project for apply, `PROJECT_JOBS` at a time; `warn` hears why a
-    project has no key census."""
+    project has no key census; `shown`: each keeps its objects' plans (`prepare_apply`)."""
     from wbmigrate.live.prepare import prepare_apply
 
     def one(entity: str, name: str) -> Prepared:
@@ -228,6 +229,7 @@ def prepare_projects(
         own, problem = with_history(project, migration, options, runs, cache)
         if problem:
             warn(f"Warning: {problem}")
-        return Prepared(project, own, prepare_apply(project, migration, own, None, Counts()))
+        work = prepare_apply(project, migration, own, None, Counts(), shown=shown)
+        return Prepared(project, own, work)
 
     return each_project(targets, one)

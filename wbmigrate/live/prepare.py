@@ -26,7 +26,7 @@ from wbmigrate.live.outcomes import (
     WriteStatus,
 )
 from wbmigrate.live.project import Counts, Project
-from wbmigrate.plan import Status, Tally
+from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.plan_json import mapping_entry
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ class Work:
 
     todo: list[tuple[Stored, Expected]] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
+    planned: list[Planned] | None = None  # every object as `plan` shows it, if asked for
     tally: Tally = field(default_factory=Tally)
     spool: Spool | None = None  # made for the first object to write
 
@@ -63,15 +64,19 @@ def prepare_apply(
     saved: SavedPlan | None = None,
     counts: Counts | None = None,
     objects: Iterator[LiveObject] | None = None,
+    shown: bool = False,
 ) -> Work:
     """Plan every object once (or follow `saved`) and keep only what must be written, with
     the rewrite its write will send. `objects`: the project's objects, already being read
-    (else they are read now, counted into `counts`)."""
-    work = Work()
+    (else they are read now, counted into `counts`). `shown`: also keep every object's
+    changes and notes (`Work.planned`), for the plan shown before the question."""
+    work = Work(planned=[] if shown else None)
     unreadable, seen = [], set()
     for obj in objects if objects is not None else project.read(counts):
         planned, plan = plan_write(obj, migration, options)
         work.tally.add(planned)
+        if work.planned is not None:
+            work.planned.append(_as_shown(planned))
         seen.add(obj.id)
         if planned.status is Status.ERROR:
             unreadable.append(Outcome(obj.ref, WriteStatus.SKIPPED, f"not read: {planned.error}"))
@@ -82,6 +87,26 @@ def prepare_apply(
             work.keep(obj, Expected(entry.fingerprint, entry.changes), plan)
     work.settled = _gone(saved, seen) + unreadable
     return work
+
+
+def _as_shown(planned: Planned) -> Planned:
+    """An object's plan as a report shows it (its changes and notes), as a saved plan keeps
+    it: not the spec nor the edits, which memory keeps for no object."""
+    from wbmigrate.live.planfile import SavedRewrite
+
+    if planned.result is None:
+        return planned
+    result = planned.result
+    light = SavedRewrite(
+        result.kind,
+        f'{result.kind} "{planned.source.name}"',  # as `plan` names it: a draft says so
+        None,
+        (),
+        result.changes,
+        result.notes,
+        saved_changed=result.changed,
+    )
+    return Planned(planned.source, light)
 
 
 def backup_folder(label: str, given: str | None = None) -> Path:
