@@ -158,9 +158,9 @@ def apply(
     be_quiet(quiet)
     if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
         plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
-    named = live_targets(targets) if targets else None  # refused before any plan is read
+    chosen = live_targets(targets) if targets else None  # refused before any plan is read
     saved = load_plan(Path(plan_path)) if plan_path else None
-    selectors = named or _targets(saved)
+    selectors = chosen or _targets(saved)
     live = one_project(selectors)
     if live is None:
         if saved is not None:
