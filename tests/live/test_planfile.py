@@ -18,6 +18,7 @@ from wbmigrate.live.planfile import (
     FORMAT,
     PlanFile,
     PlanFileError,
+    check_options,
     check_plan,
     load_plan,
     migration_digest,
@@ -94,8 +95,10 @@ def test_the_saved_document_parses(tmp_path):
     for entry, obj in zip(document["objects"], OBJECTS, strict=True):
         fingerprint = obj.fingerprint
         assert entry["fingerprint"] == {"updatedAt": obj.updated_at, "sha256": fingerprint.sha256}
-    counts = {k: document["summary"][k] for k in ("objects", "changes", "unchanged", "error")}
-    assert counts == {"objects": 5, "changes": 3, "unchanged": 1, "error": 1}
+    counts = {
+        k: document["summary"][k] for k in ("objects", "to_change", "unchanged", "unreadable")
+    }
+    assert counts == {"objects": 5, "to_change": 3, "unchanged": 1, "unreadable": 1}
 
 
 def test_load_plan_reads_back_what_was_saved(tmp_path):
@@ -377,3 +380,23 @@ def test_a_plan_that_records_no_host_is_refused(tmp_path):
     with pytest.raises(PlanFileError, match="records no host") as error:
         load_plan(path)
     assert_one_line(error)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [({"mode"}, "--mode differs from"), ({"mode", "drafts"}, "--mode and --drafts differ from")],
+    ids=["one", "two"],
+)
+def test_options_that_contradict_the_plan_are_named_in_english(tmp_path, given, expected):
+    saved = load_plan(save(tmp_path / "plan.json", planned()))
+    with pytest.raises(PlanFileError, match=f"^{expected} the saved plan, which"):
+        check_options(saved, Options(), drafts=False, given=given)
+
+
+def test_a_plan_saved_in_the_first_layout_still_loads(tmp_path):
+    """wbmigrate-plan/1 differs only in its summary's counts, which `apply --plan` never reads."""
+    path = save(tmp_path / "plan.json", planned())
+    document = json.loads(path.read_text())
+    document["format"] = "wbmigrate-plan/1"
+    path.write_text(json.dumps(document))
+    assert load_plan(path) == load_plan(save(tmp_path / "again.json", planned()))

@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
     from wbmigrate.mapping import Migration
     from wbmigrate.mapping.file import Mapping
 
-FORMAT = "wbmigrate-plan/1"
+FORMAT = "wbmigrate-plan/2"  # /1 counted objects as `changes` in its summary, which is not read
+READ = (FORMAT, "wbmigrate-plan/1")
 
 
 class PlanFileError(WbmigrateError):
@@ -139,7 +140,7 @@ def load_plan(path: Path) -> SavedPlan:
         raise PlanFileError(f"cannot read plan {path}: {exc}") from None
     except RecursionError:
         raise PlanFileError(f"cannot read plan {path}: nested too deeply") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READ:
         raise PlanFileError(f"{path} is not a wbmigrate plan (write one with `plan --out`)")
     if "host" not in data:  # plans are short-lived: one made before hosts were recorded is redone
         raise PlanFileError(f"{path} records no host (an older wbmigrate made it); plan again")
@@ -304,5 +305,6 @@ def check_options(saved: SavedPlan, options: Options, drafts: bool, given: set[s
         if name in given and mine != theirs
     ]
     if differ:
-        shown = ", ".join("--" + name.replace("_", "-") for name in differ)
-        raise PlanFileError(f"{shown} differ from the saved plan, which is applied as it was made")
+        *rest, last = ["--" + name.replace("_", "-") for name in differ]
+        shown, verb = (f"{', '.join(rest)} and {last}", "differ") if rest else (last, "differs")
+        raise PlanFileError(f"{shown} {verb} from the saved plan, which is applied as it was made")

@@ -27,7 +27,7 @@ from wbmigrate.report.plan import printed
 from wbmigrate.report.words import plural, printable
 
 COLUMNS = ("project", "objects", "to change", "warnings", "review", "upgraded", "boundary")
-FORMAT = "wbmigrate-plan-projects/1"
+FORMAT = "wbmigrate-plan-projects/2"  # /1: `summary.changes` counted objects
 
 
 def renderer(format_: str, verbose: bool) -> Callable[[Options, Iterator[Planned]], Any]:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from wbmigrate.engine.history import RunRef
+from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Plan, Planned, Status, Tally
@@ -124,10 +124,17 @@ def history_lines(options: Options) -> list[str]:
     last_old = f"the last run with old keys is {_run(history.last_old)}" if history.last_old else ""
     if not history.upgraded:
         end = f"; {last_old}." if last_old else "."
-        return [f"Runs: {history.scope} read. Not upgraded: no run logged the new keys{end}"]
+        return [f"Runs: {_read(history)}. Not upgraded: no run logged the new keys{end}"]
     before = last_old or "no run logged the old keys"
     first_new = f"the first with new keys is {_run(history.first_new)}"
-    return [f"Runs: {history.scope} read. Boundary: {before}; {first_new}."]
+    return [f"Runs: {_read(history)}. Boundary: {before}; {first_new}."]
+
+
+def _read(history: History) -> str:
+    """`7 read`, `the 500 newest of 1,234 read`."""
+    if history.partial:
+        return f"the {history.runs:,} newest of {history.total:,} read"
+    return f"{history.runs:,} read"
 
 
 def _run(run: RunRef | None) -> str:
@@ -151,7 +158,7 @@ def summary(tally: Tally) -> str:
     actions = tally.actions
     if actions:
         counted = ", ".join(f"{actions[a]} {a.value}" for a in ChangeAction if actions[a])
-        parts.append(f"{sum(actions.values())} changes ({counted}).")
+        parts.append(f"{plural(sum(actions.values()), 'change')} ({counted}).")
     notes = tally.notes
     parts.append(
         f"{plural(notes[NoteKind.WARNING], 'warning')}, {notes[NoteKind.REVIEW]} "
