@@ -21,7 +21,7 @@ from wbmigrate.plan_json import (
     summary_entry,
 )
 from wbmigrate.redact import redact
-from wbmigrate.report.words import code, markdown, plural, printable
+from wbmigrate.report.words import code, coloured, markdown, plural, printable
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -31,7 +31,17 @@ SYMBOLS = {
     ChangeAction.ANNOTATED: "*",
 }
 NOTE_SYMBOLS = {NoteKind.WARNING: "!", NoteKind.REVIEW: "?", NoteKind.INFO: "i"}
-LEGEND = "~ renamed  + added beside the old key  - removed  x disabled  * note  ! warning  ? review"
+MEANINGS = (
+    "renamed",
+    "added beside the old key",
+    "removed",
+    "disabled",
+    "note",
+    "warning",
+    "review",
+)
+MARKS = (*SYMBOLS.values(), NOTE_SYMBOLS[NoteKind.WARNING], NOTE_SYMBOLS[NoteKind.REVIEW])
+LEGEND = "  ".join(f"{mark} {meaning}" for mark, meaning in zip(MARKS, MEANINGS, strict=True))
 BRIEF = 72  # the widest old or new value a change line shows, "…" ending a longer one
 
 
@@ -82,11 +92,11 @@ def text_chunks(
     migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
 ) -> Iterator[str]:
     tally = Tally()
-    yield printed([header(migration, options), *history_lines(options), LEGEND, ""])
+    yield printed([header(migration, options), *history_lines(options)]) + legend()
     for planned in map(tally.add, objects):
         if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
             continue
-        yield printed(text_object(planned, verbose))
+        yield lines(text_object(planned, verbose))
     yield printed([summary(tally)])
 
 
@@ -95,17 +105,33 @@ def to_text(plan: Plan, verbose: bool = False) -> str:
 
 
 def text_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"{planned.title}  ({planned.source.origin})"]
+    """An object's lines, what came from elsewhere escaped, then the marks coloured: print
+    them as they are (`lines`; `printed` would escape the colours)."""
+    out = [printable(f"{planned.title}  ({planned.source.origin})")]
     if planned.error is not None:
-        return [*out, f"  error: {planned.error}", ""]
+        return [*out, f"  {coloured('error')}: {printable(planned.error)}", ""]
     kind = planned.result.kind if planned.result else ""
     for where, changes, notes in _groups(planned, verbose):
-        out.append("  " + (SEPARATOR.join(where) or f"(the {kind} itself)"))
+        out.append(printable("  " + (SEPARATOR.join(where) or f"(the {kind} itself)")))
         width = max((len(c.field) for c in changes), default=0)
         for change in changes:
-            out.append(f"    {SYMBOLS[change.action]} {change.field:<{width}}  {describe(change)}")
-        out += [f"    {NOTE_SYMBOLS[n.kind]} {n.field}: {n.message}" for n in notes]
+            text = printable(f"{change.field:<{width}}  {describe(change)}")
+            out.append(f"    {coloured(SYMBOLS[change.action])} {text}")
+        out += [
+            f"    {coloured(NOTE_SYMBOLS[n.kind])} {printable(f'{n.field}: {n.message}')}"
+            for n in notes
+        ]
     return [*out, ""]
+
+
+def legend() -> str:
+    """`LEGEND` with its marks coloured, and the blank line after it."""
+    return "  ".join(f"{coloured(m)} {meaning}" for m, meaning in zip(MARKS, MEANINGS)) + "\n\n"  # noqa: B905
+
+
+def lines(escaped: list[str]) -> str:
+    """Lines already escaped (`text_object`'s), as printed."""
+    return "".join(line + "\n" for line in escaped)
 
 
 def printed(lines: list[str]) -> str:
