@@ -132,6 +132,8 @@ def object_entry(planned: Planned) -> dict[str, Any]:
         "kind": planned.result.kind if planned.result else planned.source.kind,
         "status": planned.status.value,
     }
+    if planned.source.url:
+        entry["url"] = planned.source.url
     if planned.error is not None:
         entry["error"] = planned.error
     if planned.result is not None:

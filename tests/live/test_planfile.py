@@ -400,3 +400,28 @@ def test_a_plan_saved_in_the_first_layout_still_loads(tmp_path):
     document["format"] = "wbmigrate-plan/1"
     path.write_text(json.dumps(document))
     assert load_plan(path) == load_plan(save(tmp_path / "again.json", planned()))
+
+
+def test_a_plan_shows_each_objects_link_and_show_shows_it_again(hosts, run):
+    a, _ = hosts
+    planned = run("plan", TARGET, "--out", "plan.json")
+    report_id = a.state.find("Async health")
+    link = f"{a.url}/team/async-rl/reports/Async-health--{report_id.rstrip('=')}"
+    assert f'report "Async health"  ({report_id})  {link}\n' in planned.stdout
+    assert run("show", "plan.json").stdout == planned.stdout
+    markdown = run("show", "plan.json", "--format", "markdown").stdout
+    assert f"<{link}>" in markdown
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://evil.example/team/async-rl/automations", "{a}/team/async-rl/automations> ![x](y)"],
+    ids=["another-host", "breaks-out"],
+)
+def test_a_planted_object_link_in_a_saved_plan_is_refused(hosts, run, tmp_path, url):
+    a, _ = hosts
+    assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    plant(tmp_path / "plan.json", f"{a.url}/team/async-rl/automations", url.format(a=a.url))
+    shown = run("show", "plan.json")
+    assert (shown.exit_code, shown.stdout) == (2, "")
+    assert shown.stderr.startswith("Error: plan.json: an object's link is not the project's: ")

@@ -252,6 +252,34 @@ def test_one_change_is_one_change():
     assert " 1 change (1 renamed). " in report.summary(one)
 
 
+LIVE = Source(
+    name="Async health",
+    origin="VmlldzoxMDc=",
+    text=(CASES / "line-metrics" / "before.json").read_text(),
+    kind="report",
+    url="https://wandb.ai/team/async-rl/reports/Async-health--VmlldzoxMDc",
+)
+
+
+def test_a_live_object_is_shown_with_its_link():
+    plan = make_plan([LIVE, case("line-metrics")], MIGRATION, Options())
+    text = report.to_text(plan)
+    assert f'report "Async health"  (VmlldzoxMDc=)  {LIVE.url}\n' in text
+    assert text.count("https://") == 1  # a file has no link
+    markdown = report.to_markdown(plan)
+    assert f"`VmlldzoxMDc=` <{LIVE.url}>\n" in markdown
+    assert rendered_markdown(markdown)[0] == [LIVE.url]
+
+
+def test_a_link_is_escaped_in_markdown_and_text():
+    """A link is ours (made of percent-encoded parts), but is escaped all the same."""
+    odd = Source(name="n", origin="o", text="{}", kind="report", url="https://w.example/a b>\n<c")
+    plan = make_plan([odd], MIGRATION, Options(annotate=False))
+    assert '"n"  (o)  https://w.example/a b>\\n<c\n' in report.to_text(plan, verbose=True)
+    markdown = report.to_markdown(plan, verbose=True)
+    assert rendered_markdown(markdown)[0] == ["https://w.example/a%20b%3E%0A%3Cc"]
+
+
 def test_a_name_with_a_newline_cannot_forge_a_line_of_the_report():
     spec = (CASES / "line-metrics" / "before.json").read_text()
     forged = Source(name="x\nSummary: 0 objects", origin="o.json", text=spec)

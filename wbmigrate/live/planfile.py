@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from wbmigrate import __version__
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.census import runs_url
+from wbmigrate.live.census import project_url, runs_url
 from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.plan import Plan, Planned, Source, Status, Tally
 from wbmigrate.plan_json import (
@@ -163,6 +164,9 @@ def load_plan(path: Path) -> SavedPlan:
         foreign = _foreign_link(options.history, host, target)
         if foreign is not None:
             raise PlanFileError(f"{path}: a run's link is not the project's: {foreign!r}")
+        foreign = _foreign_object_link(planned, host, target)
+        if foreign is not None:
+            raise PlanFileError(f"{path}: an object's link is not the project's: {foreign!r}")
         return SavedPlan(
             target,
             host,
@@ -190,6 +194,16 @@ def _foreign_link(history: History | None, host: str, target: str) -> str | None
     for run in [history.last_old, history.first_new, *spans]:
         if run is not None and run.url not in ("", prefix + quote(run.id, safe="")):
             return run.url
+    return None
+
+
+def _foreign_object_link(planned: tuple[Planned, ...], host: str, target: str) -> str | None:
+    """An object's link to anything but a page under `target`'s on `host`, or with a character
+    `LiveObject.url` never writes, if there is one."""
+    page = re.escape(project_url(host, *target.split("/", 1))) + r"[/?][\w%./=~-]*"
+    for url in (p.source.url for p in planned if p.source.url):
+        if not re.fullmatch(page, url, re.ASCII):
+            return url
     return None
 
 
@@ -226,9 +240,10 @@ def saved_planned(entry: dict[str, Any]) -> Planned:
     TypeError or ValueError if damaged."""
     status = Status(entry["status"])
     name, origin = _text(entry, "name"), _text(entry, "origin")
+    url = _text(entry, "url") if "url" in entry else ""
     if status is Status.ERROR:  # an object not read has a kind when W&B said which
         kind = None if entry["kind"] is None else _text(entry, "kind")
-        return Planned(Source(name, origin, kind=kind), error=_text(entry, "error"))
+        return Planned(Source(name, origin, kind=kind, url=url), error=_text(entry, "error"))
     kind = _text(entry, "kind")
     changes = tuple(map(_saved_change, entry["changes"]))
     notes = tuple(map(_saved_note, entry["notes"]))
@@ -236,7 +251,7 @@ def saved_planned(entry: dict[str, Any]) -> Planned:
     result = SavedRewrite(
         kind, title, None, (), changes, notes, saved_changed=status is Status.CHANGES
     )
-    return Planned(Source(name, origin, kind=kind), result)
+    return Planned(Source(name, origin, kind=kind, url=url), result)
 
 
 def _saved_change(entry: dict[str, Any]) -> Change:

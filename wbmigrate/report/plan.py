@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from wbmigrate.engine.annotate import markdown_url
 from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
@@ -107,7 +108,8 @@ def to_text(plan: Plan, verbose: bool = False) -> str:
 def text_object(planned: Planned, verbose: bool) -> list[str]:
     """An object's lines, what came from elsewhere escaped, then the marks coloured: print
     them as they are (`lines`; `printed` would escape the colours)."""
-    out = [printable(f"{planned.title}  ({planned.source.origin})")]
+    link = f"  {planned.source.url}" if planned.source.url else ""
+    out = [printable(f"{planned.title}  ({planned.source.origin}){link}")]
     if planned.error is not None:
         return [*out, f"  {coloured('error')}: {printable(planned.error)}", ""]
     kind = planned.result.kind if planned.result else ""
@@ -218,7 +220,8 @@ def to_markdown(plan: Plan, verbose: bool = False) -> str:
 
 
 def markdown_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"### {md(planned.title)}", "", code(planned.source.origin), ""]
+    link = f" <{markdown_url(planned.source.url)}>" if planned.source.url else ""
+    out = [f"### {md(planned.title)}", "", code(planned.source.origin) + link, ""]
     if planned.error is not None:
         return [*out, f"**Error:** {md(planned.error)}", ""]
     rows = [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []
