@@ -425,3 +425,20 @@ def test_a_planted_object_link_in_a_saved_plan_is_refused(hosts, run, tmp_path, 
     shown = run("show", "plan.json")
     assert (shown.exit_code, shown.stdout) == (2, "")
     assert shown.stderr.startswith("Error: plan.json: an object's link is not the project's: ")
+
+
+def test_plan_json_matches_its_schema(hosts, run, tmp_path):
+    """Folder and live plans (a census, links, an unreadable object), printed and shown."""
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    a, _ = hosts
+    a.state.add_view("{not json", "runs", "Broken")
+    live = run("plan", TARGET, "--format", "json", "--out", "plan.json").stdout
+    files = run("plan", str(FIXTURES / "demo-project"), "--format", "json").stdout
+    shown = run("show", "plan.json", "--format", "json").stdout
+    for document in map(json.loads, (live, files, shown)):
+        jsonschema.validate(document, schema)
+    assert json.loads(live)["summary"]["unreadable"] == 1
+    assert all(o["url"].startswith(f"{a.url}/team/async-rl") for o in json.loads(live)["objects"])
