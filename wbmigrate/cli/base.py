@@ -20,7 +20,7 @@ from wbmigrate.mapping import Migration, Severity
 from wbmigrate.plan import Planned
 from wbmigrate.redact import RedactingStream, forget, redact
 from wbmigrate.report import plan as plan_report
-from wbmigrate.report.words import colour, terminal_safe
+from wbmigrate.report.words import colours, terminal_safe
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
@@ -77,8 +77,7 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr
             forget()
-            ctx.color = colour(ctx.color)  # NO_COLOR, FORCE_COLOR; every command inherits it
-            with redacted_output(), _detailed_errors(ctx):
+            with redacted_output(), colours(ctx), _detailed_errors(ctx):
                 return self._invoke(ctx)
         return self._invoke(ctx)
 

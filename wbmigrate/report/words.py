@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -34,24 +37,33 @@ STYLED = {word: click.style(word, fg=colour) for word, colour in COLOURS.items()
 _STYLED = re.compile(f"({'|'.join(map(re.escape, STYLED.values()))})")
 
 
+_styling = threading.Event()  # set while a command runs (`colours`), in all its threads
+
+
 def coloured(word: str, width: int = 0) -> str:
-    """One of our own marks or levels (`COLOURS`) in its colour, padded to `width`, when a
-    command prints it (click.echo strips the style where there is no colour: not a terminal,
-    NO_COLOR, see `colour`); plain for a library's caller. Styled after the text around it is
-    escaped. A word without a colour stays plain."""
-    shown = click.get_current_context(silent=True) is not None
-    return (STYLED.get(word, word) if shown else word) + " " * (width - len(word))
+    """One of our own marks or levels (`COLOURS`) in its colour, padded to `width`, while a
+    command runs (click.echo strips the style where there is no colour: see `colours`); plain
+    for a library's caller. Styled after the text around it is escaped. A word without a
+    colour stays plain."""
+    styled = STYLED.get(word, word) if _styling.is_set() else word
+    return styled + " " * (width - len(word))
 
 
-def colour(given: bool | None) -> bool | None:
-    """What click (8.x) lacks: NO_COLOR (no-color.org) turns colour off, FORCE_COLOR on even
-    into a pipe; else `given` (None: click colours a terminal only). As Python's own
-    `_colorize` reads them: any non-empty value, NO_COLOR first."""
-    if given is not None:
-        return given
-    if os.environ.get("NO_COLOR"):
-        return False
-    return True if os.environ.get("FORCE_COLOR") else None
+@contextmanager
+def colours(ctx: click.Context) -> Iterator[None]:
+    """While the command of `ctx` (the root) runs: marks are styled, and shown where click
+    shows colour (a terminal) with what click (8.x) lacks: NO_COLOR (no-color.org) turns
+    colour off, FORCE_COLOR on even into a pipe; any non-empty value, NO_COLOR first, as
+    Python's own `_colorize` reads them."""
+    if ctx.color is None and os.environ.get("NO_COLOR"):
+        ctx.color = False
+    elif ctx.color is None and os.environ.get("FORCE_COLOR"):
+        ctx.color = True
+    _styling.set()
+    try:
+        yield
+    finally:
+        _styling.clear()
 
 
 def terminal_safe(text: str) -> str:
