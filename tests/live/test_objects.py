@@ -209,3 +209,16 @@ def test_a_hostile_title_or_id_cannot_leave_its_link():
     )
     workspace = LiveObject.of_view(View.from_node({**node, "type": "project-view"}, "t", "p"))
     assert workspace.url("https://api.wandb.ai") == "https://wandb.ai/t/p?nw=x%26y%3Dz%23w"
+
+
+def test_apply_plans_each_object_with_its_link():
+    """What `apply` shows before it asks names each object with its link, as `plan` does."""
+    from helpers import MIGRATION
+
+    from wbmigrate.engine.model import Options
+    from wbmigrate.live.apply import plan_write
+
+    planned, _ = plan_write(
+        _view("runs", "x", "Async"), MIGRATION, Options(), "https://api.wandb.ai"
+    )
+    assert planned.source.url == "https://wandb.ai/my%20team/async-rl/reports/Async--Vmlldzo0Mg"

@@ -61,7 +61,7 @@ def prepare_apply(
     work = Work()
     unreadable, seen = [], set()
     for obj in objects if objects is not None else project.read(counts):
-        planned, plan = plan_write(obj, migration, options)
+        planned, plan = plan_write(obj, migration, options, project.client.base_url)
         work.tally.add(planned)
         seen.add(obj.id)
         if planned.status is Status.ERROR:
