@@ -241,3 +241,18 @@ def test_every_test_the_guarantees_cite_exists():
     for path in re.findall(r"`(fixtures/[\w/.-]+)`", section):
         assert (REPO / path).exists(), path
     assert cited >= 20
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_the_documented_completion_command_prints_a_script_that_completes(shell, tmp_path):
+    """docs/cli.md's line for each shell, as documented, loads a script that asks wbmigrate
+    for completions (and bash's asks and gets the commands)."""
+    command, _ = GENERATE["COMPLETION"][shell]
+    assert command in PAGES["docs/cli.md"].partition("## Shell completion")[2]
+    source = command.removeprefix('eval "$(').removesuffix(')"').split(" > ")[0]
+    script, code = _run(source, tmp_path, {})
+    assert code == 0
+    assert f"_WBMIGRATE_COMPLETE={shell}_complete" in script
+    env = {"_WBMIGRATE_COMPLETE": "bash_complete", "COMP_WORDS": "wbmigrate pl", "COMP_CWORD": "1"}
+    completed, _ = _run("wbmigrate", tmp_path, env)
+    assert completed.splitlines() == ["plain,plan"]

@@ -36,6 +36,7 @@ class Source:
     kind: str | None = None  # None: tell from the spec's shape
     error: str | None = None  # why it could not be read
     root: tuple[str, ...] = ()  # where the spec sits in the text: ("spec",) in an export file
+    url: str = ""  # where the W&B app shows a live object
     # The text already parsed (a file is parsed to tell whether it is a spec): not parsed twice
     document: Any = field(default=UNPARSED, repr=False, compare=False)
 

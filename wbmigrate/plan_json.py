@@ -107,9 +107,14 @@ def _run(entry: Any) -> RunRef:
 
 
 def summary_entry(tally: Tally) -> dict[str, Any]:
+    """The counts of the text's summary line, in its words: objects by status, then changes."""
+    statuses = tally.statuses
     return {
         "objects": tally.total,
-        **{status.value: tally.statuses[status] for status in Status},
+        "to_change": statuses[Status.CHANGES],
+        "unchanged": statuses[Status.UNCHANGED],
+        "unreadable": statuses[Status.ERROR],
+        "changes": sum(tally.actions.values()),
         "actions": {a.value: tally.actions[a] for a in ChangeAction},
         "notes": {k.value: tally.notes[k] for k in NoteKind},
     }
@@ -127,6 +132,8 @@ def object_entry(planned: Planned) -> dict[str, Any]:
         "kind": planned.result.kind if planned.result else planned.source.kind,
         "status": planned.status.value,
     }
+    if planned.source.url:
+        entry["url"] = planned.source.url
     if planned.error is not None:
         entry["error"] = planned.error
     if planned.result is not None:

@@ -120,8 +120,8 @@ def test_show_json_is_the_plan_document_without_what_apply_needs(run, saved):
     assert list(document) == ["mapping", "mode", "history", "objects", "summary"]
     assert document["history"]["runs"] == 0  # the census: the demo project has no runs
     assert document["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
-    assert document["summary"]["changes"] == 10
-    assert document["summary"]["error"] == 1
+    assert document["summary"]["to_change"] == 10
+    assert document["summary"]["unreadable"] == 1
     assert all("fingerprint" not in o and "id" not in o for o in document["objects"])
     broken = next(o for o in document["objects"] if o["name"] == "Broken")
     assert broken["status"] == "error"

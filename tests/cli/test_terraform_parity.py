@@ -53,7 +53,7 @@ def test_a_saved_plan_with_changes_exits_2_and_is_saved(run, live, tmp_path):
     result = run("plan", "--detailed-exitcode", TARGET, "--out", "plan.json", "--format", "json")
     assert result.exit_code == 2
     assert (tmp_path / "plan.json").exists()
-    assert json.loads(result.stdout)["summary"]["changes"] == 10
+    assert json.loads(result.stdout)["summary"]["to_change"] == 10
 
 
 def test_a_folder_with_changes_exits_2(run):

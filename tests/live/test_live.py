@@ -30,7 +30,7 @@ def test_plan_writes_nothing(run, live):
 def test_plan_out_saves_fingerprints(run, live, tmp_path):
     assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
     plan = json.loads((tmp_path / "plan.json").read_text())
-    assert plan["format"] == "wbmigrate-plan/1"
+    assert plan["format"] == "wbmigrate-plan/2"
     assert plan["target"] == TARGET
     report = next(o for o in plan["objects"] if o["name"] == "Async health")
     view = live.state.views[report["id"]]

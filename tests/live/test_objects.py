@@ -159,3 +159,66 @@ def test_a_project_that_cannot_be_read_is_not_asked_for_its_automations(live):
         next(iter(project.read(Counts())))
     time.sleep(0.2)
     assert "WbmigrateTriggers" not in {r.operation for r in live.requests}
+
+
+# --- where the W&B app shows each object ---------------------------------------------------
+
+
+def _view(type_: str, name: str, title: str, parent: str | None = None):
+    from wbmigrate.live.client import View
+    from wbmigrate.live.objects import LiveObject
+
+    node = {"id": "Vmlldzo0Mg==", "name": name, "type": type_, "displayName": title}
+    node |= {"spec": "{}", "updatedAt": None, "parentId": parent}
+    return LiveObject.of_view(View.from_node(node, "my team", "async-rl"))
+
+
+@pytest.mark.parametrize(
+    ("obj", "url"),
+    [
+        (lambda: _view("runs", "x", "Async health: v2 (final)"),
+         "https://wandb.ai/my%20team/async-rl/reports/Async-health-v2-final--Vmlldzo0Mg"),
+        (lambda: _view("runs/draft", "x", "Async health", parent="Vmlldzo3"),
+         "https://wandb.ai/my%20team/async-rl/reports/Async-health--Vmlldzo3"),
+        (lambda: _view("project-view", "nw-abc123-v", "Staleness"),
+         "https://wandb.ai/my%20team/async-rl?nw=abc123"),
+        (lambda: _view("project-view", "odd", "Staleness"),
+         "https://wandb.ai/my%20team/async-rl/workspace"),
+    ],
+    ids=["report", "draft-opens-its-report", "saved-workspace", "workspace-without-nw-name"],
+)  # fmt: skip
+def test_each_object_links_to_its_page_in_the_app(obj, url):
+    assert obj().url("https://api.wandb.ai") == url
+
+
+def test_an_automation_links_to_its_projects_automations_on_its_own_host():
+    from wbmigrate.live.objects import LiveObject
+
+    trigger = LiveObject.of_trigger({"id": "VHJpZ2dlcjox", "name": "alert"}, "team", "p")
+    assert trigger.url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/team/p/automations"
+
+
+def test_a_hostile_title_or_id_cannot_leave_its_link():
+    from wbmigrate.live.client import View
+    from wbmigrate.live.objects import LiveObject
+
+    node = {"id": "a/b?c#d e=", "name": "nw-x&y=z#w-v", "type": "runs", "displayName": "](x) <b>"}
+    report = LiveObject.of_view(View.from_node({**node, "spec": "{}"}, "t", "p"))
+    assert (
+        report.url("https://api.wandb.ai") == "https://wandb.ai/t/p/reports/x-b--a%2Fb%3Fc%23d%20e"
+    )
+    workspace = LiveObject.of_view(View.from_node({**node, "type": "project-view"}, "t", "p"))
+    assert workspace.url("https://api.wandb.ai") == "https://wandb.ai/t/p?nw=x%26y%3Dz%23w"
+
+
+def test_apply_plans_each_object_with_its_link():
+    """What `apply` shows before it asks names each object with its link, as `plan` does."""
+    from helpers import MIGRATION
+
+    from wbmigrate.engine.model import Options
+    from wbmigrate.live.apply import plan_write
+
+    planned, _ = plan_write(
+        _view("runs", "x", "Async"), MIGRATION, Options(), "https://api.wandb.ai"
+    )
+    assert planned.source.url == "https://wandb.ai/my%20team/async-rl/reports/Async--Vmlldzo0Mg"

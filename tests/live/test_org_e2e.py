@@ -62,7 +62,7 @@ def test_plan_names_the_last_old_and_first_new_run(run, org):
     result = run("plan", "team/async-rl")
     assert result.exit_code == 0
     assert (
-        'Runs: its 7 runs read. Boundary: the last run with old keys is "grpo-old-build" '
+        'Runs: 7 read. Boundary: the last run with old keys is "grpo-old-build" '
         '(2026-11-04); the first with new keys is "grpo-upgrade" (2026-11-02).'
     ) in result.stdout
 
@@ -125,7 +125,7 @@ def test_runs_0_reads_no_run(run, org):
 
 def test_the_cap_reads_the_newest_runs_only(run, org):
     result = run("plan", "team/async-rl", "--runs", "2")
-    assert "Runs: the 2 newest of its 7 runs read." in result.stdout
+    assert "Runs: the 2 newest of 7 read." in result.stdout
 
 
 def test_a_saved_plan_keeps_its_census(run, org):
@@ -192,7 +192,7 @@ def test_a_glob_matching_nothing_is_one_line(run, org):
 
 def test_plan_entity_json_and_markdown(run, org):
     document = json.loads(run("plan", "team", "--format", "json").stdout)
-    assert document["format"] == "wbmigrate-plan-projects/1"
+    assert document["format"] == "wbmigrate-plan-projects/2"
     projects = {p["target"]: p for p in document["projects"]}
     assert projects["team/async-rl"]["history"]["first_new"]["name"] == "grpo-upgrade"
     assert projects["team/qwen3-8b"]["history"]["upgraded"] is False

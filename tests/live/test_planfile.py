@@ -18,6 +18,7 @@ from wbmigrate.live.planfile import (
     FORMAT,
     PlanFile,
     PlanFileError,
+    check_options,
     check_plan,
     load_plan,
     migration_digest,
@@ -94,8 +95,10 @@ def test_the_saved_document_parses(tmp_path):
     for entry, obj in zip(document["objects"], OBJECTS, strict=True):
         fingerprint = obj.fingerprint
         assert entry["fingerprint"] == {"updatedAt": obj.updated_at, "sha256": fingerprint.sha256}
-    counts = {k: document["summary"][k] for k in ("objects", "changes", "unchanged", "error")}
-    assert counts == {"objects": 5, "changes": 3, "unchanged": 1, "error": 1}
+    counts = {
+        k: document["summary"][k] for k in ("objects", "to_change", "unchanged", "unreadable")
+    }
+    assert counts == {"objects": 5, "to_change": 3, "unchanged": 1, "unreadable": 1}
 
 
 def test_load_plan_reads_back_what_was_saved(tmp_path):
@@ -384,3 +387,65 @@ def test_a_fifo_given_as_a_plan_is_refused_without_waiting(tmp_path):
     with pytest.raises(PlanFileError, match="a FIFO is not a regular file") as error:
         returns_soon(load_plan, tmp_path / "plan.json")
     assert_one_line(error)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [({"mode"}, "--mode differs from"), ({"mode", "drafts"}, "--mode and --drafts differ from")],
+    ids=["one", "two"],
+)
+def test_options_that_contradict_the_plan_are_named_in_english(tmp_path, given, expected):
+    saved = load_plan(save(tmp_path / "plan.json", planned()))
+    with pytest.raises(PlanFileError, match=f"^{expected} the saved plan, which"):
+        check_options(saved, Options(), drafts=False, given=given)
+
+
+def test_a_plan_saved_in_the_first_layout_still_loads(tmp_path):
+    """wbmigrate-plan/1 differs only in its summary's counts, which `apply --plan` never reads."""
+    path = save(tmp_path / "plan.json", planned())
+    document = json.loads(path.read_text())
+    document["format"] = "wbmigrate-plan/1"
+    path.write_text(json.dumps(document))
+    assert load_plan(path) == load_plan(save(tmp_path / "again.json", planned()))
+
+
+def test_a_plan_shows_each_objects_link_and_show_shows_it_again(hosts, run):
+    a, _ = hosts
+    planned = run("plan", TARGET, "--out", "plan.json")
+    report_id = a.state.find("Async health")
+    link = f"{a.url}/team/async-rl/reports/Async-health--{report_id.rstrip('=')}"
+    assert f'report "Async health"  ({report_id})  {link}\n' in planned.stdout
+    assert run("show", "plan.json").stdout == planned.stdout
+    markdown = run("show", "plan.json", "--format", "markdown").stdout
+    assert f"<{link}>" in markdown
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://evil.example/team/async-rl/automations", "{a}/team/async-rl/automations> ![x](y)"],
+    ids=["another-host", "breaks-out"],
+)
+def test_a_planted_object_link_in_a_saved_plan_is_refused(hosts, run, tmp_path, url):
+    a, _ = hosts
+    assert run("plan", TARGET, "--out", "plan.json").exit_code == 0
+    plant(tmp_path / "plan.json", f"{a.url}/team/async-rl/automations", url.format(a=a.url))
+    shown = run("show", "plan.json")
+    assert (shown.exit_code, shown.stdout) == (2, "")
+    assert shown.stderr.startswith("Error: plan.json: an object's link is not the project's: ")
+
+
+def test_plan_json_matches_its_schema(hosts, run, tmp_path):
+    """Folder and live plans (a census, links, an unreadable object), printed and shown."""
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas" / "plan.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    a, _ = hosts
+    a.state.add_view("{not json", "runs", "Broken")
+    live = run("plan", TARGET, "--format", "json", "--out", "plan.json").stdout
+    files = run("plan", str(FIXTURES / "demo-project"), "--format", "json").stdout
+    shown = run("show", "plan.json", "--format", "json").stdout
+    for document in map(json.loads, (live, files, shown)):
+        jsonschema.validate(document, schema)
+    assert json.loads(live)["summary"]["unreadable"] == 1
+    assert all(o["url"].startswith(f"{a.url}/team/async-rl") for o in json.loads(live)["objects"])

@@ -380,6 +380,39 @@ def test_a_refused_connection_fails_fast_with_a_hint(run, live, clock, monkeypat
     assert len(clock.waits) == sum("(waiting 0 s)" not in line for line in retries)
 
 
+def test_a_refused_host_is_retried_twice_in_all_one_line_each(run, live, clock, monkeypatch):
+    """docs/live.md: "a refused connection only twice" -- for the whole client, not per request
+    (a plan reads four listings at once, which made eight lines)."""
+    monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{closed_port()}")
+    result = run("plan", TARGET)
+    retries = [line for line in result.stderr.splitlines() if line.startswith("Retrying")]
+    assert len(retries) == 2, result.stderr
+    assert all(
+        re.fullmatch(r"Retrying after connection refused \(waiting [01] s\) \.\.\.", line)
+        for line in retries
+    )
+    assert len(clock.waits) == sum("(waiting 0 s)" not in line for line in retries)
+
+
+def test_a_host_answering_again_gets_its_retries_again():
+    """The two retries are per outage: any answer from the host gives them back."""
+    from urllib3.exceptions import MaxRetryError, NewConnectionError
+
+    from wbmigrate.live.transport import BoundedRetry, Bounds
+
+    try:
+        raise NewConnectionError(None, "refused") from ConnectionRefusedError()  # type: ignore[arg-type]
+    except NewConnectionError as exc:
+        refused = exc
+    bounds = Bounds()
+    for _ in range(2):  # two outages, each retried twice, with an answer between them
+        retry = BoundedRetry(total=8, bounds=bounds).increment("POST", "/graphql", error=refused)
+        retry = BoundedRetry(total=8, bounds=bounds).increment("POST", "/graphql", error=refused)
+        with pytest.raises(MaxRetryError):
+            retry.increment("POST", "/graphql", error=refused)
+        bounds.answered()
+
+
 def test_a_host_that_does_not_resolve_fails_without_retries(run, live, clock, monkeypatch):
     monkeypatch.setenv("WANDB_BASE_URL", "https://no-such-host.invalid")
     result = run("plan", TARGET)

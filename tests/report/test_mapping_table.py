@@ -159,3 +159,12 @@ def test_irreversible_merges_escaping_and_steps_without_a_pull_request(tmp_path)
     assert "| 1.0 | 2026-01-01 | https://example.com/release/1.0 | a \\| b merged |" in markdown
     data = json.loads(table.to_json(mapping, migration))
     assert data["irreversible"] == {"loss": ["loss/a", "loss/b"]}
+
+
+def test_one_step_is_one_step(run, tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL)
+    mapping = find_mapping(path)
+    assert "(1 of 1 step)" in table.to_text(mapping, mapping.migration())
+    result = run("mappings", "validate", str(path))
+    assert f"{path}: valid (small, 1 step, 3 old metric names, latest 1.0)" in result.stdout

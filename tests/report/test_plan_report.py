@@ -226,6 +226,60 @@ def test_json_entries():
     assert (data["summary"]["objects"], data["summary"]["actions"]["added"]) == (3, 2)
 
 
+def test_the_json_summary_counts_objects_and_changes_apart():
+    """The text says "3 objects: 1 to change, 1 unchanged, 1 unreadable. 3 changes"; the JSON
+    says the same, under the same words."""
+    summary = json.loads(report.to_json(PLAN))["summary"]
+    counts = {k: summary[k] for k in ("objects", "to_change", "unchanged", "unreadable", "changes")}
+    assert counts == {"objects": 3, "to_change": 1, "unchanged": 1, "unreadable": 1, "changes": 3}
+    assert summary["changes"] == sum(summary["actions"].values())
+
+
+@pytest.mark.parametrize(
+    ("runs", "total", "expected"),
+    [(7, 7, "Runs: 7 read."), (1, None, "Runs: 1 read."), (2, 7, "Runs: the 2 newest of 7 read.")],
+    ids=["all", "one", "the-newest"],
+)
+def test_the_runs_line_reads_as_english(runs, total, expected):
+    run = RunRef("r", "r1", "2026-09-01T10:00:00Z")
+    (line,) = report.history_lines(Options(history=History(frozenset(), runs, total, None, run)))
+    assert line.startswith(expected + " Boundary: ")
+
+
+def test_one_change_is_one_change():
+    one = Tally()
+    one.actions[ChangeAction.RENAMED] = 1
+    assert " 1 change (1 renamed). " in report.summary(one)
+
+
+LIVE = Source(
+    name="Async health",
+    origin="VmlldzoxMDc=",
+    text=(CASES / "line-metrics" / "before.json").read_text(),
+    kind="report",
+    url="https://wandb.ai/team/async-rl/reports/Async-health--VmlldzoxMDc",
+)
+
+
+def test_a_live_object_is_shown_with_its_link():
+    plan = make_plan([LIVE, case("line-metrics")], MIGRATION, Options())
+    text = report.to_text(plan)
+    assert f'report "Async health"  (VmlldzoxMDc=)  {LIVE.url}\n' in text
+    assert text.count("https://") == 1  # a file has no link
+    markdown = report.to_markdown(plan)
+    assert f"`VmlldzoxMDc=` <{LIVE.url}>\n" in markdown
+    assert rendered_markdown(markdown)[0] == [LIVE.url]
+
+
+def test_a_link_is_escaped_in_markdown_and_text():
+    """A link is ours (made of percent-encoded parts), but is escaped all the same."""
+    odd = Source(name="n", origin="o", text="{}", kind="report", url="https://w.example/a b>\n<c")
+    plan = make_plan([odd], MIGRATION, Options(annotate=False))
+    assert '"n"  (o)  https://w.example/a b>\\n<c\n' in report.to_text(plan, verbose=True)
+    markdown = report.to_markdown(plan, verbose=True)
+    assert rendered_markdown(markdown)[0] == ["https://w.example/a%20b%3E%0A%3Cc"]
+
+
 def test_a_name_with_a_newline_cannot_forge_a_line_of_the_report():
     spec = (CASES / "line-metrics" / "before.json").read_text()
     forged = Source(name="x\nSummary: 0 objects", origin="o.json", text=spec)

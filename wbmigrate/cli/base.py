@@ -22,7 +22,7 @@ from wbmigrate.mapping import Migration, Severity
 from wbmigrate.plan import Planned
 from wbmigrate.redact import RedactingStream, forget, redact
 from wbmigrate.report import plan as plan_report
-from wbmigrate.report.words import terminal_safe
+from wbmigrate.report.words import colours, terminal_safe
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
@@ -102,7 +102,7 @@ class Group(click.Group):
         if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr
             forget()
             _quiet.clear()
-            with redacted_output(), _detailed_errors(ctx):
+            with redacted_output(), colours(ctx), _detailed_errors(ctx):
                 return self._invoke(ctx)
         return self._invoke(ctx)
 

@@ -11,6 +11,7 @@ from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import MappingError
 from wbmigrate.mapping.load import bundled_ids, find_mapping, load_mapping
 from wbmigrate.report import mapping_table
+from wbmigrate.report.words import plural
 
 
 @click.group(cls=Group, context_settings=CONTEXT)
@@ -100,7 +101,7 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
         warn(mapping.warnings)
         renamed = len(mapping.migration().metrics)
         click.echo(
-            f"{path}: valid ({mapping.id}, {len(mapping.steps)} steps, "
-            f"{renamed} old metric names, latest {mapping.latest})"
+            f"{path}: valid ({mapping.id}, {plural(len(mapping.steps), 'step')}, "
+            f"{plural(renamed, 'old metric name')}, latest {mapping.latest})"
         )
     finish(error=failed)

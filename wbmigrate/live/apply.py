@@ -42,14 +42,14 @@ if TYPE_CHECKING:
 
 
 def plan_write(
-    obj: LiveObject, migration: Migration, options: Options
+    obj: LiveObject, migration: Migration, options: Options, base_url: str = ""
 ) -> tuple[Planned, Rewritten | None]:
     """Plan one object as `apply` writes it: the plan (for the summary) and, when one could be
     made, its rewrite: the changes, and the edits the text to send is spliced from when the
     object's turn to be written comes (`Rewritten.text`). The data-loss guard checks those
     exact bytes against the edits then (`live.outcomes.to_send`): the bytes are only sent if
-    W&B still holds what they were made from."""
-    source = obj.source()
+    W&B still holds what they were made from. `base_url`: the API host, for the object's link."""
+    source = obj.source(base_url)
     if source.error is not None:
         return Planned(source, error=source.error), None
     try:

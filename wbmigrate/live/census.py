@@ -90,9 +90,14 @@ def app_url(base_url: str) -> str:
     return f"{parts.scheme}://{host}"
 
 
+def project_url(base_url: str, entity: str, project: str) -> str:
+    """A project's page in the app: the pages of its runs, reports and alerts are below it."""
+    return f"{app_url(base_url)}/{quote(entity)}/{quote(project)}"
+
+
 def runs_url(base_url: str, entity: str, project: str) -> str:
     """Where the app shows a project's runs: a run's page is this and its id, quoted."""
-    return f"{app_url(base_url)}/{quote(entity)}/{quote(project)}/runs/"
+    return f"{project_url(base_url, entity, project)}/runs/"
 
 
 def _list_runs(

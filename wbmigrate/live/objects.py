@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.kinds.automation import unwritable
+from wbmigrate.live.census import project_url
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.shapes import ShapeError
 from wbmigrate.live.triggers import UnsupportedTrigger, trigger_input
@@ -96,11 +99,28 @@ class LiveObject:
                 return str(exc)
         return None
 
-    def source(self) -> Source:
+    def source(self, base_url: str = "") -> Source:
+        """The object to plan; with `base_url` (its API host), with its link in the app."""
         from wbmigrate.plan import Source  # loaded by then: a plan's first request is out
 
         name = f"{self.title} (draft)" if self.is_draft else self.title
-        return Source(name=name, origin=self.id, text=self.text, kind=self.kind, error=self.problem)
+        url = self.url(base_url) if base_url else ""
+        return Source(name, self.id, self.text, self.kind, self.problem, url=url)
+
+    def url(self, base_url: str) -> str:
+        """Where the W&B app shows it: a report's page (a draft's report's: drafts have none
+        of their own), a saved workspace, the project's automations. Every part from W&B is
+        percent-encoded, a report's title slugged to letters, digits and `-`."""
+        project = project_url(base_url, self.entity, self.project)
+        if self.kind == "automation":
+            return f"{project}/automations"
+        view = self.view
+        if self.kind == "workspace":
+            saved = re.fullmatch(r"nw-(.+)-v", view.name if view else "")
+            return f"{project}?nw={quote(saved[1], safe='')}" if saved else f"{project}/workspace"
+        view_id = view.parent_id if view and view.parent_id and self.is_draft else self.id
+        slug = re.sub("[^A-Za-z0-9]+", "-", self.title).strip("-")
+        return f"{project}/reports/{slug}--{quote(view_id.rstrip('='), safe='')}"
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from wbmigrate import __version__
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.census import runs_url
+from wbmigrate.live.census import project_url, runs_url
 from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.plan import Plan, Planned, Source, Status, Tally
 from wbmigrate.plan_json import (
@@ -43,7 +44,8 @@ if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
     from wbmigrate.mapping import Migration
     from wbmigrate.mapping.file import Mapping
 
-FORMAT = "wbmigrate-plan/1"
+FORMAT = "wbmigrate-plan/2"  # /1 counted objects as `changes` in its summary, which is not read
+READ = (FORMAT, "wbmigrate-plan/1")
 
 
 class PlanFileError(WbmigrateError):
@@ -139,7 +141,7 @@ def load_plan(path: Path) -> SavedPlan:
         raise PlanFileError(f"cannot read plan {path}: {exc}") from None
     except RecursionError:
         raise PlanFileError(f"cannot read plan {path}: nested too deeply") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READ:
         raise PlanFileError(f"{path} is not a wbmigrate plan (write one with `plan --out`)")
     if "host" not in data:  # plans are short-lived: one made before hosts were recorded is redone
         raise PlanFileError(f"{path} records no host (an older wbmigrate made it); plan again")
@@ -162,6 +164,9 @@ def load_plan(path: Path) -> SavedPlan:
         foreign = _foreign_link(options.history, host, target)
         if foreign is not None:
             raise PlanFileError(f"{path}: a run's link is not the project's: {foreign!r}")
+        foreign = _foreign_object_link(planned, host, target)
+        if foreign is not None:
+            raise PlanFileError(f"{path}: an object's link is not the project's: {foreign!r}")
         return SavedPlan(
             target,
             host,
@@ -189,6 +194,16 @@ def _foreign_link(history: History | None, host: str, target: str) -> str | None
     for run in [history.last_old, history.first_new, *spans]:
         if run is not None and run.url not in ("", prefix + quote(run.id, safe="")):
             return run.url
+    return None
+
+
+def _foreign_object_link(planned: tuple[Planned, ...], host: str, target: str) -> str | None:
+    """An object's link to anything but a page under `target`'s on `host`, or with a character
+    `LiveObject.url` never writes, if there is one."""
+    page = re.escape(project_url(host, *target.split("/", 1))) + r"[/?][\w%./=~-]*"
+    for url in (p.source.url for p in planned if p.source.url):
+        if not re.fullmatch(page, url, re.ASCII):
+            return url
     return None
 
 
@@ -225,9 +240,10 @@ def saved_planned(entry: dict[str, Any]) -> Planned:
     TypeError or ValueError if damaged."""
     status = Status(entry["status"])
     name, origin = _text(entry, "name"), _text(entry, "origin")
+    url = _text(entry, "url") if "url" in entry else ""
     if status is Status.ERROR:  # an object not read has a kind when W&B said which
         kind = None if entry["kind"] is None else _text(entry, "kind")
-        return Planned(Source(name, origin, kind=kind), error=_text(entry, "error"))
+        return Planned(Source(name, origin, kind=kind, url=url), error=_text(entry, "error"))
     kind = _text(entry, "kind")
     changes = tuple(map(_saved_change, entry["changes"]))
     notes = tuple(map(_saved_note, entry["notes"]))
@@ -235,7 +251,7 @@ def saved_planned(entry: dict[str, Any]) -> Planned:
     result = SavedRewrite(
         kind, title, None, (), changes, notes, saved_changed=status is Status.CHANGES
     )
-    return Planned(Source(name, origin, kind=kind), result)
+    return Planned(Source(name, origin, kind=kind, url=url), result)
 
 
 def _saved_change(entry: dict[str, Any]) -> Change:
@@ -304,5 +320,6 @@ def check_options(saved: SavedPlan, options: Options, drafts: bool, given: set[s
         if name in given and mine != theirs
     ]
     if differ:
-        shown = ", ".join("--" + name.replace("_", "-") for name in differ)
-        raise PlanFileError(f"{shown} differ from the saved plan, which is applied as it was made")
+        *rest, last = ["--" + name.replace("_", "-") for name in differ]
+        shown, verb = (f"{', '.join(rest)} and {last}", "differ") if rest else (last, "differs")
+        raise PlanFileError(f"{shown} {verb} from the saved plan, which is applied as it was made")

@@ -73,7 +73,7 @@ def prepare_apply(
     work = Work(planned=[] if shown else None)
     unreadable, seen = [], set()
     for obj in objects if objects is not None else project.read(counts):
-        planned, plan = plan_write(obj, migration, options)
+        planned, plan = plan_write(obj, migration, options, project.client.base_url)
         work.tally.add(planned)
         if work.planned is not None:
             work.planned.append(_as_shown(planned))

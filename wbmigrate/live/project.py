@@ -237,7 +237,7 @@ def plan_project(
     saved = PlanFile(out, migration, options, project.target, project.drafts, host) if out else None
     try:
         for obj in objects if objects is not None else project.read(counts):
-            planned = plan_one(obj.source(), migration, options)
+            planned = plan_one(obj.source(host), migration, options)
             if saved is not None:
                 saved.add(planned, obj)
             yield planned

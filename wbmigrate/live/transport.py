@@ -4,7 +4,8 @@
   `timeout` seconds (`watchdog`), so a server that drips one byte at a time cannot stretch it.
 - **Retries** are urllib3's (`BoundedRetry`, a `Retry`): 429 and 503 honour `Retry-After` only
   up to `max_wait` (a longer wait fails at once, naming it), and every retry is reported.
-  A host that cannot be resolved fails at once; a refused connection after two more tries.
+  A host that cannot be resolved fails at once; a refused connection after two more tries in
+  all (`Outage`: a client's requests run at once, and each would retry it otherwise).
 - **The run** may have a deadline (`Deadline`): no try or wait goes past it.
 - **Called off** (`stop_with`, or the client closed as its command ends): no retry starts, and a
   retry's wait ends at once.
@@ -110,6 +111,24 @@ class Deadline:
             raise self.error(wait)
 
 
+class Outage:
+    """The retries a client has spent on a host it cannot reach, shared by all its threads (a
+    plan reads four listings at once); any answer from the host gives them back."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spent = 0
+
+    def spend(self) -> bool:
+        """Whether one more retry of an unreachable host is allowed (and take it)."""
+        with self._lock:
+            self._spent += 1
+            return self._spent <= REFUSED_RETRIES
+
+    def end(self) -> None:
+        self._spent = 0
+
+
 @dataclass(frozen=True)
 class Bounds:
     """How long one client may wait, and for what; `on_retry` hears one line per retry;
@@ -121,6 +140,11 @@ class Bounds:
     on_retry: Callable[[str], None] | None = None
     closed: threading.Event = field(default_factory=threading.Event)
     clock: Clock = CLOCK
+    outage: Outage = field(default_factory=Outage)
+
+    def answered(self) -> None:
+        """The host answered: an outage after this gets its retries again."""
+        self.outage.end()
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
@@ -174,11 +198,10 @@ class BoundedRetry(Retry):
         _stacktrace: TracebackType | None = None,
     ) -> Self:
         """Give up at once on a name that does not resolve, and after `REFUSED_RETRIES` more
-        tries on a connection refused or never answered: retrying them only makes a wrong URL
-        (or no network) slow to report."""
+        tries of the client on a connection refused or never answered: retrying them only makes
+        a wrong URL (or no network) slow to report."""
         why = unreachable(error)
-        tries = sum(unreachable(h.error) is not None for h in self.history)
-        if why == "host not found" or (why is not None and tries >= REFUSED_RETRIES):
+        if why == "host not found" or (why is not None and not self.bounds.outage.spend()):
             raise MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
 

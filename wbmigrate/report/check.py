@@ -12,7 +12,8 @@ from typing import Any
 
 from wbmigrate.check.model import FileReport, Finding, Level, Lines, Rule
 from wbmigrate.plan_json import indented
-from wbmigrate.report.words import code, markdown, plural
+from wbmigrate.redact import printable
+from wbmigrate.report.words import code, coloured, markdown, plural
 
 JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.json): bump on change
 LEVEL_WIDTH = max(len(level.value) for level in Level)
@@ -70,7 +71,7 @@ def to_text(
         if shown and concise:
             out += [_concise_line(f) for f in shown]
         elif shown:
-            out += [report.path, *_text_lines(shown), ""]
+            out += [printable(report.path), *_text_lines(shown), ""]
     if concise and out:
         out.append("")
     if quiet:
@@ -80,14 +81,16 @@ def to_text(
 
 def _concise_line(f: Finding) -> str:
     fix = f" {FIX_MARK}" if f.fixable else ""
-    return f"{f.path}:{f.line}:{f.column}: {f.level.value} {f.rule.value}{fix} {f.message}"
+    where = printable(f"{f.path}:{f.line}:{f.column}:")
+    return f"{where} {coloured(f.level.value)} {f.rule.value}{fix} {printable(f.message)}"
 
 
 def _text_lines(findings: list[Finding]) -> list[str]:
     width = max(len(f"{f.line}:{f.column}") for f in findings)
     return [
-        f"  {f'{f.line}:{f.column}':<{width}}  {f.level.value:<{LEVEL_WIDTH}}  "
-        f"{f.rule.value:<{RULE_WIDTH}}  {f.message}{f'  {FIX_MARK}' if f.fixable else ''}"
+        f"  {f'{f.line}:{f.column}':<{width}}  {coloured(f.level.value, LEVEL_WIDTH)}  "
+        f"{f.rule.value:<{RULE_WIDTH}}  {printable(f.message)}"
+        f"{f'  {FIX_MARK}' if f.fixable else ''}"
         for f in findings
     ]
 
@@ -103,7 +106,7 @@ def to_statistics(reports: list[FileReport], fixed: int = 0, quiet: bool = False
     )
     width = max((len(str(n)) for n in counts.values()), default=1)
     out = [
-        f"{n:>{width}}  {level.value:<{LEVEL_WIDTH}}  {rule.value:<{RULE_WIDTH}}  "
+        f"{n:>{width}}  {coloured(level.value, LEVEL_WIDTH)}  {rule.value:<{RULE_WIDTH}}  "
         f"{FIX_MARK if fixable[rule, level] == n else ''}".rstrip()
         for (rule, level), n in rows
     ]

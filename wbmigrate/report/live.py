@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from wbmigrate.live.outcomes import Batch, Outcome, WriteStatus
 from wbmigrate.live.project import Counts
 from wbmigrate.redact import printable
-from wbmigrate.report.words import plural
+from wbmigrate.report.words import coloured, plural
 
 if TYPE_CHECKING:
     from wbmigrate.live.export import Exported
@@ -24,7 +24,8 @@ def to_text(outcomes: list[Outcome], heading: str) -> str:
     width = max((len(name) for name in names.values()), default=0)
     lines = [f"{heading}:"]
     for outcome in shown:
-        line = f"  {outcome.status.value:<9}  {names[id(outcome)]:<{width}}  {_detail(outcome)}"
+        status = coloured(outcome.status.value, 9)
+        line = f"  {status}  {names[id(outcome)]:<{width}}  {_detail(outcome)}"
         lines.append(line.rstrip())
     counts = Counter(o.status for o in outcomes)
     totals = ", ".join(f"{counts[s]} {s.value}" for s in WriteStatus if counts[s])

@@ -7,6 +7,7 @@ from typing import Any
 
 from wbmigrate.mapping import Action, Migration, Resolution
 from wbmigrate.mapping.file import Mapping
+from wbmigrate.report.words import plural
 
 
 def to_json(mapping: Mapping, migration: Migration) -> str:
@@ -175,7 +176,7 @@ def _cell(text: str) -> str:
 
 
 def _range(mapping: Mapping, migration: Migration) -> str:
-    count = f"{len(migration.steps)} of {len(mapping.steps)} steps"
+    count = f"{len(migration.steps)} of {plural(len(mapping.steps), 'step')}"
     return f"Composed {migration.start.label} .. {migration.end.label} ({count})"
 
 

@@ -28,7 +28,7 @@ from wbmigrate.report.plan import printed
 from wbmigrate.report.words import plural
 
 COLUMNS = ("project", "objects", "to change", "warnings", "review", "upgraded", "boundary")
-FORMAT = "wbmigrate-plan-projects/1"
+FORMAT = "wbmigrate-plan-projects/2"  # /1: `summary.changes` counted objects
 
 
 def renderer(format_: str, verbose: bool) -> Callable[[Options, Iterator[Planned]], Any]:
@@ -83,10 +83,11 @@ def totals(results: list[Result]) -> str:
 def text_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
     rows = [list(COLUMNS), *map(_row, results)]
     widths = [max(len(printable(r[i])) for r in rows) for i in range(len(COLUMNS) - 1)]
-    lines = [plan_report.header(migration, options), plan_report.LEGEND, ""]
+    lines = []
     for row in rows:
         cells = [printable(c).ljust(w) for c, w in zip(row, widths, strict=False)]
         lines.append("  ".join([*cells, printable(row[-1])]).rstrip())
+    yield printed([plan_report.header(migration, options)]) + plan_report.legend()
     yield printed([*lines, "", totals(results), ""])
     for result in results:
         if result.error is not None:
@@ -95,7 +96,7 @@ def text_chunks(migration: Migration, options: Options, results: list[Result]) -
         plan: ProjectPlan = result.value
         yield printed([f"== {result.target}", *plan_report.history_lines(plan.options), ""])
         for lines_of_object in plan.rendered:
-            yield printed(lines_of_object)
+            yield plan_report.lines(lines_of_object)
         yield printed([plan_report.summary(plan.tally), ""])
 
 

@@ -9,7 +9,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from wbmigrate.engine.history import RunRef
+from wbmigrate.engine.annotate import markdown_url
+from wbmigrate.engine.history import History, RunRef
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Note, NoteKind, Options
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Plan, Planned, Status, Tally
@@ -21,7 +22,7 @@ from wbmigrate.plan_json import (
     summary_entry,
 )
 from wbmigrate.redact import printable, redact
-from wbmigrate.report.words import code, markdown, plural
+from wbmigrate.report.words import code, coloured, markdown, plural
 
 SYMBOLS = {
     ChangeAction.RENAMED: "~",
@@ -31,7 +32,17 @@ SYMBOLS = {
     ChangeAction.ANNOTATED: "*",
 }
 NOTE_SYMBOLS = {NoteKind.WARNING: "!", NoteKind.REVIEW: "?", NoteKind.INFO: "i"}
-LEGEND = "~ renamed  + added beside the old key  - removed  x disabled  * note  ! warning  ? review"
+MEANINGS = (
+    "renamed",
+    "added beside the old key",
+    "removed",
+    "disabled",
+    "note",
+    "warning",
+    "review",
+)
+MARKS = (*SYMBOLS.values(), NOTE_SYMBOLS[NoteKind.WARNING], NOTE_SYMBOLS[NoteKind.REVIEW])
+LEGEND = "  ".join(f"{mark} {meaning}" for mark, meaning in zip(MARKS, MEANINGS, strict=True))
 BRIEF = 72  # the widest old or new value a change line shows, "…" ending a longer one
 
 
@@ -82,11 +93,11 @@ def text_chunks(
     migration: Migration, options: Options, objects: Iterable[Planned], verbose: bool = False
 ) -> Iterator[str]:
     tally = Tally()
-    yield printed([header(migration, options), *history_lines(options), LEGEND, ""])
+    yield printed([header(migration, options), *history_lines(options)]) + legend()
     for planned in map(tally.add, objects):
         if planned.status is Status.UNCHANGED and not (verbose or _shown_notes(planned, False)):
             continue
-        yield printed(text_object(planned, verbose))
+        yield lines(text_object(planned, verbose))
     yield printed([summary(tally)])
 
 
@@ -95,17 +106,34 @@ def to_text(plan: Plan, verbose: bool = False) -> str:
 
 
 def text_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"{planned.title}  ({planned.source.origin})"]
+    """An object's lines, what came from elsewhere escaped, then the marks coloured: print
+    them as they are (`lines`; `printed` would escape the colours)."""
+    link = f"  {planned.source.url}" if planned.source.url else ""
+    out = [printable(f"{planned.title}  ({planned.source.origin}){link}")]
     if planned.error is not None:
-        return [*out, f"  error: {planned.error}", ""]
+        return [*out, f"  {coloured('error')}: {printable(planned.error)}", ""]
     kind = planned.result.kind if planned.result else ""
     for where, changes, notes in _groups(planned, verbose):
-        out.append("  " + (SEPARATOR.join(where) or f"(the {kind} itself)"))
+        out.append(printable("  " + (SEPARATOR.join(where) or f"(the {kind} itself)")))
         width = max((len(c.field) for c in changes), default=0)
         for change in changes:
-            out.append(f"    {SYMBOLS[change.action]} {change.field:<{width}}  {describe(change)}")
-        out += [f"    {NOTE_SYMBOLS[n.kind]} {n.field}: {n.message}" for n in notes]
+            text = printable(f"{change.field:<{width}}  {describe(change)}")
+            out.append(f"    {coloured(SYMBOLS[change.action])} {text}")
+        out += [
+            f"    {coloured(NOTE_SYMBOLS[n.kind])} {printable(f'{n.field}: {n.message}')}"
+            for n in notes
+        ]
     return [*out, ""]
+
+
+def legend() -> str:
+    """`LEGEND` with its marks coloured, and the blank line after it."""
+    return "  ".join(f"{coloured(m)} {meaning}" for m, meaning in zip(MARKS, MEANINGS)) + "\n\n"  # noqa: B905
+
+
+def lines(escaped: list[str]) -> str:
+    """Lines already escaped (`text_object`'s), as printed."""
+    return "".join(line + "\n" for line in escaped)
 
 
 def printed(lines: list[str]) -> str:
@@ -124,10 +152,17 @@ def history_lines(options: Options) -> list[str]:
     last_old = f"the last run with old keys is {_run(history.last_old)}" if history.last_old else ""
     if not history.upgraded:
         end = f"; {last_old}." if last_old else "."
-        return [f"Runs: {history.scope} read. Not upgraded: no run logged the new keys{end}"]
+        return [f"Runs: {_read(history)}. Not upgraded: no run logged the new keys{end}"]
     before = last_old or "no run logged the old keys"
     first_new = f"the first with new keys is {_run(history.first_new)}"
-    return [f"Runs: {history.scope} read. Boundary: {before}; {first_new}."]
+    return [f"Runs: {_read(history)}. Boundary: {before}; {first_new}."]
+
+
+def _read(history: History) -> str:
+    """`7 read`, `the 500 newest of 1,234 read`."""
+    if history.partial:
+        return f"the {history.runs:,} newest of {history.total:,} read"
+    return f"{history.runs:,} read"
 
 
 def _run(run: RunRef | None) -> str:
@@ -151,7 +186,7 @@ def summary(tally: Tally) -> str:
     actions = tally.actions
     if actions:
         counted = ", ".join(f"{actions[a]} {a.value}" for a in ChangeAction if actions[a])
-        parts.append(f"{sum(actions.values())} changes ({counted}).")
+        parts.append(f"{plural(sum(actions.values()), 'change')} ({counted}).")
     notes = tally.notes
     parts.append(
         f"{plural(notes[NoteKind.WARNING], 'warning')}, {notes[NoteKind.REVIEW]} "
@@ -185,7 +220,8 @@ def to_markdown(plan: Plan, verbose: bool = False) -> str:
 
 
 def markdown_object(planned: Planned, verbose: bool) -> list[str]:
-    out = [f"### {md(planned.title)}", "", code(planned.source.origin), ""]
+    link = f" <{markdown_url(planned.source.url)}>" if planned.source.url else ""
+    out = [f"### {md(planned.title)}", "", code(planned.source.origin) + link, ""]
     if planned.error is not None:
         return [*out, f"**Error:** {md(planned.error)}", ""]
     rows = [(SEPARATOR.join(c.where), c) for c in planned.result.changes] if planned.result else []

@@ -10,7 +10,7 @@ from typing import Any
 
 from wbmigrate.redact import printable
 from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
-from wbmigrate.report.words import markdown, plural
+from wbmigrate.report.words import coloured, markdown, plural
 from wbmigrate.verify import LEVELS, Check, Finding, Verification
 
 FORMAT = "wbmigrate-verify/1"
@@ -34,20 +34,22 @@ def summary(run: Verification) -> str:
 
 
 def to_text(run: Verification) -> str:
-    lines = [f"Verify {run.target} (against {run.baseline or 'the current form alone'})"]
+    """Escaped, then laid out, then the levels coloured."""
+    lines = [printable(f"Verify {run.target} (against {run.baseline or 'the current form alone'})")]
     for item in run.verified:
         if item.error:
-            lines += [f"{item.title}  ({item.source.origin})", f"  error: {item.error}"]
+            heading = f"{item.title}  ({item.source.origin})"
+            lines += [printable(heading), f"  {coloured('error')}: {printable(item.error)}"]
     by_object: dict[str, list[Finding]] = {}
     for finding in run.found:
         by_object.setdefault(f"{finding.title}  ({finding.origin})", []).append(finding)
     for heading, items in by_object.items():
-        lines.append(heading)
+        lines.append(printable(heading))
         for f in items:
-            where = " › ".join(f.where)
-            lines.append(f"  {f.level:<7} {f.check.value:<13} {where}: {f.message}")
-    lines.append(summary(run))
-    return "".join(printable(line) + "\n" for line in lines)  # escaped, then laid out
+            where = printable(f"{f.check.value:<13} {' › '.join(f.where)}: {f.message}")
+            lines.append(f"  {coloured(f.level, 7)} {where}")
+    lines.append(printable(summary(run)))
+    return "".join(line + "\n" for line in lines)
 
 
 def to_markdown(run: Verification) -> str:
