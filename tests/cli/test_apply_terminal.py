@@ -31,7 +31,11 @@ def in_terminal(args: list[str], answer: bytes, cwd) -> tuple[int, str, str]:
         stdin=secondary,
         stdout=secondary,
         stderr=secondary,
-        env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"},  # colour: tests/report/test_colour.py
+        env={
+            **os.environ,
+            "COLUMNS": "100",
+            "NO_COLOR": "1",
+        },  # colour: tests/report/test_colour.py
         cwd=cwd,
         close_fds=True,
     )
