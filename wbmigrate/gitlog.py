@@ -75,14 +75,10 @@ def resolve(repo: Path, rev: str) -> str:
         raise GitError(f"{repo} is not a folder")
     if rev.startswith("-"):
         raise GitError(f"not a revision: {rev!r}")
-    try:
-        return (
-            git(Path(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-            .decode()
-            .strip()
-        )
-    except GitError:
-        raise GitError(f"{repo} has no commit {rev!r}") from None
+    found = git(Path(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", ok=(0, 1))
+    if not found.strip():  # not a repository is exit 128, with git's own message
+        raise GitError(f"{repo} has no commit {rev!r}")
+    return found.decode().strip()
 
 
 def main_line(repo: Path, start: str, to: str) -> list[Commit]:
