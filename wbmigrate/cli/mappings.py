@@ -17,7 +17,7 @@ from wbmigrate.report import mapping_table
 
 @click.group(cls=Group, context_settings=CONTEXT)
 def mappings() -> None:
-    """List, show, validate, infer and compare mapping files."""
+    """List, show and validate mapping files. Infer one from git history, compare two."""
 
 
 @mappings.command(
