@@ -91,6 +91,7 @@ def main_line(repo: Path, start: str, to: str) -> list[Commit]:
         "--reverse",
         "--diff-merges=first-parent",
         "--name-only",
+        "--no-renames",  # a rename is a file removed and one added; detecting it reads blobs
         "-z",
         "--format=%x01%H %P%x1f%cs%x1f%s",
         last,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from wbmigrate import gitlog
@@ -65,6 +65,9 @@ class _State:
         texts = gitlog.read_files(
             self.repo, [(r, p) for p in files for r in (parent, commit.rev) if r]
         )
+        files = [
+            p for p in files if is_config_file(p) or _strings_changed(texts, parent, commit.rev, p)
+        ]
         before = {p: logged_keys(p, texts[(parent, p)]) for p in files if (parent, p) in texts}
         after = {
             p: logged_keys(p, texts[(commit.rev, p)], configs=is_config_file(p))
@@ -119,7 +122,33 @@ class _State:
         removed = {k: f.place for k, (f, _) in old.items() if k not in self.fields}
         added = {k: f.place for k, (f, _) in self.fields.items() if k not in old}
         aliases = {k: self.fields[k][0].aliases for k in added if self.fields[k][0].aliases}
-        return pair(removed, added, aliases)
+        return _collapse(pair(removed, added, aliases))
+
+
+_QUOTED = re.compile(r"""(["'])((?:\\.|(?!\1).)*?)\1""")
+
+
+def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, path: str) -> bool:
+    """Whether the quoted strings of a file differ before and after: if not, no key it logs
+    changed, and parsing it twice (most of the time of a long history) can be skipped."""
+    before, after = texts.get((parent, path)), texts.get((rev, path))
+    if before is None or after is None:
+        return True
+    return {m[2] for m in _QUOTED.finditer(before)} != {m[2] for m in _QUOTED.finditer(after)}
+
+
+def _collapse(found: Found) -> Found:
+    """A section moved is one entry: its fields, moved with it under the same names, are not."""
+    moved = {p.old: p.new for p in found.renamed}
+
+    def carried(old: str, new: str) -> bool:
+        (old_parent, _, old_leaf), (new_parent, _, new_leaf) = (
+            old.rpartition("."),
+            new.rpartition("."),
+        )
+        return old_leaf == new_leaf and bool(old_parent) and moved.get(old_parent) == new_parent
+
+    return replace(found, renamed=tuple(p for p in found.renamed if not carried(p.old, p.new)))
 
 
 def _merged(classes: dict[str, dict[str, ConfigClass]]) -> dict[str, ConfigClass]:

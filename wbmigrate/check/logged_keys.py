@@ -57,13 +57,12 @@ def logged_keys(file: str, text: str, configs: bool = False) -> Keys:
         return Keys()
     module = Module.of(tree)
     lines = text.splitlines()
-    scopes = _scopes(tree)
     keys = Keys()
 
     def place(node: ast.AST) -> Place:
         line = getattr(node, "lineno", 1)
         code = lines[line - 1].strip() if line <= len(lines) else ""
-        return Place(file, line, scopes.get(line, ""), code)
+        return Place(file, line, _scope(module, node), code)
 
     for node, parent in module.parents.items():
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -102,22 +101,13 @@ def _pattern(node: ast.JoinedStr) -> str:
     return text if "/" in fixed and "\n" not in text else ""
 
 
-def _scopes(tree: ast.AST) -> dict[int, str]:
-    """Each line's innermost enclosing function or class, as `Class.method`."""
-    found: dict[int, str] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                name = f"{prefix}.{child.name}" if prefix else child.name
-                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
-                    found[line] = name
-                visit(child, name)
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return found
+def _scope(module: Module, node: ast.AST) -> str:
+    """The functions and classes around a node, as `Class.method`."""
+    names = []
+    while (node := module.parents.get(node)) is not None:  # type: ignore[assignment]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+    return ".".join(reversed(names))
 
 
 def _config_class(node: ast.ClassDef, place: Callable[[ast.AST], Place]) -> ConfigClass:

@@ -92,7 +92,8 @@ def pair(
     removed, added = dict(removed), dict(added)
     pairs = []
     for new, olds in (aliases or {}).items():
-        for old in [k for k in removed if k.rpartition(".")[2] in olds and new in added]:
+        old = next((k for k in removed if k.rpartition(".")[2] in olds), None)
+        if old is not None:  # one old name per field: an alias may name several
             pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
     pairs += _one_to_one(removed, added)
     pairs += _ranked(removed, added)
@@ -141,9 +142,10 @@ def _ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
 def _ratio(old: str, new: str) -> float:
     """Name similarity; for dotted config paths the last part weighs half (a field moved to
     another section keeps its name; two fields of one section share their prefix)."""
-    whole = difflib.SequenceMatcher(None, old, new, autojunk=False).ratio()
-    if "/" in old or "." not in old + new:
-        return whole
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    if "/" in old or "." not in old + new:  # quick_ratio bounds ratio from above, fast
+        return matcher.ratio() if matcher.quick_ratio() >= MIN_RATIO else 0.0
+    whole = matcher.ratio()
     leaf = difflib.SequenceMatcher(None, old.rpartition(".")[2], new.rpartition(".")[2]).ratio()
     return (whole + leaf) / 2
 
@@ -287,8 +289,10 @@ def _evidence(p: Pair, indent: str) -> list[str]:
 
 def _config_entry(p: Pair) -> list[str]:
     forms = [(p.old, p.new)]
-    if "." in p.old and "." in p.new:  # a section's own file names its keys without the section
-        forms.append((p.old.partition(".")[2], p.new.partition(".")[2]))
+    section, old = p.old.partition(".")[::2]
+    if old and p.new.startswith(f"{section}.") and section not in (old, p.new[len(section) + 1 :]):
+        # a section's own file (a standalone orchestrator config) names keys without it
+        forms.append((old, p.new[len(section) + 1 :]))
     out = [f"        - old: {_q(p.old)}", f"          new: {_q(p.new)}", "          toml:"]
     out += [f"            {_q(old)}: {_q(new)}" for old, new in forms]
     out.append("          cli:")
