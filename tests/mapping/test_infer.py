@@ -117,6 +117,17 @@ def test_a_key_still_logged_elsewhere_is_not_removed(tmp_path: Path) -> None:
     assert run(repo, first) == []
 
 
+def test_a_key_renamed_into_one_logged_elsewhere_merges_for_review(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("len/avg", "x/y"), b_py=logs("len/mean"))
+    repo.commit("one name (#5)", a_py=logs("len/mean", "x/y"))
+    (step,) = run(repo, first)
+    (pair,) = step.metrics.renamed
+    assert (pair.old, pair.new) == ("len/avg", "len/mean")
+    assert pair.review.startswith("len/mean was already logged elsewhere;")
+    assert step.metrics.removed == ()
+
+
 def test_a_key_gone_with_nothing_in_its_place_is_removed(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))
@@ -188,6 +199,14 @@ def test_a_config_field_renamed_with_an_alias_is_a_deprecation(tmp_path: Path) -
         "rollouts_per_example": "group_size",
     }
     assert rename.cli["--orchestrator.rollouts-per-example"] == "--orchestrator.group-size"
+
+
+def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))
+    repo.commit("both (#2)", src__a_py=logs("a/y"), tests__b_py=logs("b/y"))
+    (step,) = draft(infer(repo.path, first, "HEAD", ("src/*",)))
+    assert [(p.old, p.new) for p in step.metrics.renamed] == [("a/x", "a/y")]
 
 
 def test_reading_changes_nothing_in_the_repository(tmp_path: Path) -> None:

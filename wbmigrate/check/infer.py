@@ -15,7 +15,7 @@ from pathlib import Path
 
 from wbmigrate import gitlog
 from wbmigrate.check.logged_keys import ConfigClass, ConfigField, Keys, config_paths, logged_keys
-from wbmigrate.mapping.infer import Found, InferredStep, Place, pair
+from wbmigrate.mapping.infer import Found, InferredStep, Place, pair, ranked
 
 
 def infer(repo: Path, start: str, to: str, paths: tuple[str, ...] = ()) -> list[InferredStep]:
@@ -106,9 +106,21 @@ class _State:
         # A key another file still names is not removed; one another file named is not new.
         for key in gitlog.mentioned(self.repo, commit.rev, removed) if removed else ():
             removed.pop(key, None)
+        existing = {}
         for key in gitlog.mentioned(self.repo, parent, added) if added and parent else ():
-            added.pop(key, None)
-        return pair(removed, added)
+            existing[key] = added.pop(key)
+        found = pair(removed, added)
+        if not (found.removed and existing):
+            return found
+        # A key gone where one already logged elsewhere now is: renamed into it, and the two
+        # series become one (`completion_len/avg` into `completion_len/mean`).
+        left = {gone.name: gone.before for gone in found.removed}
+        merged = [
+            replace(p, review=f"{p.new} was already logged elsewhere; {p.review}")
+            for p in ranked(left, existing)
+        ]
+        gone = tuple(g for g in found.removed if g.name in left)
+        return replace(found, renamed=found.renamed + tuple(merged), removed=gone)
 
     def _config(self, files: list[str], after: dict[str, Keys]) -> Found:
         changed = [p for p in files if is_config_file(p)]

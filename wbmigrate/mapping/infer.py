@@ -96,7 +96,7 @@ def pair(
         if old is not None:  # one old name per field: an alias may name several
             pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
     pairs += _one_to_one(removed, added)
-    pairs += _ranked(removed, added)
+    pairs += ranked(removed, added)
     return Found(
         tuple(pairs),
         tuple(Gone(name, place) for name, place in removed.items()),
@@ -117,8 +117,9 @@ def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair
     return pairs
 
 
-def _ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
-    """The rest, best first: similar names, then same function, same file, nearby lines."""
+def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+    """Pairs of similar names, best first (then same function, then same file); each pair
+    taken out of `removed` and `added`."""
     scored = []
     for old, before in removed.items():
         for new, after in added.items():
