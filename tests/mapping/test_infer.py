@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from wbmigrate import gitlog
 from wbmigrate.check.infer import infer
 from wbmigrate.cli import cli
 from wbmigrate.mapping.infer import draft, to_yaml
@@ -285,3 +286,29 @@ def test_code_in_an_evidence_comment_cannot_break_out_of_it(tmp_path: Path) -> N
     text = to_yaml(run(repo, first), URL, "t", "a..b")
     assert "\\x1bsteps: []" in text
     assert parse_mapping(text, "draft.yaml").steps[0].renamed == {"loss/train": "train/loss"}
+
+
+def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    repo.commit("rename (#2)", a_py=logs("loss/train_mean"))
+    monkeypatch.setattr(gitlog, "MAX_FILE", 20)
+    assert run(repo, first) == []
+
+
+def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
+    assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
+
+
+def test_an_answer_over_the_output_cap_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    monkeypatch.setattr(gitlog, "MAX_OUTPUT", 10)
+    args = ["mappings", "infer", str(tmp_path), "--from", first, "--to", "HEAD", "--url", URL]
+    result = CliRunner().invoke(cli, args)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: git rev-parse answered more than 10 bytes\n",
+    )
