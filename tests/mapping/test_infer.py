@@ -104,6 +104,19 @@ def test_several_changes_in_one_place_are_marked_for_review(tmp_path: Path) -> N
     assert [g.name for g in step.metrics.removed] == ["d/groups"]
 
 
+def test_the_code_beside_a_key_says_which_new_key_took_its_place(tmp_path: Path) -> None:
+    code = (
+        "import wandb\n\ndef f(p):\n    wandb.log({{\n"
+        '        "{a}": p.samples,\n        "{b}": p.problems,\n    }})\n'
+    )
+    repo = Repo(tmp_path)
+    repo.commit("init", a_py=code.format(a="n/samples", b="n/problems"))
+    head = repo.commit("names (#9)", a_py=code.format(a="n/rollouts", b="n/tasks"))
+    (step,) = run(repo, head)
+    pairs = {p.old: p.new for p in step.metrics.renamed}  # by name alone, crossed
+    assert pairs == {"n/samples": "n/rollouts", "n/problems": "n/tasks"}
+
+
 def test_a_key_moved_between_files_is_no_change(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train", "x/y"), b_py=logs("x/z"))

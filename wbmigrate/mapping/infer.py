@@ -96,6 +96,7 @@ def pair(
         if old is not None:  # one old name per field: an alias may name several
             pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
     pairs += _one_to_one(removed, added)
+    pairs += _same_line(removed, added)
     pairs += ranked(removed, added)
     return Found(
         tuple(pairs),
@@ -115,6 +116,33 @@ def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair
             review = "" if ratio >= MIN_RATIO else f"names differ (similarity {ratio:.2f})"
             pairs.append(Pair(olds[0], news[0], removed.pop(olds[0]), added.pop(news[0]), review))
     return pairs
+
+
+def _same_line(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+    """A key whose line of code is the same but for the key (`"a/x": n,` -> `"b/y": n,`, or
+    `self.n`): the value says which new key took which old one's place."""
+    pairs = []
+    for old, before in list(removed.items()):
+        rest = _rest(before.code, old)
+        found = [n for n, a in added.items() if _alike(_rest(a.code, n), rest)]
+        # `self.n` is `n`: one line may end the other
+        if len(found) == 1:
+            review = f"one of several changes; paired by the code beside it ({rest.strip()})"
+            pairs.append(Pair(old, found[0], removed.pop(old), added.pop(found[0]), review))
+    return pairs
+
+
+def _rest(code: str, key: str) -> str:
+    """The line after the key's closing quote and the `:` or `=` that follows it."""
+    at = code.find(key)
+    return code[at + len(key) + 1 :].lstrip(" :=]") if at >= 0 else ""
+
+
+def _alike(one: str, other: str) -> bool:
+    """The same value, when each says something and names no other key."""
+    if any(len(r.strip(" ,)]}")) < 3 or "'" in r or '"' in r for r in (one, other)):
+        return False
+    return one.endswith(other) or other.endswith(one)
 
 
 def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
