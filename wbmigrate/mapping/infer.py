@@ -161,8 +161,10 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
         if old in removed and new in added:
             before, after = removed.pop(old), added.pop(new)
             where = f"in {before.scope}" if before.scope else f"in {before.file}"
-            if (before.file, before.scope) != (after.file, after.scope):
+            if before.file != after.file:
                 where = f"moved from {_at(before)} to {_at(after)}"
+            elif before.scope != after.scope:
+                where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
             review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
             pairs.append(Pair(old, new, before, after, review))
     return pairs
