@@ -223,6 +223,16 @@ def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
     assert [(p.old, p.new) for p in step.metrics.renamed] == [("a/x", "a/y")]
 
 
+def test_a_config_a_root_now_holds_is_no_rename(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    alone = "from pydantic import BaseModel\n\nclass OrchestratorConfig(BaseModel):\n"
+    alone += "    seed: int = 0\n"
+    first = repo.commit("init", configs__orch_py=alone)
+    held = alone + "\nclass RLConfig(BaseModel):\n    orchestrator: OrchestratorConfig\n"
+    repo.commit("rl (#3)", configs__orch_py=held)
+    assert run(repo, first) == []
+
+
 def test_reading_changes_nothing_in_the_repository(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train"))

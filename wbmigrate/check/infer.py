@@ -150,8 +150,13 @@ def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, p
 
 
 def _collapse(found: Found) -> Found:
-    """A section moved is one entry: its fields, moved with it under the same names, are not."""
+    """A section moved is one entry: its fields, moved with it under the same names, are not.
+    Nor is a key only a root config now holds, or no longer holds (`x` and `orchestrator.x`):
+    the section's own file still names it the same."""
     moved = {p.old: p.new for p in found.renamed}
+
+    def rooted(old: str, new: str) -> bool:
+        return new.endswith(f".{old}") or old.endswith(f".{new}")
 
     def carried(old: str, new: str) -> bool:
         (old_parent, _, old_leaf), (new_parent, _, new_leaf) = (
@@ -160,7 +165,8 @@ def _collapse(found: Found) -> Found:
         )
         return old_leaf == new_leaf and bool(old_parent) and moved.get(old_parent) == new_parent
 
-    return replace(found, renamed=tuple(p for p in found.renamed if not carried(p.old, p.new)))
+    kept = [p for p in found.renamed if not carried(p.old, p.new) and not rooted(p.old, p.new)]
+    return replace(found, renamed=tuple(kept))
 
 
 def _merged(classes: dict[str, dict[str, ConfigClass]]) -> dict[str, ConfigClass]:
