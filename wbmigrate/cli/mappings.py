@@ -1,8 +1,10 @@
-"""`wbmigrate mappings list | show | validate`."""
+"""`wbmigrate mappings list | show | validate | infer | diff`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 
@@ -16,7 +18,7 @@ from wbmigrate.report.words import plural
 
 @click.group(cls=Group, context_settings=CONTEXT)
 def mappings() -> None:
-    """List, show and validate mapping files."""
+    """List, show and validate mapping files. Infer one from git history, compare two."""
 
 
 @mappings.command(
@@ -105,3 +107,91 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
             f"{plural(renamed, 'old metric name')}, latest {mapping.latest})"
         )
     finish(error=failed)
+
+
+@mappings.command(
+    "infer",
+    context_settings=CONTEXT,
+    epilog=examples(
+        "wbmigrate mappings infer ../prime-rl --from 0630b7bff --to 2441fd514",
+        "wbmigrate mappings infer ../trainer --from v1.0 --to main --path 'src/*' --out draft.yaml",
+    ),
+)
+@click.argument("repo", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--from", "start", required=True, metavar="REV", help="First commit to read.")
+@click.option("--to", required=True, metavar="REV", help="Last commit to read.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write here.")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="GLOB",
+    help="Read only Python files matching GLOB ('*' crosses '/'); repeatable.",
+)
+@click.option("--url", help="The repository's web address (default: its GitHub origin).")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+)
+def mappings_infer(
+    repo: Path,
+    start: str,
+    to: str,
+    out: Path | None,
+    paths: tuple[str, ...],
+    url: str | None,
+    format_: str,
+) -> None:
+    """Draft a mapping from a git repository's history: the W&B keys and config fields each
+    commit of the main line, FROM (included) to TO, renamed or removed.
+
+    Reads the repository through git (no checkout, nothing in it changes). Each entry carries
+    its evidence as comments; `# review:` marks every pair that is not one key replaced in one
+    function. Review the draft, then `mappings validate` and `mappings diff` it.
+    """
+    from wbmigrate.check.infer import infer, repository_url
+    from wbmigrate.mapping.infer import draft, to_json, to_yaml
+    from wbmigrate.safe_write import write_text
+
+    steps = draft(infer(repo, start, to, paths))
+    url = (url or repository_url(repo) or "").rstrip("/")
+    if not url.startswith(("https://", "http://")):
+        raise WbmigrateError(f"{repo} has no GitHub origin: give its web address with --url")
+    ident = re.sub(r"[^a-z0-9._-]", "-", url.rpartition("/")[2].lower()).strip("-.") or "inferred"
+    render = to_json if format_ == "json" else to_yaml
+    text = render(steps, url, ident, f"{start}..{to}")
+    if not any(step.entries for step in steps):
+        click.echo(f"Found no renamed or removed key from {start} to {to}.", err=True)
+        return
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    write_text(out, text)
+    written = sum(1 for step in steps if step.entries)
+    click.echo(f"Wrote {out}: {written} {'step' if written == 1 else 'steps'} to review.", err=True)
+
+
+@mappings.command(
+    "diff",
+    context_settings=CONTEXT,
+    epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"),
+)
+@click.argument("first", metavar="A")
+@click.argument("second", metavar="B")
+def mappings_diff(first: str, second: str) -> None:
+    """Compare two mappings (a bundled id or a file each) step by step; exit 1 if they differ.
+
+    Steps are matched by their source link (else by version). `-` marks an entry only in A,
+    `+` one only in B, `!` one the two disagree on.
+    """
+    from wbmigrate.mapping.diff import diff
+
+    a, b = find_mapping(first), find_mapping(second)
+    lines = diff(a, b)
+    for line in lines:
+        click.echo(line)
+    click.echo(f"{first} and {second} " + ("differ." if lines else "agree."))
+    finish(failed=bool(lines))

@@ -1,0 +1,337 @@
+"""`mappings infer` over small git repositories made here, in a temporary folder: each commit a
+squash-merged pull request, each test one kind of change to a logged key or config field."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from wbmigrate import gitlog
+from wbmigrate.check.infer import infer
+from wbmigrate.cli import cli
+from wbmigrate.mapping.infer import draft, to_yaml
+from wbmigrate.mapping.parse import parse_mapping
+
+URL = "https://github.com/me/trainer"
+
+
+@pytest.fixture(autouse=True)
+def _no_user_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of the caller's git configuration is read, and commits need no identity."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "test@example.com")
+
+
+class Repo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+        self.day = 0
+
+    def git(self, *args: str, date: str = "2026-01-01T12:00:00") -> str:
+        env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        done = subprocess.run(
+            ["git", "-C", str(self.path), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, **env},
+        )
+        return done.stdout.strip()
+
+    def commit(self, subject: str, **files: str | None) -> str:
+        """Write (or with None delete) files, named with `__` for `/`, and commit them."""
+        for name, text in files.items():
+            path = self.path / (name.replace("__", "/").removesuffix("_py") + ".py")
+            if text is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+        self.day += 1
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", subject, date=f"2026-01-{self.day:02d}T12:00:00")
+        return self.git("rev-parse", "HEAD")
+
+
+LOG = """import wandb
+
+def log_step(loss, reward):
+    wandb.log({{{keys}}})
+"""
+
+
+def logs(*keys: str) -> str:
+    return LOG.format(keys=", ".join(f'"{k}": 1' for k in keys))
+
+
+def run(repo: Repo, start: str, to: str = "HEAD"):
+    return draft(infer(repo.path, start, to))
+
+
+def test_a_rename_in_one_hunk_is_one_entry_without_review(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init (#1)", train__log_py=logs("loss/train", "reward/mean"))
+    repo.commit("rename the loss (#2)", train__log_py=logs("loss/train_mean", "reward/mean"))
+    (step,) = run(repo, first)
+    (pair,) = step.metrics.renamed
+    assert (pair.old, pair.new, pair.review) == ("loss/train", "loss/train_mean", "")
+    assert (step.version, step.pull, str(step.date)) == ("2026.01.02", 2, "2026-01-02")
+    assert (pair.before.file, pair.before.line, pair.before.scope) == (
+        "train/log.py",
+        4,
+        "log_step",
+    )
+
+
+def test_several_changes_in_one_place_are_marked_for_review(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("d/inflight_train", "d/inflight_eval", "d/groups"))
+    repo.commit("namespace (#7)", a_py=logs("d/inflight/train", "d/inflight/eval"))
+    (step,) = run(repo, first)
+    pairs = {p.old: p.new for p in step.metrics.renamed}
+    assert pairs == {"d/inflight_train": "d/inflight/train", "d/inflight_eval": "d/inflight/eval"}
+    assert all(p.review for p in step.metrics.renamed)
+    assert [g.name for g in step.metrics.removed] == ["d/groups"]
+
+
+def test_the_code_beside_a_key_says_which_new_key_took_its_place(tmp_path: Path) -> None:
+    code = (
+        "import wandb\n\ndef f(p):\n    wandb.log({{\n"
+        '        "{a}": p.samples,\n        "{b}": p.problems,\n    }})\n'
+    )
+    repo = Repo(tmp_path)
+    repo.commit("init", a_py=code.format(a="n/samples", b="n/problems"))
+    head = repo.commit("names (#9)", a_py=code.format(a="n/rollouts", b="n/tasks"))
+    (step,) = run(repo, head)
+    pairs = {p.old: p.new for p in step.metrics.renamed}  # by name alone, crossed
+    assert pairs == {"n/samples": "n/rollouts", "n/problems": "n/tasks"}
+
+
+def test_a_key_moved_between_files_is_no_change(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train", "x/y"), b_py=logs("x/z"))
+    repo.commit("move (#3)", a_py=logs("x/y"), b_py=logs("x/z", "loss/train"))
+    assert run(repo, first) == []
+
+
+def test_a_key_still_logged_elsewhere_is_not_removed(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train", "x/y"), b_py=logs("loss/train"))
+    repo.commit("drop one copy (#3)", a_py=logs("x/y"))
+    assert run(repo, first) == []
+
+
+def test_a_key_renamed_into_one_logged_elsewhere_merges_for_review(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("len/avg", "x/y"), b_py=logs("len/mean"))
+    repo.commit("one name (#5)", a_py=logs("len/mean", "x/y"))
+    (step,) = run(repo, first)
+    (pair,) = step.metrics.renamed
+    assert (pair.old, pair.new) == ("len/avg", "len/mean")
+    assert pair.review.startswith("len/mean was already logged elsewhere;")
+    assert step.metrics.removed == ()
+
+
+def test_a_key_gone_with_nothing_in_its_place_is_removed(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))
+    repo.commit("drop the ema (#4)", a_py=logs("loss/train"))
+    (step,) = run(repo, first)
+    assert [g.name for g in step.metrics.removed] == ["loss/ema"]
+    assert step.metrics.renamed == ()
+
+
+def test_a_key_logged_again_later_is_live_again_and_the_draft_validates(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))
+    repo.commit("drop the ema (#4)", a_py=logs("loss/train"))
+    repo.commit("bring it back (#5)", a_py=logs("loss/train", "loss/ema"))
+    steps = run(repo, first)
+    assert [s.pull for s in steps] == [4, 5]
+    assert steps[1].live_again == ("loss/ema",)
+    text = to_yaml(steps, URL, "trainer", "a..b")
+    assert "live again: loss/ema is logged again from this step" in text
+    assert parse_mapping(text, "draft.yaml").steps[0].removed.keys() == {"loss/ema"}
+
+
+def test_an_fstring_key_is_a_pattern_for_review_never_an_entry(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    fstring = 'import wandb\n\ndef f(env):\n    wandb.log({f"eval/{env}/avg": 1, "a/b": 2})\n'
+    repo.commit("init", a_py=fstring)
+    second = repo.commit("rename (#6)", a_py=fstring.replace("eval/{env}/avg", "eval/{env}/mean"))
+    (step,) = run(repo, second)
+    assert step.metrics.renamed == step.metrics.removed == ()
+    assert [(c, p) for c, p, _ in step.patterns] == [
+        ("removed", "eval/{env}/avg"),
+        ("added", "eval/{env}/mean"),
+    ]
+    assert "review: f-string key added: eval/{env}/mean (a.py:4)" in to_yaml(
+        steps=[step], url=URL, ident="t", span="a..b"
+    )
+
+
+CONFIG = """from pydantic import AliasChoices, BaseModel, Field
+
+class OrchestratorConfig(BaseModel):
+    {field}
+    seed: int = 0
+
+class RLConfig(BaseModel):
+    orchestrator: OrchestratorConfig
+"""
+
+
+def test_a_config_field_renamed_with_an_alias_is_a_deprecation(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="rollouts_per_example: int = 8"))
+    alias = (
+        "group_size: int = Field(8, validation_alias="
+        'AliasChoices("group_size", "rollouts_per_example"))'
+    )
+    repo.commit("group size (#2599)", configs__rl_py=CONFIG.format(field=alias))
+    (step,) = run(repo, first)
+    (pair,) = step.config.renamed
+    assert (pair.old, pair.new, pair.deprecation) == (
+        "orchestrator.rollouts_per_example",
+        "orchestrator.group_size",
+        True,
+    )
+    mapping = parse_mapping(to_yaml([step], URL, "trainer", "a..b"), "draft.yaml")
+    (rename,) = mapping.steps[0].config
+    assert dict(rename.toml) == {
+        "orchestrator.rollouts_per_example": "orchestrator.group_size",
+        "rollouts_per_example": "group_size",
+    }
+    assert rename.cli["--orchestrator.rollouts-per-example"] == "--orchestrator.group-size"
+
+
+def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))
+    repo.commit("both (#2)", src__a_py=logs("a/y"), tests__b_py=logs("b/y"))
+    (step,) = draft(infer(repo.path, first, "HEAD", ("src/*",)))
+    assert [(p.old, p.new) for p in step.metrics.renamed] == [("a/x", "a/y")]
+
+
+def test_a_config_a_root_now_holds_is_no_rename(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    alone = "from pydantic import BaseModel\n\nclass OrchestratorConfig(BaseModel):\n"
+    alone += "    seed: int = 0\n"
+    first = repo.commit("init", configs__orch_py=alone)
+    held = alone + "\nclass RLConfig(BaseModel):\n    orchestrator: OrchestratorConfig\n"
+    repo.commit("rl (#3)", configs__orch_py=held)
+    assert run(repo, first) == []
+
+
+def test_reading_changes_nothing_in_the_repository(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    head = repo.commit("rename (#2)", a_py=logs("train/loss"))
+    (tmp_path / "a.py").write_text("work in progress\n")
+    before = repo.git("status", "--porcelain")
+    assert run(repo, first)
+    assert repo.git("status", "--porcelain") == before
+    assert repo.git("rev-parse", "HEAD") == head
+
+
+def test_the_command_writes_a_draft_that_validates_and_diffs(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    first = repo.commit("init", a_py=logs("loss/train"))
+    repo.commit("rename (#2)", a_py=logs("train/loss"))
+    out = tmp_path / "draft.yaml"
+    args = ["mappings", "infer", str(repo.path), "--from", first, "--to", "HEAD", "--url", URL]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Wrote" in result.stderr
+    assert 'source: "https://github.com/me/trainer/pull/2"' in out.read_text()
+    valid = CliRunner().invoke(cli, ["mappings", "validate", str(out)])
+    assert valid.exit_code == 0, valid.output
+    same = CliRunner().invoke(cli, ["mappings", "diff", str(out), str(out)])
+    assert (same.exit_code, same.stdout.splitlines()[-1]) == (0, f"{out} and {out} agree.")
+    data = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
+    assert data["steps"][0]["metrics"]["renamed"][0]["new"] == "train/loss"
+
+
+def test_mappings_diff_says_what_differs_step_by_step(tmp_path: Path) -> None:
+    other = tmp_path / "other.yaml"
+    text = (Path(__file__).parents[2] / "mappings" / "prime-rl.yaml").read_text()
+    text = text.replace(
+        "dispatcher/off_policy_level_max: dispatcher/off_policy_level/max",
+        "dispatcher/off_policy_level_max: dispatcher/off_policy_level/maximum\n"
+        "        dispatcher/inflight_train: dispatcher/inflight/train",
+    )
+    other.write_text(text)
+    result = CliRunner().invoke(cli, ["mappings", "diff", "prime-rl", str(other)])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[:3] == [
+        "step 2026.08.19 (#3285) | 2026.08.19 (#3285)",
+        "  + dispatcher/inflight_train -> dispatcher/inflight/train",
+        "  ! dispatcher/off_policy_level_max: -> dispatcher/off_policy_level/max"
+        " | -> dispatcher/off_policy_level/maximum",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rev", "message"),
+    [("nope", "has no commit 'nope'"), ("--all", "not a revision: '--all'")],
+)
+def test_a_bad_revision_is_one_error_line(tmp_path: Path, rev: str, message: str) -> None:
+    repo = Repo(tmp_path)
+    repo.commit("init", a_py=logs("loss/train"))
+    args = ["mappings", "infer", str(tmp_path), "--from", rev, "--to", "HEAD", "--url", URL]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert message in result.stderr
+
+
+def test_without_git_it_is_one_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    args = ["mappings", "infer", str(tmp_path), "--from", "a", "--to", "b", "--url", URL]
+    result = CliRunner().invoke(cli, args)
+    assert (result.exit_code, result.stderr) == (2, "Error: git is not installed or not on PATH\n")
+
+
+def test_code_in_an_evidence_comment_cannot_break_out_of_it(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    repo.commit("rename (#2)", a_py=logs("train/loss").replace(": 1})", ": 1})  # \x1bsteps: []"))
+    text = to_yaml(run(repo, first), URL, "t", "a..b")
+    assert "\\x1bsteps: []" in text
+    assert parse_mapping(text, "draft.yaml").steps[0].renamed == {"loss/train": "train/loss"}
+
+
+def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    repo.commit("rename (#2)", a_py=logs("loss/train_mean"))
+    monkeypatch.setattr(gitlog, "MAX_FILE", 20)
+    assert run(repo, first) == []
+
+
+def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
+    assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
+
+
+def test_an_answer_over_the_output_cap_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    monkeypatch.setattr(gitlog, "MAX_OUTPUT", 10)
+    args = ["mappings", "infer", str(tmp_path), "--from", first, "--to", "HEAD", "--url", URL]
+    result = CliRunner().invoke(cli, args)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "Error: git rev-parse answered more than 10 bytes\n",
+    )

@@ -1,0 +1,193 @@
+"""`mappings infer`: walk a repository's main line commit by commit and say, for each, which
+logged W&B keys and config fields it renamed, removed or added (`mapping.infer` pairs them).
+
+Only the Python files a commit changed are read, before and after; a key that leaves them is
+removed only if no Python file of the repository still names it, and a key that enters them
+is new only if none named it before (so a key moved between files is neither).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from wbmigrate import gitlog
+from wbmigrate.check.logged_keys import ConfigClass, ConfigField, Keys, config_paths, logged_keys
+from wbmigrate.mapping.infer import Found, InferredStep, Place, pair, ranked
+
+
+def infer(repo: Path, start: str, to: str, paths: tuple[str, ...] = ()) -> list[InferredStep]:
+    """The main line's commits from `start` (included) to `to`, each with what it changed."""
+    commits = gitlog.main_line(repo, start, to)
+    state = _State(repo, paths)
+    if commits[0].parent:
+        state.read_configs(commits[0].parent)
+    return [state.step(commit) for commit in commits]
+
+
+def is_config_file(path: str) -> bool:
+    """Where config classes live: a Python file with "config" in its path (`configs/rl.py`)."""
+    return path.endswith(".py") and "config" in path.lower()
+
+
+@dataclass
+class _State:
+    """What the walk carries from commit to commit: the config classes of each config file and
+    their dotted paths, and the keys earlier steps dropped (to see one come back)."""
+
+    repo: Path
+    paths: tuple[str, ...]
+    classes: dict[str, dict[str, ConfigClass]] = field(default_factory=dict)  # file -> classes
+    fields: dict[str, tuple[ConfigField, str]] = field(default_factory=dict)
+    dropped: set[str] = field(default_factory=set)
+
+    def wanted(self, path: str) -> bool:
+        return path.endswith(".py") and (
+            not self.paths or any(fnmatch.fnmatch(path, glob) for glob in self.paths)
+        )
+
+    def read_configs(self, rev: str) -> None:
+        listed = gitlog.git(self.repo, "ls-tree", "-r", "-z", "--name-only", rev).decode()
+        files = [p for p in listed.split("\0") if is_config_file(p) and self.wanted(p)]
+        texts = gitlog.read_files(self.repo, [(rev, p) for p in files])
+        self.classes = {
+            p: logged_keys(p, texts[(rev, p)], configs=True).classes
+            for p in files
+            if (rev, p) in texts
+        }
+        self.fields = config_paths(_merged(self.classes))
+
+    def step(self, commit: gitlog.Commit) -> InferredStep:
+        files = [p for p in commit.files if self.wanted(p)]
+        parent = commit.parent or ""
+        texts = gitlog.read_files(
+            self.repo, [(r, p) for p in files for r in (parent, commit.rev) if r]
+        )
+        files = [
+            p for p in files if is_config_file(p) or _strings_changed(texts, parent, commit.rev, p)
+        ]
+        before = {p: logged_keys(p, texts[(parent, p)]) for p in files if (parent, p) in texts}
+        after = {
+            p: logged_keys(p, texts[(commit.rev, p)], configs=is_config_file(p))
+            for p in files
+            if (commit.rev, p) in texts
+        }
+        metrics = self._metrics(commit, parent, before, after)
+        config = self._config(files, after)
+        live_again = tuple(
+            sorted(self.dropped & ({p.new for p in metrics.renamed} | set(metrics.added)))
+        )
+        self.dropped -= set(live_again)
+        self.dropped |= {p.old for p in metrics.renamed} | {g.name for g in metrics.removed}
+        old_patterns = _patterns(before)
+        new_patterns = _patterns(after)
+        patterns = [("removed", k, v) for k, v in old_patterns.items() if k not in new_patterns]
+        patterns += [("added", k, v) for k, v in new_patterns.items() if k not in old_patterns]
+        return InferredStep(
+            commit.rev,
+            commit.pull,
+            commit.date,
+            commit.subject,
+            metrics,
+            config,
+            tuple(patterns),
+            live_again,
+        )
+
+    def _metrics(
+        self, commit: gitlog.Commit, parent: str, before: dict[str, Keys], after: dict[str, Keys]
+    ) -> Found:
+        old = _metrics(before)
+        new = _metrics(after)
+        removed = {k: v for k, v in old.items() if k not in new}
+        added = {k: v for k, v in new.items() if k not in old}
+        # A key another file still names is not removed; one another file named is not new.
+        for key in gitlog.mentioned(self.repo, commit.rev, removed) if removed else ():
+            removed.pop(key, None)
+        existing = {}
+        for key in gitlog.mentioned(self.repo, parent, added) if added and parent else ():
+            existing[key] = added.pop(key)
+        found = pair(removed, added)
+        if not (found.removed and existing):
+            return found
+        # A key gone where one already logged elsewhere now is: renamed into it, and the two
+        # series become one (`completion_len/avg` into `completion_len/mean`).
+        left = {gone.name: gone.before for gone in found.removed}
+        merged = [
+            replace(p, review=f"{p.new} was already logged elsewhere; {p.review}")
+            for p in ranked(left, existing)
+        ]
+        gone = tuple(g for g in found.removed if g.name in left)
+        return replace(found, renamed=found.renamed + tuple(merged), removed=gone)
+
+    def _config(self, files: list[str], after: dict[str, Keys]) -> Found:
+        changed = [p for p in files if is_config_file(p)]
+        if not changed:
+            return Found()
+        for path in changed:
+            self.classes.pop(path, None)
+            if path in after:
+                self.classes[path] = after[path].classes
+        old, self.fields = self.fields, config_paths(_merged(self.classes))
+        removed = {k: f.place for k, (f, _) in old.items() if k not in self.fields}
+        added = {k: f.place for k, (f, _) in self.fields.items() if k not in old}
+        aliases = {k: self.fields[k][0].aliases for k in added if self.fields[k][0].aliases}
+        return _collapse(pair(removed, added, aliases))
+
+
+_QUOTED = re.compile(r"""(["'])((?:\\.|(?!\1).)*?)\1""")
+
+
+def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, path: str) -> bool:
+    """Whether the quoted strings of a file differ before and after: if not, no key it logs
+    changed, and parsing it twice (most of the time of a long history) can be skipped."""
+    before, after = texts.get((parent, path)), texts.get((rev, path))
+    if before is None or after is None:
+        return True
+    return {m[2] for m in _QUOTED.finditer(before)} != {m[2] for m in _QUOTED.finditer(after)}
+
+
+def _collapse(found: Found) -> Found:
+    """A section moved is one entry: its fields, moved with it under the same names, are not.
+    Nor is a key only a root config now holds, or no longer holds (`x` and `orchestrator.x`):
+    the section's own file still names it the same."""
+    moved = {p.old: p.new for p in found.renamed}
+
+    def rooted(old: str, new: str) -> bool:
+        return new.endswith(f".{old}") or old.endswith(f".{new}")
+
+    def carried(old: str, new: str) -> bool:
+        (old_parent, _, old_leaf), (new_parent, _, new_leaf) = (
+            old.rpartition("."),
+            new.rpartition("."),
+        )
+        return old_leaf == new_leaf and bool(old_parent) and moved.get(old_parent) == new_parent
+
+    kept = [p for p in found.renamed if not carried(p.old, p.new) and not rooted(p.old, p.new)]
+    return replace(found, renamed=tuple(kept))
+
+
+def _merged(classes: dict[str, dict[str, ConfigClass]]) -> dict[str, ConfigClass]:
+    return {name: found for path in sorted(classes) for name, found in classes[path].items()}
+
+
+def _metrics(keys: dict[str, Keys]) -> dict[str, Place]:
+    return {k: v for path in sorted(keys) for k, v in keys[path].metrics.items()}
+
+
+def _patterns(keys: dict[str, Keys]) -> dict[str, Place]:
+    return {k: v for path in sorted(keys) for k, v in keys[path].patterns.items()}
+
+
+def repository_url(repo: Path) -> str | None:
+    """The web address of the repository's `origin` on GitHub, if it has one."""
+    try:
+        remote = gitlog.git(repo, "remote", "get-url", "origin").decode().strip()
+    except gitlog.GitError:
+        return None
+    found = re.fullmatch(
+        r"(?:https://|git@|ssh://git@)github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?", remote
+    )
+    return f"https://github.com/{found[1]}" if found else None

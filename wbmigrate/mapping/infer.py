@@ -1,0 +1,376 @@
+"""A draft mapping from what code logged before and after each commit (`mappings infer`), as data.
+
+`pair` turns one commit's removed and added keys into rename candidates: an alias that keeps the
+old name first, then the one key replaced in one function, then the rest ranked by name
+similarity and place. `draft` makes the steps a valid mapping (no name reused, dates in order),
+`to_yaml` writes it with its evidence as comments, `to_json` as data. Reading git is elsewhere.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+MIN_RATIO = 0.6  # name similarity below which two keys of different places are not paired
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a key is: file, line, the enclosing function or class, and the line of code."""
+
+    file: str
+    line: int
+    scope: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A rename candidate, with the evidence for it."""
+
+    old: str
+    new: str
+    before: Place
+    after: Place
+    review: str = ""  # why a person must check it; empty for one key replaced in one place
+    deprecation: bool = False  # the old name still validates (a config alias)
+
+
+@dataclass(frozen=True)
+class Gone:
+    name: str
+    before: Place
+
+
+@dataclass(frozen=True)
+class Found:
+    """One commit's changes to one kind of key."""
+
+    renamed: tuple[Pair, ...] = ()
+    removed: tuple[Gone, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class InferredStep:
+    """One commit of the main line and what it changed."""
+
+    rev: str
+    pull: int | None
+    date: dt.date
+    subject: str
+    metrics: Found = Found()
+    config: Found = Found()
+    patterns: tuple[tuple[str, str, Place], ...] = ()  # ("removed"|"added", f-string, place)
+    live_again: tuple[str, ...] = ()  # keys logged again after an earlier step dropped them
+    notes: tuple[str, ...] = ()  # candidates left out of the mapping, and why
+    version: str = ""
+
+    @property
+    def entries(self) -> bool:
+        """Something for the mapping itself, not only for review."""
+        return bool(self.metrics.renamed or self.metrics.removed or self.config.renamed)
+
+    @property
+    def changed(self) -> bool:
+        kinds = (self.metrics, self.config)
+        return any(k.renamed or k.removed for k in kinds) or bool(self.patterns or self.live_again)
+
+
+def pair(
+    removed: dict[str, Place],
+    added: dict[str, Place],
+    aliases: dict[str, tuple[str, ...]] | None = None,
+) -> Found:
+    """Pair removed and added keys of one commit into renames; the rest are removed or added.
+    `aliases`: an added key's old names that still validate (a config field's aliases)."""
+    removed, added = dict(removed), dict(added)
+    pairs = []
+    for new, olds in (aliases or {}).items():
+        old = next((k for k in removed if k.rpartition(".")[2] in olds), None)
+        if old is not None:  # one old name per field: an alias may name several
+            pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
+    pairs += _one_to_one(removed, added)
+    pairs += _same_line(removed, added)
+    pairs += ranked(removed, added)
+    return Found(
+        tuple(pairs),
+        tuple(Gone(name, place) for name, place in removed.items()),
+        tuple(added),
+    )
+
+
+def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+    """A key replaced by one other in the same function of the same file."""
+    pairs = []
+    for where in {(p.file, p.scope) for p in removed.values()}:
+        olds = [k for k, p in removed.items() if (p.file, p.scope) == where]
+        news = [k for k, p in added.items() if (p.file, p.scope) == where]
+        if len(olds) == len(news) == 1:
+            ratio = _ratio(olds[0], news[0])
+            review = "" if ratio >= MIN_RATIO else f"names differ (similarity {ratio:.2f})"
+            pairs.append(Pair(olds[0], news[0], removed.pop(olds[0]), added.pop(news[0]), review))
+    return pairs
+
+
+def _same_line(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+    """A key whose line of code is the same but for the key (`"a/x": n,` -> `"b/y": n,`, or
+    `self.n`): the value says which new key took which old one's place."""
+    pairs = []
+    for old, before in list(removed.items()):
+        rest = _rest(before.code, old)
+        found = [n for n, a in added.items() if _alike(_rest(a.code, n), rest)]
+        # `self.n` is `n`: one line may end the other
+        if len(found) == 1:
+            review = f"one of several changes; paired by the code beside it ({rest.strip()})"
+            pairs.append(Pair(old, found[0], removed.pop(old), added.pop(found[0]), review))
+    return pairs
+
+
+def _rest(code: str, key: str) -> str:
+    """The line after the key's closing quote and the `:` or `=` that follows it."""
+    at = code.find(key)
+    return code[at + len(key) + 1 :].lstrip(" :=]") if at >= 0 else ""
+
+
+def _alike(one: str, other: str) -> bool:
+    """The same value, when each says something and names no other key."""
+    if any(len(r.strip(" ,)]}")) < 3 or "'" in r or '"' in r for r in (one, other)):
+        return False
+    return one.endswith(other) or other.endswith(one)
+
+
+def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+    """Pairs of similar names, best first (then same function, then same file); each pair
+    taken out of `removed` and `added`."""
+    scored = []
+    for old, before in removed.items():
+        for new, after in added.items():
+            ratio = _ratio(old, new)
+            if ratio >= MIN_RATIO:
+                same = (before.file, before.scope) == (after.file, after.scope)
+                near = 0.1 * same + 0.05 * (before.file == after.file)
+                scored.append((ratio + near, ratio, old, new))
+    pairs = []
+    for _, ratio, old, new in sorted(scored, key=lambda s: (-s[0], s[2], s[3])):
+        if old in removed and new in added:
+            before, after = removed.pop(old), added.pop(new)
+            where = f"in {before.scope}" if before.scope else f"in {before.file}"
+            if before.file != after.file:
+                where = f"moved from {_at(before)} to {_at(after)}"
+            elif before.scope != after.scope:
+                where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
+            review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
+            pairs.append(Pair(old, new, before, after, review))
+    return pairs
+
+
+def _ratio(old: str, new: str) -> float:
+    """Name similarity; for dotted config paths the last part weighs half (a field moved to
+    another section keeps its name; two fields of one section share their prefix)."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    if "/" in old or "." not in old + new:  # quick_ratio bounds ratio from above, fast
+        return matcher.ratio() if matcher.quick_ratio() >= MIN_RATIO else 0.0
+    whole = matcher.ratio()
+    leaf = difflib.SequenceMatcher(None, old.rpartition(".")[2], new.rpartition(".")[2]).ratio()
+    return (whole + leaf) / 2
+
+
+def _at(place: Place) -> str:
+    return f"{place.file}:{place.line}"
+
+
+# --- the draft mapping ------------------------------------------------------------------------
+
+
+@dataclass
+class _Used:
+    """Names earlier steps renamed away or removed: the format forbids using them again."""
+
+    names: dict[str, str] = field(default_factory=dict)  # name -> version
+
+    def clash(self, *names: str) -> str:
+        return next((f"{n} (changed in {self.names[n]})" for n in names if n in self.names), "")
+
+
+def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
+    """The steps that changed something, each with a unique version and a date not before the
+    previous step's, and with every entry that would reuse an earlier step's name left out
+    (as a note): the mapping validates. The format forbids a name used again."""
+    kept: list[InferredStep] = []
+    used, config_used = _Used(), _Used()
+    for step in steps:
+        if not step.changed:
+            continue
+        date = max([step.date, *(s.date for s in kept[-1:])])
+        version = date.strftime("%Y.%m.%d")
+        if any(s.version == version for s in kept):
+            version += f"-{step.pull or step.rev[:9]}"
+        notes: list[str] = []
+        metrics = _admit(step.metrics, used, version, notes)
+        config = _admit(step.config, config_used, version, notes)
+        kept.append(
+            replace(
+                step, date=date, version=version, metrics=metrics, config=config, notes=tuple(notes)
+            )
+        )
+    return kept
+
+
+def _admit(found: Found, used: _Used, version: str, notes: list[str]) -> Found:
+    renamed, removed = [], []
+    for p in found.renamed:
+        if clash := used.clash(p.old, p.new):
+            notes.append(f"not written: {p.old} -> {p.new} uses {clash}")
+        else:
+            renamed.append(p)
+    for gone in found.removed:
+        if clash := used.clash(gone.name):
+            notes.append(f"not written: {gone.name} removed uses {clash}")
+        else:
+            removed.append(gone)
+    for name in [p.old for p in renamed] + [g.name for g in removed]:  # a new name may change again
+        used.names.setdefault(name, version)
+    return replace(found, renamed=tuple(renamed), removed=tuple(removed))
+
+
+def source_of(url: str, step: InferredStep) -> str:
+    return f"{url}/pull/{step.pull}" if step.pull else f"{url}/commit/{step.rev}"
+
+
+def to_yaml(steps: list[InferredStep], url: str, ident: str, span: str) -> str:
+    """The draft as a mapping file, with each entry's evidence as comments."""
+    out = [
+        f"# Draft mapping inferred by `wbmigrate mappings infer` from {_comment(span)}.",
+        "# Review every entry against its pull request before use: `# review:` marks a pair that",
+        "# is not one key replaced in one function; say semantic changes in each annotation.",
+        "format: 1",
+        f"id: {ident}",
+        f"title: {_q(f'{ident} renames inferred from {span}')}",
+        "sources:",
+        f"  - {_q(url)}",
+        "steps:",
+    ]
+    for step in [s for s in steps if s.entries]:
+        out += _yaml_step(step, url)
+    quiet = [s for s in steps if not s.entries]
+    if quiet:
+        out += ["", "# Commits with nothing to write, only things to review:"]
+    for step in quiet:
+        out.append(f"# {source_of(url, step)} ({step.date.isoformat()}) {_comment(step.subject)}")
+        out += [f"#   {_comment(line)}" for line in _remarks(step)]
+    return "\n".join(out) + "\n"
+
+
+def _yaml_step(step: InferredStep, url: str) -> list[str]:
+    source = source_of(url, step)
+    out = [
+        "",
+        f"  - version: {_q(step.version)}",
+        f"    date: {step.date.isoformat()}",
+        f"    source: {_q(source)}",
+        f"    summary: {_q(step.subject)}",
+    ]
+    metrics = step.metrics
+    if metrics.renamed or metrics.removed:
+        out.append("    metrics:")
+    if metrics.renamed:
+        out.append("      renamed:")
+        for p in metrics.renamed:
+            out += [*_evidence(p, "        "), f"        {_q(p.old)}: {_q(p.new)}"]
+    if metrics.removed:
+        out.append("      removed:")
+        for gone in metrics.removed:
+            out += [
+                f"        {_q(gone.name)}:",
+                f"          # {_at(gone.before)}: {_comment(gone.before.code)}",
+                "          # review: nothing found that replaces it; say why it is gone",
+                f"          reason: {_q(f'No longer logged ({source}).')}",
+            ]
+    if step.config.renamed:
+        out += ["    config:", "      renamed:"]
+        for p in step.config.renamed:
+            out += _evidence(p, "        ") + _config_entry(p)
+    out += [f"    # {_comment(line)}" for line in _remarks(step)]
+    out += [
+        "    annotation: |",
+        f"      Draft from {_comment(step.subject)}: {source}",
+        "      Review it, and say here what changed and why values across this boundary differ.",
+    ]
+    return out
+
+
+def _evidence(p: Pair, indent: str) -> list[str]:
+    lines = [
+        f"# {_at(p.before)} -> {_at(p.after)}" + (f" in {p.after.scope}" if p.after.scope else ""),
+        f"#   - {_comment(p.before.code)}",
+        f"#   + {_comment(p.after.code)}",
+    ]
+    if p.deprecation:
+        lines.append("# deprecation: the old name still validates (an alias keeps it)")
+    if p.review:
+        lines.append(f"# review: {_comment(p.review)}")
+    return [indent + line for line in lines]
+
+
+def _config_entry(p: Pair) -> list[str]:
+    forms = [(p.old, p.new)]
+    section, old = p.old.partition(".")[::2]
+    if old and p.new.startswith(f"{section}.") and section not in (old, p.new[len(section) + 1 :]):
+        # a section's own file (a standalone orchestrator config) names keys without it
+        forms.append((old, p.new[len(section) + 1 :]))
+    out = [f"        - old: {_q(p.old)}", f"          new: {_q(p.new)}", "          toml:"]
+    out += [f"            {_q(old)}: {_q(new)}" for old, new in forms]
+    out.append("          cli:")
+    out += [f"            {_q(_flag(old))}: {_q(_flag(new))}" for old, new in forms]
+    return out
+
+
+def _flag(path: str) -> str:
+    return "--" + path.replace("_", "-")
+
+
+def _remarks(step: InferredStep) -> list[str]:
+    lines = []
+    if step.metrics.added:
+        lines.append("added (new keys, not renames): " + ", ".join(step.metrics.added))
+    if step.config.added:
+        lines.append("config added: " + ", ".join(step.config.added))
+    for gone in step.config.removed:
+        lines.append(f"review: config key {gone.name} removed ({_at(gone.before)})")
+    for change, pattern, place in step.patterns:
+        lines.append(f"review: f-string key {change}: {pattern} ({_at(place)})")
+    for name in step.live_again:
+        lines.append(f"live again: {name} is logged again from this step")
+    lines += [f"review: {note}" for note in step.notes]
+    return lines
+
+
+def _q(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's escapes are YAML's)."""
+    return json.dumps(text)
+
+
+def _comment(text: str) -> str:
+    """Text safe inside one YAML comment line: no line breaks or other control characters."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+def to_json(steps: list[InferredStep], url: str, ident: str, span: str) -> str:
+    """The same draft as data, for scripts."""
+    data: dict[str, Any] = {"id": ident, "source": url, "range": span, "steps": []}
+    for step in steps:
+        entry = asdict(step)
+        entry["date"] = step.date.isoformat()
+        entry["source"] = source_of(url, step)
+        entry["patterns"] = [
+            {"change": change, "pattern": pattern, "at": asdict(place)}
+            for change, pattern, place in step.patterns
+        ]
+        data["steps"].append(entry)
+    return json.dumps(data, indent=2) + "\n"
