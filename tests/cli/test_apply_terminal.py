@@ -81,6 +81,25 @@ def test_at_a_terminal_apply_shows_each_object_before_it_asks(run, live, tmp_pat
     assert len(writes(live)) == 10
 
 
+def test_at_a_terminal_only_one_report_is_shown_asked_and_written(run, live, tmp_path):
+    """The canary: `--only` one report of the sandbox's project at a terminal shows that
+    report alone, asks for one object, writes it, and leaves every other object as it was."""
+    report = live.state.find("Token masking")
+    others = {i: v["spec"] for i, v in live.state.views.items() if i != report}
+    triggers = json.dumps(live.state.triggers, sort_keys=True)
+    code, before, after = in_terminal(
+        ["apply", TARGET, "--only", "Token masking"], b"y\n", tmp_path
+    )
+    assert code == 0, before + after
+    assert f'report "Token masking"  ({report})' in before
+    assert 'report "Async health"' not in before
+    assert before.endswith("Write 1 object in team/async-rl? [y/N]: ")
+    assert [r.variables["input"]["id"] for r in writes(live)] == [report]
+    assert {i: v["spec"] for i, v in live.state.views.items() if i != report} == others
+    assert json.dumps(live.state.triggers, sort_keys=True) == triggers
+    assert "Summary: 1 applied." in after
+
+
 def test_verbose_also_shows_unchanged_objects_and_info_notes(run, live, tmp_path):
     planned = run("plan", TARGET, "-v").stdout
     assert 'automation "eval-regression"  (VHJpZ2dlcjoxMDM=)' in planned

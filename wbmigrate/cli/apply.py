@@ -60,6 +60,7 @@ from wbmigrate.mapping.load import find_mapping
 from wbmigrate.plan_json import mapping_entry
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
+from wbmigrate.report.words import plural
 
 
 @click.command(
@@ -200,7 +201,7 @@ def apply(
         return
     if not asks(yes):  # the plan shown at the question ends with this summary
         status(plan_report.summary(work.tally))
-    question = f"Write {len(work.todo)} objects in {project.target}?"
+    question = f"Write {plural(len(work.todo), 'object')} in {project.target}?"
     confirm_or_refuse(question, yes, _plan(migration, options, work, saved, verbose))
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder)
@@ -268,11 +269,12 @@ def apply_many(
         settled = {p.project.target: list(p.work.settled) for p in ready}
         report(many.format_, "apply", settled, unreadable=unreadable, one=False)
         if many.format_ != "json":
-            click.echo(f"Nothing to migrate in {len(ready)} projects.")
+            click.echo(f"Nothing to migrate in {plural(len(ready), 'project')}.")
         finish(bool(unreadable) or failed(o for s in settled.values() for o in s))
         return
     plans = _plans(ready, migration, many.verbose)
-    confirm_or_refuse(f"Write {total} objects in {len(writing)} projects?", many.yes, plans)
+    question = f"Write {plural(total, 'object')} in {plural(len(writing), 'project')}?"
+    confirm_or_refuse(question, many.yes, plans)
     info = {"base_url": client.base_url, **mapping_entry(migration, options)}
     backups = BackupSet(folder, info, writing)
     for target, error in unreadable.items():

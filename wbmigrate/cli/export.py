@@ -49,5 +49,5 @@ def export(target: str, folder: str, drafts: str, connection: Connection) -> Non
         click.echo(live_report.export_line(result), err=result.path is None)
     written = sum(r.path is not None for r in results)
     of = "" if written == len(results) else f" of {len(results)}"
-    status(f"Exported {written}{of} objects to {folder}.")
+    status(f"Exported {written}{of} {'object' if len(results) == 1 else 'objects'} to {folder}.")
     finish(written < len(results))

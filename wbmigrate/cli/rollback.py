@@ -20,6 +20,7 @@ from wbmigrate.cli.project import connect
 from wbmigrate.cli.writes import restore_projects
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.restore import load_backups
+from wbmigrate.report.words import plural
 
 
 @click.command(
@@ -87,5 +88,5 @@ def rollback(
     status(f"Restoring {', '.join(loaded) or 'nothing'} on {client.base_url} ...")
     sent = sum(item.sent_sha256 is not None for b in loaded.values() for item in b.items)
     where = f"{len(loaded)} projects" if chosen.is_set else next(iter(loaded))
-    confirm_or_refuse(f"Restore {sent} objects in {where}?", yes)
+    confirm_or_refuse(f"Restore {plural(sent, 'object')} in {where}?", yes)
     restore_projects(client, loaded, Path(backup_dir), force, jobs, format_, not chosen.is_set)
