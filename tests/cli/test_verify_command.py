@@ -145,6 +145,21 @@ def test_baseline_from_a_saved_plan(run, live):
     )
 
 
+@pytest.mark.parametrize("made", ["plan", "backup"])
+def test_a_baseline_made_on_another_host_is_refused(run, live, monkeypatch, made):
+    """A plan or backup records its host: its ids name another deployment's objects there."""
+    if made == "plan":
+        assert run("plan", TARGET, "--out", "base").exit_code == 0
+    else:
+        assert run("apply", TARGET, "--yes", "--backup-dir", "base").exit_code == 0
+    monkeypatch.setenv("WANDB_BASE_URL", live.url.replace("127.0.0.1", "localhost"))
+    result = run("verify", TARGET, "--baseline", "base")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: --baseline: made on {live.url}, not {live.url.replace('127.0.0.1', 'localhost')}"
+    )
+
+
 def test_a_baseline_that_is_neither_is_one_line(run, live, tmp_path):
     (tmp_path / "nothing").mkdir()
     result = run("verify", TARGET, "--baseline", "nothing")

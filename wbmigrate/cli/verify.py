@@ -149,6 +149,11 @@ def _live(
         label = ", ".join(map(str, selectors))
     else:
         projects, label = [one], "/".join(one)
+    if base is not None:
+        try:
+            base.check_host(client.base_url)
+        except WbmigrateError as exc:
+            raise UserError(f"--baseline: {exc}") from None
     status(f"Verifying {label} on {client.base_url} ...")
     verified: list[Verified] = []
     found: list[Finding] = []

@@ -19,6 +19,7 @@ from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.restore import load_backups
 from wbmigrate.mapping import Migration
 from wbmigrate.names import accessor
+from wbmigrate.redact import printable
 from wbmigrate.verify import Panels, baseline_panels, newest
 
 PANEL = re.compile(r"\A(?P<panel>.*/panels/\d+)(?:/|\Z)")
@@ -29,14 +30,21 @@ class Baseline:
     views: dict[str, Panels] = field(default_factory=dict)  # view id -> its panels
     alerts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # trigger id -> metrics
     source: str = ""  # what it was read from, in words
+    host: str | None = None  # the W&B host it was made on, where it says
+
+    def check_host(self, base_url: str) -> None:
+        """Refuse a baseline of another W&B host: its ids name other objects."""
+        if self.host is not None and self.host != base_url:
+            raise BackupError(f"made on {printable(self.host)}, not {base_url}")
 
 
 def load_baseline(path: Path, migration: Migration) -> Baseline:
     """A backup folder, a backup set, or a saved plan; a `BackupError` (or the plan's own
     error) when it is none of them or fails its checks."""
     if path.is_dir():
-        baseline = Baseline(source=f"the backup {path}")
-        for backup in load_backups(path).backups.values():
+        loaded = load_backups(path)
+        baseline = Baseline(source=f"the backup {path}", host=loaded.manifest.get("base_url"))
+        for backup in loaded.backups.values():
             for item in backup.items:
                 original = item.original
                 data = json.loads(original.text)
@@ -52,7 +60,7 @@ def load_baseline(path: Path, migration: Migration) -> Baseline:
 
 def _from_plan(path: Path, migration: Migration) -> Baseline:
     saved = load_plan(path)
-    baseline = Baseline(source=f"the saved plan {path}")
+    baseline = Baseline(source=f"the saved plan {path}", host=saved.host)
     for entry in saved.objects.values():
         panels: dict[str, set[str]] = {}
         alerts: list[str] = []
