@@ -24,7 +24,7 @@ class Level(enum.Enum):
     """How much a finding matters, as ruff and pint grade it: only errors and warnings fail."""
 
     ERROR = "error"  # an old name wbmigrate knows how to fix
-    WARNING = "warning"  # an old name, or a file, that a person must look at
+    WARNING = "warning"  # an old name, or a file, that a person must look at; a deprecated key
     NOTE = "note"  # information: a name in a comment, docstring or prose
 
 
