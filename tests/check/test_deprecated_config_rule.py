@@ -10,6 +10,9 @@ import pytest
 from helpers import FIXTURES, REPO
 
 from wbmigrate.check.model import Level, Rule
+from wbmigrate.check.targets import Targets
+from wbmigrate.engine.model import Options
+from wbmigrate.mapping.parse import parse_mapping
 
 MAPPING = str(FIXTURES / "mappings/valid/deprecated-config.yaml")
 SCHEMA = json.loads((REPO / "schemas" / "check-report.schema.json").read_text())
@@ -67,3 +70,17 @@ def test_fix_fixes_it(run, config):
     result = check(run, "--fix")
     assert result.exit_code == 0
     assert config.read_text() == "[orchestrator]\ngroup_size = 8\n"
+
+
+def test_a_spelling_one_rename_keeps_and_another_breaks_is_breaking():
+    text = (FIXTURES / "mappings/valid/deprecated-config.yaml").read_text()
+    extra = """        - old: trainer.rollouts_per_example
+          new: trainer.group_size
+          toml: {trainer.rollouts_per_example: trainer.group_size}
+  - version: "2.0\""""
+    mapping = parse_mapping(text.replace('  - version: "2.0"', extra), "m.yaml")
+    targets = Targets(mapping.migration(), Options())
+    # the leaf is shared: only the dotted key of the aliased rename is surely still loaded
+    assert targets.config_rule("rollouts_per_example") is Rule.RENAMED_CONFIG_KEY
+    assert targets.config_rule("orchestrator.rollouts_per_example") is Rule.DEPRECATED_CONFIG
+    assert targets.config_rule("trainer.rollouts_per_example") is Rule.RENAMED_CONFIG_KEY
