@@ -215,6 +215,22 @@ def test_a_config_field_renamed_with_an_alias_is_a_deprecation(tmp_path: Path) -
     assert rename.cli["--orchestrator.rollouts-per-example"] == "--orchestrator.group-size"
 
 
+def test_the_draft_of_an_aliased_rename_carries_deprecated(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="rollouts_per_example: int = 8"))
+    alias = 'group_size: int = Field(8, validation_alias=AliasChoices("rollouts_per_example"))'
+    repo.commit("group size (#2599)", configs__rl_py=CONFIG.format(field=alias))
+    no_alias = CONFIG.format(field=alias).replace("seed: int", "random_seed: int")
+    repo.commit("no alias (#2600)", configs__rl_py=no_alias)
+    text = to_yaml(run(repo, first), URL, "trainer", "a..b")
+    assert "deprecated: true  # the old name still validates (an alias keeps it)" in text
+    steps = parse_mapping(text, "draft.yaml").steps
+    assert [(c.old, c.deprecated) for s in steps for c in s.config] == [
+        ("orchestrator.rollouts_per_example", True),
+        ("orchestrator.seed", False),
+    ]
+
+
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
+from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
 from wbmigrate.check.places import hash_comments
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.replacement import Replacement
@@ -49,7 +49,7 @@ def flag_findings(
             old, new = match.group(), targets.flags[match.group()]
             fix = (Replacement(match.start(), match.end(), new),)
             message = f"{old} -> {new} (flag)"
-            rule = Rule.RENAMED_CONFIG_KEY
+            rule = targets.config_rule(old)
             findings.append(lines.finding(label, match.start(), match.end(), rule, message, fix))
     return findings
 

@@ -24,7 +24,7 @@ class Level(enum.Enum):
     """How much a finding matters, as ruff and pint grade it: only errors and warnings fail."""
 
     ERROR = "error"  # an old name wbmigrate knows how to fix
-    WARNING = "warning"  # an old name, or a file, that a person must look at
+    WARNING = "warning"  # an old name, or a file, that a person must look at; a deprecated key
     NOTE = "note"  # information: a name in a comment, docstring or prose
 
 
@@ -32,6 +32,7 @@ class Rule(enum.Enum):
     RENAMED_METRIC = "renamed-metric"
     REMOVED_METRIC = "removed-metric"
     RENAMED_CONFIG_KEY = "renamed-config-key"
+    DEPRECATED_CONFIG = "deprecated-config"
     CONFIG_INVALID = "config-invalid"
     NOT_VALIDATED = "not-validated"
     NEEDS_REVIEW = "needs-review"
@@ -45,7 +46,13 @@ class Rule(enum.Enum):
         """The level a finding of this rule usually has (a finding without a fix is a warning)."""
         if self in (Rule.MENTION, Rule.NOT_VALIDATED):
             return Level.NOTE
-        if self in (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR, Rule.CONFIG_INVALID, Rule.UNKNOWN_RULE):
+        if self in (
+            Rule.NEEDS_REVIEW,
+            Rule.PARSE_ERROR,
+            Rule.CONFIG_INVALID,
+            Rule.UNKNOWN_RULE,
+            Rule.DEPRECATED_CONFIG,  # the old spelling still loads: fix it, nothing fails yet
+        ):
             return Level.WARNING
         return Level.ERROR
 
@@ -55,6 +62,8 @@ RULE_HELP = {
     Rule.REMOVED_METRIC: "A metric that is no longer logged.",
     Rule.RENAMED_CONFIG_KEY: "A config key or flag the mapping renames: the old spelling fails "
     "validation.",
+    Rule.DEPRECATED_CONFIG: "A config key or flag the mapping renames while the old spelling "
+    "still loads (an alias keeps it): a warning, fixed by --fix.",
     Rule.CONFIG_INVALID: "A key or value prime-rl's own config schema rejects (check --validate).",
     Rule.NOT_VALIDATED: "A prime-rl config --validate could not validate: which config it is is "
     "unclear, or prime-rl's loader failed on it.",

@@ -141,7 +141,8 @@ def _config_string(source: Source, node: ast.Constant, value: str) -> Iterator[F
     context = source.module.context(node)
     if context.dict_key and context.kind is not Kind.HISTORY:
         fix = replace_inner(raw, start, value, new)
-        yield source.finding(node, Rule.RENAMED_CONFIG_KEY, f"{value} -> {new} (config key)", fix)
+        rule = source.targets.config_rule(value)
+        yield source.finding(node, rule, f"{value} -> {new} (config key)", fix)
         return
     where = "code that reads a config (old configs keep the old key)"
     if context.kind is not Kind.HISTORY:
@@ -211,7 +212,8 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
     new, end = source.targets.config_leaves[name], start + len(name)
     message = f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})"
     fix = (Replacement(start, end, new),)
-    yield source.lines.finding(source.label, start, end, Rule.RENAMED_CONFIG_KEY, message, fix)
+    rule = source.targets.config_rule(name)
+    yield source.lines.finding(source.label, start, end, rule, message, fix)
 
 
 def _parameter(source: Source, node: ast.keyword, call: ast.AST | None) -> None:

@@ -323,7 +323,6 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
                 # a flattened config): only its last part changes
                 renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
                 message = f"{dotted} -> {new} (config key)"
-                yield Pending(
-                    child, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(child, renamed)]
-                )
+                rule = targets.config_rule(dotted)
+                yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
             stack.append((child, value))

@@ -59,21 +59,22 @@ def _parameters(parameters: dict[Any, Any], path: Path, targets: Targets) -> lis
             if new is None and len(dotted) == 1:  # a standalone key: the leaf's rename
                 new = targets.config_leaves.get(dotted[0])
             if new is not None:
-                found.append(_parameter(members, (*at, key), str(key), outer, new))
+                rule = targets.config_rule(".".join(dotted))
+                found.append(_parameter(members, (*at, key), str(key), outer, new, rule))
             if isinstance(spec, dict) and isinstance(spec.get("parameters"), dict):
                 stack.append((spec["parameters"], (*at, key, "parameters"), dotted))
     return found
 
 
 def _parameter(
-    members: dict[Any, Any], path: Path, key: str, outer: tuple[str, ...], new: str
+    members: dict[Any, Any], path: Path, key: str, outer: tuple[str, ...], new: str, rule: Rule
 ) -> Pending:
     head = ".".join(outer)
     new_key = new[len(head) + 1 :] if head and new.startswith(head + ".") else new
     message = f"{'.'.join((*outer, key))} -> {new} (sweep parameter: a config key)"
     if head and not new.startswith(head + "."):
-        return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message + "; move it by hand")
+        return Pending(path, True, rule, message + "; move it by hand")
     if new_key in members:
         message += f"; {new_key} is set too, so remove this one by hand"
-        return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message)
-    return Pending(path, True, Rule.RENAMED_CONFIG_KEY, message, [RenameKey(path, new_key)])
+        return Pending(path, True, rule, message)
+    return Pending(path, True, rule, message, [RenameKey(path, new_key)])

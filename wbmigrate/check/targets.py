@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from wbmigrate.check.model import Rule
 from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
@@ -62,6 +63,22 @@ class Targets:
         alternatives = "|".join(map(re.escape, sorted(self.flags, key=len, reverse=True)))
         end = r"""(?=[\s="'`,;)\]}|&\\]|:(?:\s|$)|$)"""
         return re.compile(rf"(?<![\w./-])(?:{alternatives}){end}")
+
+    @cached_property
+    def deprecated(self) -> frozenset[str]:
+        """Old config keys, leaves and flags whose old spelling still loads (every rename that
+        gives them is `deprecated`): `check` warns about them rather than failing."""
+        kept: set[str] = set()
+        broken: set[str] = set()
+        for rename in self.migration.config:
+            olds = [*rename.toml, *(k.rpartition(".")[2] for k in rename.toml), *rename.cli]
+            olds += [_underscored(flag) for flag in rename.cli]
+            (kept if rename.deprecated else broken).update(olds)
+        return frozenset(kept - broken)
+
+    def config_rule(self, old: str) -> Rule:
+        """The rule of an old config key or flag: deprecated if its old spelling still loads."""
+        return Rule.DEPRECATED_CONFIG if old in self.deprecated else Rule.RENAMED_CONFIG_KEY
 
     @cached_property
     def spellings(self) -> dict[str, str]:

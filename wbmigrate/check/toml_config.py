@@ -64,20 +64,22 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked:
     pattern = targets.spelling_pattern
     for key in scan.keys:
         if key.path in wanted:
-            checked.findings.append(_renamed(label, lines, key, *wanted[key.path]))
+            old, new = wanted[key.path]
+            rule = targets.config_rule(old)
+            checked.findings.append(_renamed(label, lines, key, old, new, rule))
         elif pattern is not None and pattern.search(lines.text, key.written, key.end):
             message = _other_key(key.path, targets)
             found = lines.finding(label, key.written, key.end, Rule.NEEDS_REVIEW, message)
             checked.findings.append(found)
 
 
-def _renamed(label: str, lines: Lines, key: Key, old: str, new: str) -> Finding:
+def _renamed(label: str, lines: Lines, key: Key, old: str, new: str, rule: Rule) -> Finding:
     prefix, _, leaf = new.rpartition(".")
     fix: tuple[Replacement, ...] = ()
     if prefix == old.rpartition(".")[0]:
         fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
     message = f"{old} -> {new} (config key)"
-    return lines.finding(label, key.written, key.end, Rule.RENAMED_CONFIG_KEY, message, fix)
+    return lines.finding(label, key.written, key.end, rule, message, fix)
 
 
 def _other_key(path: KeyPath, targets: Targets) -> str:

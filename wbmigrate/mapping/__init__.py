@@ -69,6 +69,8 @@ class ConfigRename:
     new: str
     toml: MappingABC[str, str] = field(default_factory=dict)  # dotted TOML key: old -> new
     cli: MappingABC[str, str] = field(default_factory=dict)  # command-line flag: old -> new
+    # the old spellings still load (an alias keeps them): `check` warns rather than fails
+    deprecated: bool = False
 
 
 @dataclass(frozen=True)

@@ -125,9 +125,10 @@ def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename
 
 
 def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:
-    return ConfigRename(
-        first.old, then.new, _chain(first.toml, then.toml), _chain(first.cli, then.cli)
-    )
+    # the old spelling still loads only if every step kept it: one breaking rename breaks it
+    deprecated = first.deprecated and then.deprecated
+    toml, cli = _chain(first.toml, then.toml), _chain(first.cli, then.cli)
+    return ConfigRename(first.old, then.new, toml, cli, deprecated)
 
 
 def _chain(first: MappingABC[str, str], then: MappingABC[str, str]) -> MappingABC[str, str]:

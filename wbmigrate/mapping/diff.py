@@ -11,7 +11,8 @@ def entries(step: Step) -> dict[str, str]:
     """A step's entries, each old name or config key with what it becomes."""
     found = {old: f"-> {new}" for old, new in step.renamed.items()}
     found |= dict.fromkeys(step.removed, "removed")
-    found |= {f"config {c.old}": f"-> {c.new}" for c in step.config}
+    for c in step.config:
+        found[f"config {c.old}"] = f"-> {c.new}" + (" (deprecated)" if c.deprecated else "")
     return found
 
 

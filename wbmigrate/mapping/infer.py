@@ -311,8 +311,6 @@ def _evidence(p: Pair, indent: str) -> list[str]:
         f"#   - {_comment(p.before.code)}",
         f"#   + {_comment(p.after.code)}",
     ]
-    if p.deprecation:
-        lines.append("# deprecation: the old name still validates (an alias keeps it)")
     if p.review:
         lines.append(f"# review: {_comment(p.review)}")
     return [indent + line for line in lines]
@@ -324,7 +322,10 @@ def _config_entry(p: Pair) -> list[str]:
     if old and p.new.startswith(f"{section}.") and section not in (old, p.new[len(section) + 1 :]):
         # a section's own file (a standalone orchestrator config) names keys without it
         forms.append((old, p.new[len(section) + 1 :]))
-    out = [f"        - old: {_q(p.old)}", f"          new: {_q(p.new)}", "          toml:"]
+    out = [f"        - old: {_q(p.old)}", f"          new: {_q(p.new)}"]
+    if p.deprecation:
+        out.append("          deprecated: true  # the old name still validates (an alias keeps it)")
+    out.append("          toml:")
     out += [f"            {_q(old)}: {_q(new)}" for old, new in forms]
     out.append("          cli:")
     out += [f"            {_q(_flag(old))}: {_q(_flag(new))}" for old, new in forms]

@@ -34,6 +34,7 @@ _TYPE_NAMES = {
     list: "a list",
     dict: "a mapping",
     dt.date: "a date (YYYY-MM-DD)",
+    bool: "true or false",
 }
 
 # Each object's fields: name -> (expected type, required)
@@ -64,6 +65,7 @@ _CONFIG_RENAME = {
     "new": (str, True),
     "toml": (dict, False),
     "cli": (dict, False),
+    "deprecated": (bool, False),
 }
 
 
@@ -272,7 +274,8 @@ class _Checker:
                     self.error((*path, "cli", flag_old), "bad-flag", message)
         if old is None or new is None or toml is None or cli is None:
             return None
-        return ConfigRename(old, new, MappingProxyType(toml), MappingProxyType(cli))
+        deprecated = fields.get("deprecated", False)
+        return ConfigRename(old, new, MappingProxyType(toml), MappingProxyType(cli), deprecated)
 
 
 _WRONG = object()  # marks a value of the wrong type
@@ -281,7 +284,7 @@ _WRONG = object()  # marks a value of the wrong type
 def _coerce(value: Any, expected: type) -> Any:
     """The value as `expected`, accepting what YAML users write (`version: 3`, a quoted date)."""
     if isinstance(value, bool | dt.datetime):  # a bool is an int; a timestamp is not a day
-        return _WRONG
+        return value if expected is bool and isinstance(value, bool) else _WRONG
     if expected is str and isinstance(value, int):
         return str(value)
     if expected is dt.date and isinstance(value, str):

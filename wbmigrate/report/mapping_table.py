@@ -9,6 +9,9 @@ from wbmigrate.mapping import Action, Migration, Resolution
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.report.words import plural
 
+# a config rename whose old spelling still loads (`deprecated: true`)
+_DEPRECATED = " (deprecated: the old key still loads)"
+
 
 def to_json(mapping: Mapping, migration: Migration) -> str:
     return json.dumps(_as_dict(mapping, migration), indent=2, ensure_ascii=False) + "\n"
@@ -33,7 +36,13 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
         ],
         "metrics": {name: _resolution_dict(r) for name, r in migration.metrics.items()},
         "config": [
-            {"old": c.old, "new": c.new, "toml": dict(c.toml), "cli": dict(c.cli)}
+            {
+                "old": c.old,
+                "new": c.new,
+                "toml": dict(c.toml),
+                "cli": dict(c.cli),
+                "deprecated": c.deprecated,
+            }
             for c in migration.config
         ],
         "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
@@ -81,7 +90,7 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
     if migration.config:
         lines.append(f"Renamed config keys ({len(migration.config)})")
         for c in migration.config:
-            lines.append(f"  {c.old}  -> {c.new}")
+            lines.append(f"  {c.old}  -> {c.new}{_DEPRECATED if c.deprecated else ''}")
             lines += [f"      TOML  {old} -> {new}" for old, new in c.toml.items()]
             lines += [f"      flag  {old} -> {new}" for old, new in c.cli.items()]
         lines.append("")
@@ -119,7 +128,8 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
         for c in migration.config:
             toml = "<br>".join(f"`{o}` → `{n}`" for o, n in c.toml.items())
             cli = "<br>".join(f"`{o}` → `{n}`" for o, n in c.cli.items())
-            out.append(f"| `{c.old}` | `{c.new}` | {toml} | {cli} |")
+            new = f"`{c.new}`{_DEPRECATED if c.deprecated else ''}"
+            out.append(f"| `{c.old}` | {new} | {toml} | {cli} |")
         out.append("")
     if mapping.distinct:
         out += ["| Distinct group | Metric | Also named |", "|---|---|---|"]
