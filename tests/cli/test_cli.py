@@ -75,7 +75,7 @@ def test_show_prime_rl(run):
     )
     assert re.search(r"\n  off_policy/mean +-> staleness/rollout/mean +#4253\n", out)
     assert re.search(
-        r"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[2\]\n", out
+        r"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[3\]\n", out
     )
     assert re.search(
         r"\n  dispatcher/off_policy_level_max +removed +#3285, #3313, #4253  \[1\]\n", out
@@ -105,7 +105,7 @@ def test_show_to_selects_a_step(run):
 
 def test_show_json_latest(run):
     shown = json.loads(run("mappings", "show", "prime-rl", "--format", "json").stdout)
-    assert len(shown["metrics"]) == 16
+    assert len(shown["metrics"]) == 19
     assert shown["metrics"]["off_policy/token/max"]["equivalent"] == "staleness/rollout/max"
     assert shown["config"][0]["cli"]["--max-off-policy-steps"] == "--max-staleness"
     assert (
@@ -164,7 +164,7 @@ def test_validate_valid(run):
     result = run("mappings", "validate", str(path))
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        f"{path}: valid (prime-rl, 3 steps, 16 old metric names, latest 2026.10.25)\n"
+        f"{path}: valid (prime-rl, 3 steps, 19 old metric names, latest 2026.10.25)\n"
     )
 
 

@@ -284,14 +284,14 @@ def test_mappings_diff_says_what_differs_step_by_step(tmp_path: Path) -> None:
     text = text.replace(
         "dispatcher/off_policy_level_max: dispatcher/off_policy_level/max",
         "dispatcher/off_policy_level_max: dispatcher/off_policy_level/maximum\n"
-        "        dispatcher/inflight_train: dispatcher/inflight/train",
+        "        dispatcher/queued_train: dispatcher/queued/train",
     )
     other.write_text(text)
     result = CliRunner().invoke(cli, ["mappings", "diff", "prime-rl", str(other)])
     assert result.exit_code == 1
     assert result.stdout.splitlines()[:3] == [
         "step 2026.08.19 (#3285) | 2026.08.19 (#3285)",
-        "  + dispatcher/inflight_train -> dispatcher/inflight/train",
+        "  + dispatcher/queued_train -> dispatcher/queued/train",
         "  ! dispatcher/off_policy_level_max: -> dispatcher/off_policy_level/max"
         " | -> dispatcher/off_policy_level/maximum",
     ]

@@ -12,6 +12,8 @@ from wbmigrate.mapping.load import find_mapping, load_mapping
 from wbmigrate.mapping.parse import parse_mapping
 
 PRIME_RL_RENAMES = {
+    "dispatcher/inflight_train": "dispatcher/inflight/train",  # #3285
+    "dispatcher/inflight_eval": "dispatcher/inflight/eval",
     "off_policy/mean": "staleness/rollout/mean",
     "off_policy/max": "staleness/rollout/max",
     "off_policy/in_flight/mean": "staleness/rollout/in_flight/mean",
@@ -23,6 +25,7 @@ PRIME_RL_RENAMES = {
     "off_policy/dropped": "staleness/rollout/dropped",
 }
 PRIME_RL_REMOVED = {
+    "dispatcher/groups_in_flight": None,  # #3285
     "off_policy/token/max": "staleness/rollout/max",
     "dispatcher/off_policy/max": None,
     "dispatcher/off_policy/mean": None,

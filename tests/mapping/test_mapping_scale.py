@@ -96,7 +96,7 @@ def test_the_anchor_cover_covers_every_name_with_few_parts():
     assert all(any(a in name for a in anchors) for name in names)
     assert part_cover(["a/loss", "b/loss", "c/acc", "/"]) == ("loss", "acc", "/")
     prime = find_mapping("prime-rl").migration()
-    assert prime.anchors == ("off_policy",)  # a run of words of every old name
+    assert prime.anchors == ("off_policy", "dispatcher")  # a run of words of every old name
     assert prime.old_names is prime.old_names  # built once per migration
 
 
