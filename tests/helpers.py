@@ -79,7 +79,8 @@ def _span(text, path):
 
 # --- an organisation: three projects, runs on both sides of the boundary --------------------
 
-OLD_KEYS = sorted(MIGRATION.old_names - {n for n in MIGRATION.old_names if "dispatcher" in n})
+# runs log every old key that lives on under a new name (the gone dispatcher gauges they never did)
+OLD_KEYS = sorted(n for n in MIGRATION.old_names if (f := MIGRATION.fate(n)) and f.new)
 NEW_KEYS = sorted({f.new for n in OLD_KEYS if (f := MIGRATION.fate(n)) and f.new})
 UNLOGGED = "staleness/token/masked"  # no run of the upgraded project logs it
 

@@ -13,7 +13,7 @@ TARGETS = Targets(find_mapping("prime-rl").migration(), Options())
 
 
 def test_anchors_cover_every_name_with_few_substrings():
-    assert TARGETS.anchors == ("off_policy", "max-off-policy-steps")
+    assert TARGETS.anchors == ("off_policy", "max-off-policy-steps", "dispatcher")
     assert cover(["a/loss", "b/loss", "c/acc"]) == ("loss", "acc")
     for name in [*TARGETS.migration.old_names, *TARGETS.flags, *TARGETS.config_keys]:
         assert any(anchor in name for anchor in TARGETS.anchors)

@@ -66,8 +66,8 @@ def test_plan_demo_summary(run):
     result = run("plan", str(DEMO))
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-1] == (
-        "Summary: 10 objects: 9 to change, 1 unchanged, 0 unreadable. 48 changes (11 renamed, "
-        "28 added, 3 removed, 2 disabled, 4 annotated). 13 warnings, 3 need review."
+        "Summary: 10 objects: 9 to change, 1 unchanged, 0 unreadable. 50 changes (11 renamed, "
+        "30 added, 3 removed, 2 disabled, 4 annotated). 13 warnings, 3 need review."
     )
     assert 'automation "eval-regression"' not in result.stdout  # unchanged objects are omitted
 

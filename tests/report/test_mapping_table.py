@@ -78,7 +78,8 @@ def test_json_of_every_step():
 def test_json_of_a_range_stops_at_its_last_step():
     data = json.loads(table.to_json(MAPPING, MIGRATIONS[1]))
     assert data["metrics"]["dispatcher/off_policy_level_max"]["new"] == "dispatcher/off_policy/max"
-    assert {m["action"] for m in data["metrics"].values()} == {"renamed"}
+    assert {m["action"] for m in data["metrics"].values()} == {"renamed", "removed"}
+    assert data["metrics"]["dispatcher/groups_in_flight"]["action"] == "removed"  # #3285
     assert data["config"] == []
 
 
@@ -103,14 +104,15 @@ def test_text_names_every_old_metric_and_its_outcome(migration):
 
 def test_text_aligns_columns_and_numbers_removal_reasons():
     lines = table.to_text(MAPPING, MIGRATIONS[0]).splitlines()
-    start, end = lines.index("Renamed metrics (9)"), lines.index("Removed metrics (7)")
-    renamed, removed = lines[start + 1 : end - 1], lines[end + 1 : end + 8]
+    start, end = lines.index("Renamed metrics (11)"), lines.index("Removed metrics (8)")
+    renamed, removed = lines[start + 1 : end - 1], lines[end + 1 : end + 9]
     assert len({row.index("->") for row in renamed}) == 1
     assert len({row.index("#") for row in renamed + removed}) == 1
-    assert removed[4].startswith("  off_policy/token/max              removed, use staleness/")
-    assert removed[4].endswith("#4253  [2]")
-    assert all(row.endswith("  [1]") for row in removed[:4] + removed[5:])
-    assert "  [2] It always equalled the maximum rollout staleness, which is now logged once." in (
+    assert removed[5].startswith("  off_policy/token/max              removed, use staleness/")
+    assert removed[5].endswith("#4253  [3]")
+    assert removed[2].endswith("#3285  [2]")  # dispatcher/groups_in_flight, a reason of its own
+    assert all(row.endswith("  [1]") for row in removed[:2] + removed[3:5] + removed[6:])
+    assert "  [3] It always equalled the maximum rollout staleness, which is now logged once." in (
         lines
     )
     assert "      flag  --max-off-policy-steps -> --max-staleness" in lines
