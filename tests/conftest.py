@@ -49,6 +49,29 @@ def wandb_server():
 
 
 @pytest.fixture
+def org(tmp_path, monkeypatch):
+    """Three projects of `team` (`helpers.organisation`: one answers 403) on a test server, and
+    the environment a user has for them: the key and host exported, a home folder of its own,
+    tmp_path as the current folder."""
+    from helpers import organisation
+
+    from testserver import WandbServer
+
+    demo, qwen, locked = organisation()
+    with WandbServer(demo, more=[qwen, locked]) as server:
+        home = tmp_path / "home"
+        home.mkdir()
+        monkeypatch.setenv("WANDB_API_KEY", server.api_key)
+        monkeypatch.setenv("WANDB_BASE_URL", server.url)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        monkeypatch.delenv("WANDB_ENTITY", raising=False)
+        monkeypatch.delenv("NETRC", raising=False)
+        monkeypatch.chdir(tmp_path)
+        yield server
+
+
+@pytest.fixture
 def clock(monkeypatch):
     """The clock of every client made from now on: retries' waits pass at once (`FastClock`)."""
     from helpers import FastClock

@@ -12,10 +12,7 @@ import select
 import subprocess
 import sys
 
-import pytest
-from helpers import TARGET, organisation, writes
-
-from testserver import WandbServer
+from helpers import TARGET, writes
 
 BOUND = 60  # seconds without output before a terminal run is taken for hung (never waited)
 QUESTION = b"[y/N]"
@@ -116,18 +113,6 @@ def test_with_yes_apply_prints_the_summary_alone_as_before(run, live):
     assert "Summary: 11 objects: 10 to change" in result.stderr
     assert 'report "Async health"' not in result.stderr + result.stdout.split("Applied")[0]
     assert DETAIL not in result.stderr
-
-
-@pytest.fixture
-def org(tmp_path, monkeypatch):
-    """Three projects of `team`, one of them refused (403), as `apply team` meets them."""
-    demo, qwen, locked = organisation()
-    with WandbServer(demo, more=[qwen, locked]) as server:
-        monkeypatch.setenv("WANDB_API_KEY", server.api_key)
-        monkeypatch.setenv("WANDB_BASE_URL", server.url)
-        monkeypatch.setenv("HOME", str(tmp_path))
-        monkeypatch.delenv("WANDB_ENTITY", raising=False)
-        yield server
 
 
 def test_apply_entity_at_a_terminal_shows_each_projects_plan_before_it_asks(org, tmp_path):

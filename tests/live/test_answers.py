@@ -163,6 +163,18 @@ def test_a_view_of_a_type_no_listing_asked_for_is_one_line(run, live):
     one_line_error(result, "view x is of no type it lists")
 
 
+def refused_peak(live, error: str) -> int:
+    """The peak of memory traced while a client with a 1 MB cap is refused the next answer."""
+    client = Client(live.url, live.api_key, max_answer=1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApiError, match=error):
+            client.triggers("team", "async-rl")
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip-bomb"])
 def test_an_answer_is_read_no_further_than_the_cap(live, compressed):
     body = b" " * (64 << 20)
@@ -171,14 +183,7 @@ def test_an_answer_is_read_no_further_than_the_cap(live, compressed):
     else:
         headers = {}
     live.faults.append(Fault(body=body, headers=headers))
-    c = Client(live.url, live.api_key, max_answer=1 << 20)
-    tracemalloc.start()
-    try:
-        with pytest.raises(ApiError, match=r"an answer over 1 MB \(--max-answer\)"):
-            c.triggers("team", "async-rl")
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = refused_peak(live, r"an answer over 1 MB \(--max-answer\)")
     assert peak < (1 << 20) + 2 * client_module.READ_AT_ONCE  # the cap and a piece or two
 
 
@@ -187,14 +192,7 @@ def test_a_redirect_is_not_followed_nor_its_answer_read_past_the_cap(live):
     redirected is a GET elsewhere): the API's own URL never redirects."""
     body = b" " * (64 << 20)
     live.faults.append(Fault(status=302, headers={"Location": "/elsewhere"}, body=body))
-    c = Client(live.url, live.api_key, max_answer=1 << 20)
-    tracemalloc.start()
-    try:
-        with pytest.raises(ApiError, match=r"HTTP 302, a redirect, not followed"):
-            c.triggers("team", "async-rl")
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak = refused_peak(live, r"HTTP 302, a redirect, not followed")
     assert peak < (1 << 20) + 2 * client_module.READ_AT_ONCE
     assert len(live.requests) == 1
 

@@ -19,22 +19,6 @@ from testserver import WandbServer
 SCHEMAS = REPO / "schemas"
 
 
-@pytest.fixture
-def org(tmp_path, monkeypatch):
-    demo, qwen, locked = organisation()
-    with WandbServer(demo, more=[qwen, locked]) as server:
-        home = tmp_path / "home"
-        home.mkdir()
-        monkeypatch.setenv("WANDB_API_KEY", server.api_key)
-        monkeypatch.setenv("WANDB_BASE_URL", server.url)
-        monkeypatch.setenv("HOME", str(home))
-        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-        monkeypatch.delenv("WANDB_ENTITY", raising=False)
-        monkeypatch.delenv("NETRC", raising=False)
-        monkeypatch.chdir(tmp_path)
-        yield server
-
-
 def states(server):
     return {f"{s.entity}/{s.project}": s for s in server.states}
 

@@ -108,20 +108,7 @@ def test_a_title_never_brings_an_escape_even_one_of_ours(live, title, command):
     assert_no_escape_but_ours(result.stdout)
 
 
-def test_the_marks_of_an_entity_planned_in_threads_are_coloured_too(tmp_path, monkeypatch):
-    from helpers import organisation
-
-    from testserver import WandbServer
-
-    demo, qwen, locked = organisation()
-    with WandbServer(demo, more=[qwen, locked]) as server:
-        monkeypatch.setenv("WANDB_API_KEY", server.api_key)
-        monkeypatch.setenv("WANDB_BASE_URL", server.url)
-        monkeypatch.setenv("HOME", str(tmp_path))
-        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-        monkeypatch.delenv("WANDB_ENTITY", raising=False)
-        monkeypatch.delenv("NETRC", raising=False)
-        monkeypatch.chdir(tmp_path)
-        text = shown("plan", "team", terminal=True).stdout
+def test_the_marks_of_an_entity_planned_in_threads_are_coloured_too(org):
+    text = shown("plan", "team", terminal=True).stdout
     assert f"    {STYLED['~']} " in text
     assert_no_escape_but_ours(text)
