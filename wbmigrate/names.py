@@ -138,21 +138,6 @@ def replace_in_expression(expression: str, new_name: Callable[[str], str | None]
     return _TOKEN.sub(swap, expression)
 
 
-def cover(names: list[str]) -> tuple[str, ...]:
-    """A small set of substrings such that every name contains one (greedy set cover over the
-    names' parts): text without any of them cannot hold any of the names."""
-    parts = {part for name in names for part in re.split(r"[/.]", name.strip("-")) if part}
-    left, chosen = set(names), []
-    while left:
-        best = max(sorted(parts), key=lambda p: (sum(p in n for n in left), len(p)))
-        if not any(best in n for n in left):
-            chosen += sorted(left)  # names without a shared part are their own anchors
-            break
-        chosen.append(best)
-        left = {n for n in left if best not in n}
-    return tuple(chosen)
-
-
 def trie(
     words: Iterable[str],
     after_first: str = "",

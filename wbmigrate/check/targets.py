@@ -10,8 +10,8 @@ from functools import cached_property
 from wbmigrate.check.model import Rule
 from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.mapping import Migration
-from wbmigrate.names import cover, trie
+from wbmigrate.mapping import Migration, part_cover
+from wbmigrate.names import trie
 
 # Spec fields whose regexes can match old keys without spelling them out.
 REGEX_SPEC_KEYS = ("metricRegex", "searchQuery", "searchHistory")
@@ -112,7 +112,7 @@ class Targets:
     def anchors(self) -> tuple[str, ...]:
         """Substrings every old name, key or flag contains at least one of: a file without any
         of them cannot need a change (but for regex fields, see REGEX_SPEC_KEYS)."""
-        return cover(sorted(self.spellings))
+        return part_cover(self.spellings)
 
     @cached_property
     def prefilter(self) -> Prefilter:
