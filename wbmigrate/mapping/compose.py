@@ -1,5 +1,7 @@
 """Compose a range of steps into one lookup: A->B then B->C gives A->C; A->B then B removed gives A
-removed. Assumes a validated mapping (no name is reused after a step renamed or removed it).
+removed. A name a step lists as live again loses what earlier steps made of it: a migration never
+renames or removes a key its last step logs. Assumes a validated mapping (no name is reused
+after a step renamed or removed it, unless a later step lists it as live again).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ class Composer:
     def __init__(self) -> None:
         self.metrics: dict[str, Resolution] = {}
         self.config: list[ConfigRename] = []
-        # a name a step may move -> the old names whose fate it is
-        self._following: dict[str, list[str]] = defaultdict(list)
+        # a name a step may move -> the old names whose fate it is (an ordered set)
+        self._following: dict[str, dict[str, None]] = defaultdict(dict)
 
     def add(self, step: Step) -> None:
         """Compose one more step after those added so far."""
@@ -54,6 +56,10 @@ class Composer:
             if resolution.name not in metrics:
                 metrics[resolution.name] = resolution
                 _follow(following, resolution)
+        for name in step.live_again:  # logged again: no earlier step's fate applies to it
+            dropped = metrics.pop(name, None)
+            if dropped is not None:
+                following[dropped.new or dropped.equivalent or ""].pop(name, None)
         self.config = _advance_config(self.config, step)
 
 
@@ -80,7 +86,7 @@ def _follow(following: dict[str, list[str]], resolution: Resolution) -> None:
     equivalent of a removed name."""
     tracked = resolution.new if resolution.new is not None else resolution.equivalent
     if tracked is not None:
-        following[tracked].append(resolution.name)
+        following[tracked][resolution.name] = None
 
 
 def _advance(resolution: Resolution, step: Step) -> Resolution:
@@ -113,7 +119,7 @@ def _advance_equivalent(resolution: Resolution, step: Step) -> Resolution:
 
 
 def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename]:
-    if not step.config:  # most steps rename no config key: keep this linear too
+    if not step.config and not step.config_live_again:  # most steps: keep this linear too
         return config
     later = {rename.old: rename for rename in step.config}
     advanced = [
@@ -121,7 +127,9 @@ def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename
         for rename in config
     ]
     known = {rename.old for rename in advanced}
-    return advanced + [rename for rename in step.config if rename.old not in known]
+    added = advanced + [rename for rename in step.config if rename.old not in known]
+    live = set(step.config_live_again)  # accepted again: no earlier rename of it applies
+    return [rename for rename in added if rename.old not in live] if live else added
 
 
 def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:
@@ -137,8 +145,8 @@ def _chain(first: MappingABC[str, str], then: MappingABC[str, str]) -> MappingAB
 
 def many_to_one(steps: tuple[Step, ...]) -> dict[str, tuple[str, ...]]:
     """New names that two or more old names were renamed into: such renames cannot be undone."""
-    into: dict[str, list[str]] = defaultdict(list)
+    into: dict[str, dict[str, None]] = defaultdict(dict)  # a name live again may merge twice
     for step in steps:
         for old, new in step.renamed.items():
-            into[new].append(old)
+            into[new][old] = None
     return {new: tuple(olds) for new, olds in into.items() if len(olds) > 1}
