@@ -14,6 +14,8 @@ from types import MappingProxyType
 
 from wbmigrate.mapping import Action, ConfigRename, Migration, Removal, Resolution, Step
 
+Following = dict[str, dict[str, None]]  # a name a step may move -> old names (an ordered set)
+
 
 def compose(
     mapping_id: str,
@@ -43,8 +45,8 @@ class Composer:
     def __init__(self) -> None:
         self.metrics: dict[str, Resolution] = {}
         self.config: list[ConfigRename] = []
-        # a name a step may move -> the old names whose fate it is (an ordered set)
-        self._following: dict[str, dict[str, None]] = defaultdict(dict)
+        # a name a step may move -> the old names whose fate it is
+        self._following: Following = defaultdict(dict)
 
     def add(self, step: Step) -> None:
         """Compose one more step after those added so far."""
@@ -72,7 +74,7 @@ def _introduced(step: Step) -> Iterator[Resolution]:
         yield Resolution(old, Action.REMOVED, None, removal, (old,), version)
 
 
-def _moved_by(step: Step, following: dict[str, list[str]]) -> list[str]:
+def _moved_by(step: Step, following: Following) -> list[str]:
     """The old names whose fate `step` can change, taken out of `following`: only those are
     advanced, so composing is linear in the mapping's size (advancing every name through every
     step was quadratic when the steps grow with the mapping)."""
@@ -81,7 +83,7 @@ def _moved_by(step: Step, following: dict[str, list[str]]) -> list[str]:
     return [old for name in touched for old in following.pop(name)]
 
 
-def _follow(following: dict[str, list[str]], resolution: Resolution) -> None:
+def _follow(following: Following, resolution: Resolution) -> None:
     """Index a resolution under the name a later step could move: its current name, or the
     equivalent of a removed name."""
     tracked = resolution.new if resolution.new is not None else resolution.equivalent
