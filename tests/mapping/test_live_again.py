@@ -3,9 +3,15 @@ A migration never renames or removes a key its last step logs."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wbmigrate.mapping import Action, MappingError
+from wbmigrate.mapping.compose import Composer, compose
 from wbmigrate.mapping.diff import diff
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.parse import parse_mapping
@@ -99,3 +105,102 @@ def test_a_config_path_is_accepted_again() -> None:
 def test_mappings_diff_compares_live_again_names() -> None:
     one, other = mapping(REMOVE_X, LIVE_X), mapping(REMOVE_X, "    summary: none\n")
     assert diff(one, other) == ["step 2 (#2) | 2 (#2)", "  - a/x live again"]
+
+
+NAMES = [f"k{i}" for i in range(12)]
+
+
+@st.composite
+def histories(draw):
+    """1-5 steps, each renaming or removing live names and bringing back retired ones (alone, or
+    as the new name of a rename); with the names each step leaves live (logged)."""
+    alive, retired, fresh = ["k0", "k1", "k2"], [], NAMES[3:]
+    steps, live_after = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        back = draw(st.lists(st.sampled_from(retired), unique=True)) if retired else []
+        olds = draw(st.lists(st.sampled_from(alive), unique=True)) if alive else []
+        staying = [n for n in alive if n not in olds]
+        renamed, removed = {}, {}
+        for old in olds:
+            targets = [*fresh[:1], *staying, *back]
+            if targets and draw(st.booleans()):
+                renamed[old] = new = draw(st.sampled_from(targets))
+                fresh = [n for n in fresh if n != new]
+            else:
+                removed[old] = draw(st.sampled_from([None, *staying]))
+        retired = [n for n in retired if n not in back] + olds
+        alive = list(dict.fromkeys([*staying, *back, *renamed.values()]))
+        steps.append((renamed, removed, back))
+        live_after.append(set(alive))
+    return steps, live_after
+
+
+def _document(steps) -> str:
+    return yaml.safe_dump(
+        {
+            "format": 1,
+            "id": "random",
+            "title": "Random",
+            "sources": ["https://example.com"],
+            "steps": [
+                {
+                    "version": str(i),
+                    "date": dt.date(2026, 1, 1 + i),
+                    "source": "https://example.com",
+                    "annotation": "Boundary.",
+                    "metrics": {
+                        "renamed": renamed,
+                        "removed": {
+                            old: {"reason": "Gone.", **({"equivalent": e} if e else {})}
+                            for old, e in removed.items()
+                        },
+                        "live_again": back,
+                    },
+                }
+                for i, (renamed, removed, back) in enumerate(steps)
+            ],
+        },
+        sort_keys=False,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(histories(), st.data())
+def test_no_range_renames_or_removes_a_name_its_last_step_leaves_live(history, data):
+    steps, live_after = history
+    mapping = parse_mapping(_document(steps), "random.yaml")
+    first = data.draw(st.integers(0, len(steps) - 1))
+    last = data.draw(st.integers(first, len(steps) - 1))
+    migration = mapping.migration(str(first), str(last))
+    assert not live_after[last] & migration.metrics.keys()
+    for name in NAMES:
+        got = migration.resolve(name)
+        assert (got.action, got.new, got.equivalent) == _followed(steps[first : last + 1], name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(histories())
+def test_composing_step_by_step_is_composing_at_once(history):
+    steps = parse_mapping(_document(history[0]), "random.yaml").steps
+    composed = Composer()
+    for i, step in enumerate(steps):
+        assert composed.metrics == dict(compose("m", steps[:i]).metrics)
+        composed.add(step)
+    assert composed.metrics == dict(compose("m", steps).metrics)
+
+
+def _followed(steps, name):
+    """The oracle: `name` followed one step at a time; a step that brings it back forgets it."""
+    fate = None  # (current name, removed) once a step renamed or removed it
+    for renamed, removed, back in steps:
+        if name in back:
+            fate = None
+        elif fate is None and (name in renamed or name in removed):
+            fate = (renamed[name], False) if name in renamed else (removed[name], True)
+        elif fate is not None and fate[0] in renamed:
+            fate = (renamed[fate[0]], fate[1])
+        elif fate is not None and not fate[1] and fate[0] in removed:
+            fate = (removed[fate[0]], True)
+    if fate is None:
+        return (Action.UNTOUCHED, None, None)
+    return (Action.REMOVED, None, fate[0]) if fate[1] else (Action.RENAMED, fate[0], None)
