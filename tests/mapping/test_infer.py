@@ -193,6 +193,18 @@ def test_a_config_field_back_after_a_rename_is_live_again(tmp_path: Path) -> Non
     assert [(c.old, c.new) for c in written.migration().config] == [("seed_value", "seed")]
 
 
+def test_a_config_field_removed_then_back_is_not_live_again(tmp_path: Path) -> None:
+    """A removed config field is a remark, never an entry: nothing in the mapping retired it."""
+    config = "from pydantic import BaseModel\n\nclass Config(BaseModel):\n    lr: int = 1\n{more}"
+    repo = Repo(tmp_path)
+    first = repo.commit("init", config_py=config.format(more="    seed: int = 1\n"))
+    repo.commit("drop (#4)", config_py=config.format(more=""))
+    repo.commit("back (#5)", config_py=config.format(more="    seed: int = 1\n"))
+    steps = run(repo, first)
+    assert [s.config_live_again for s in steps] == [()]  # the return is no step at all
+    assert "live_again" not in to_yaml(steps, URL, "trainer", "a..b")
+
+
 def test_an_fstring_key_is_a_pattern_for_review_never_an_entry(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     fstring = 'import wandb\n\ndef f(env):\n    wandb.log({f"eval/{env}/avg": 1, "a/b": 2})\n'

@@ -226,7 +226,9 @@ def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
             version += f"-{step.pull or step.rev[:9]}"
         notes: list[str] = []
         metrics = _admit(step.metrics, used, version, notes)
-        config = _admit(step.config, config_used, version, notes)
+        # a config field removed is a remark, never an entry: it retires nothing
+        config = _admit(replace(step.config, removed=()), config_used, version, notes)
+        config = replace(config, removed=step.config.removed)
         kept.append(
             replace(
                 step,
