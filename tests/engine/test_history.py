@@ -243,6 +243,8 @@ def test_the_census_names_the_steps_its_runs_span():
     assert history.steps == ("2026.10.25 (#4253)", "2026.10.25 (#4253)")
     older = [*spanning_runs(), run("older", 1, frozenset({"dispatcher/inflight_train"}))]
     assert history_of(older, MIGRATION).steps == ("2026.08.19 (#3285)", "2026.10.25 (#4253)")
+    entry = history_entry(history_of(older, MIGRATION), keys=False)  # `plan --format json`
+    assert entry["steps"] == ["2026.08.19 (#3285)", "2026.10.25 (#4253)"]
 
 
 def test_the_steps_span_from_the_oldest_old_name_to_the_newest_new_name():
