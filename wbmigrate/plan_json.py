@@ -62,6 +62,7 @@ def history_entry(history: History, keys: bool = True) -> dict[str, Any]:
         "last_old": _run_entry(history.last_old),
         "first_new": _run_entry(history.first_new),
         "upgraded": history.upgraded,
+        "steps": list(history.steps) if history.steps else None,
         "spans": {
             key: {"first": _run_entry(span.first), "last": _run_entry(span.last)}
             for key, span in sorted(history.spans.items())
@@ -86,7 +87,17 @@ def history_of_entry(entry: dict[str, Any]) -> History:
         _run_of(entry["last_old"]),
         _run_of(entry["first_new"]),
         spans,
+        _steps_of(entry.get("steps")),  # a plan saved before the census had steps has none
     )
+
+
+def _steps_of(entry: Any) -> tuple[str, str] | None:
+    if entry is None:
+        return None
+    first, last = entry  # ValueError unless two
+    if not isinstance(first, str) or not isinstance(last, str):
+        raise TypeError("steps are not labels")
+    return first, last
 
 
 def _run_entry(run: RunRef | None) -> dict[str, str] | None:

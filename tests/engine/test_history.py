@@ -86,7 +86,15 @@ def test_the_history_survives_a_saved_plan():
 
 
 @pytest.mark.parametrize(
-    "damage", [{"runs": "6"}, {"last_old": {"name": 1}}, {"spans": "x"}, {"keys": 5}]
+    "damage",
+    [
+        {"runs": "6"},
+        {"last_old": {"name": 1}},
+        {"spans": "x"},
+        {"keys": 5},
+        {"steps": ["a"]},
+        {"steps": [1, 2]},
+    ],
 )
 def test_a_damaged_history_entry_is_refused(damage):
     entry = {**history_entry(history_of(spanning_runs(), MIGRATION)), **damage}
@@ -228,3 +236,32 @@ def test_the_census_warnings_are_a_pass_over_a_rewrite_made_without_the_census(m
     assert census_warnings(walked, history).notes == expected.notes
     assert census_warnings(walked, None).notes == walked.notes
     assert len(expected.notes) > len(walked.notes)
+
+
+def test_the_census_names_the_steps_its_runs_span():
+    history = history_of(spanning_runs(), MIGRATION)
+    assert history.steps == ("2026.10.25 (#4253)", "2026.10.25 (#4253)")
+    older = [*spanning_runs(), run("older", 1, frozenset({"dispatcher/inflight_train"}))]
+    assert history_of(older, MIGRATION).steps == ("2026.08.19 (#3285)", "2026.10.25 (#4253)")
+    entry = history_entry(history_of(older, MIGRATION), keys=False)  # `plan --format json`
+    assert entry["steps"] == ["2026.08.19 (#3285)", "2026.10.25 (#4253)"]
+
+
+def test_the_steps_span_from_the_oldest_old_name_to_the_newest_new_name():
+    """Runs that log #3285's new names and #4253's old ones ran a version between the two."""
+    between = frozenset({"dispatcher/inflight/train", "off_policy/mean"})
+    assert history_of([run("mid", 1, between)], MIGRATION).steps == (
+        "2026.08.19 (#3285)",
+        "2026.10.25 (#4253)",
+    )
+    only_new = frozenset({"dispatcher/inflight/train"})
+    assert history_of([run("new", 1, only_new)], MIGRATION).steps == ("2026.08.19 (#3285)",) * 2
+    assert history_of([run("none", 1, frozenset({"loss"}))], MIGRATION).steps is None
+
+
+def test_a_name_logged_again_counts_as_the_new_name_of_its_step():
+    mapping = find_mapping("prime-rl")
+    back = replace(mapping.steps[2], live_again=("dispatcher/inflight_train",))
+    migration = replace(mapping, steps=(*mapping.steps[:2], back)).migration()
+    found = history_of([run("r", 1, frozenset({"dispatcher/inflight_train"}))], migration)
+    assert found.steps == ("2026.08.19 (#3285)", "2026.10.25 (#4253)")

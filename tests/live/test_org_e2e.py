@@ -46,7 +46,8 @@ def test_plan_names_the_last_old_and_first_new_run(run, org):
     result = run("plan", "team/async-rl")
     assert result.exit_code == 0
     assert (
-        'Runs: 7 read. Boundary: the last run with old keys is "grpo-old-build" '
+        "Runs: 7 read, logging the keys of steps 2026.08.19 (#3285) .. 2026.10.25 (#4253). "
+        'Boundary: the last run with old keys is "grpo-old-build" '
         '(2026-11-04); the first with new keys is "grpo-upgrade" (2026-11-02).'
     ) in result.stdout
 
@@ -109,7 +110,9 @@ def test_runs_0_reads_no_run(run, org):
 
 def test_the_cap_reads_the_newest_runs_only(run, org):
     result = run("plan", "team/async-rl", "--runs", "2")
-    assert "Runs: the 2 newest of 7 read." in result.stdout
+    assert "Runs: the 2 newest of 7 read, logging the keys of step 2026.10.25 (#4253)." in (
+        result.stdout
+    )
 
 
 def test_a_saved_plan_keeps_its_census(run, org):

@@ -160,8 +160,49 @@ def test_a_key_logged_again_later_is_live_again_and_the_draft_validates(tmp_path
     assert [s.pull for s in steps] == [4, 5]
     assert steps[1].live_again == ("loss/ema",)
     text = to_yaml(steps, URL, "trainer", "a..b")
-    assert "live again: loss/ema is logged again from this step" in text
-    assert parse_mapping(text, "draft.yaml").steps[0].removed.keys() == {"loss/ema"}
+    assert '      live_again:\n        - "loss/ema"  # retired by step 2026.01.02\n' in text
+    written = parse_mapping(text, "draft.yaml")
+    assert written.steps[1].live_again == ("loss/ema",)
+    assert written.migration().resolve("loss/ema").action.value == "untouched"
+
+
+def test_a_rename_into_a_retired_key_is_written_with_it_live_again(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("reward/mean"))
+    repo.commit("rename (#4)", a_py=logs("reward/reward"))
+    repo.commit("rename back (#5)", a_py=logs("reward/mean"))
+    steps = run(repo, first)
+    assert [(p.old, p.new) for p in steps[1].metrics.renamed] == [("reward/reward", "reward/mean")]
+    assert steps[1].live_again == ("reward/mean",)
+    written = parse_mapping(to_yaml(steps, URL, "trainer", "a..b"), "draft.yaml")
+    assert dict(written.migration().metrics) == {
+        "reward/reward": written.migration().resolve("reward/reward")
+    }
+    assert written.migration().resolve("reward/reward").new == "reward/mean"
+
+
+def test_a_config_field_back_after_a_rename_is_live_again(tmp_path: Path) -> None:
+    config = "from pydantic import BaseModel\n\nclass Config(BaseModel):\n    {field}: int = 1\n"
+    repo = Repo(tmp_path)
+    first = repo.commit("init", config_py=config.format(field="seed"))
+    repo.commit("rename (#4)", config_py=config.format(field="seed_value"))
+    repo.commit("back (#5)", config_py=config.format(field="seed"))
+    steps = run(repo, first)
+    assert steps[1].config_live_again == ("seed",)
+    written = parse_mapping(to_yaml(steps, URL, "trainer", "a..b"), "draft.yaml")
+    assert [(c.old, c.new) for c in written.migration().config] == [("seed_value", "seed")]
+
+
+def test_a_config_field_removed_then_back_is_not_live_again(tmp_path: Path) -> None:
+    """A removed config field is a remark, never an entry: nothing in the mapping retired it."""
+    config = "from pydantic import BaseModel\n\nclass Config(BaseModel):\n    lr: int = 1\n{more}"
+    repo = Repo(tmp_path)
+    first = repo.commit("init", config_py=config.format(more="    seed: int = 1\n"))
+    repo.commit("drop (#4)", config_py=config.format(more=""))
+    repo.commit("back (#5)", config_py=config.format(more="    seed: int = 1\n"))
+    steps = run(repo, first)
+    assert [s.config_live_again for s in steps] == [()]  # the return is no step at all
+    assert "live_again" not in to_yaml(steps, URL, "trainer", "a..b")
 
 
 def test_an_fstring_key_is_a_pattern_for_review_never_an_entry(tmp_path: Path) -> None:

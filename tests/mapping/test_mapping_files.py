@@ -71,6 +71,7 @@ def test_every_rule_has_a_case():
         "many-to-one",
         "chain-in-step",
         "name-reused",
+        "not-retired",
         "missing-field",
         "wrong-type",
         "bad-url",

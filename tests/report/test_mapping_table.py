@@ -170,3 +170,27 @@ def test_one_step_is_one_step(run, tmp_path):
     assert "(1 of 1 step)" in table.to_text(mapping, mapping.migration())
     result = run("mappings", "validate", str(path))
     assert f"{path}: valid (small, 1 step, 3 old metric names, latest 1.0)" in result.stdout
+
+
+def test_every_format_shows_live_again_names_in_their_step(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "format: 1\nid: demo\ntitle: Demo\nsources: [https://example.com/demo]\nsteps:\n"
+        '  - version: "1"\n    date: 2026-01-01\n    source: https://example.com/demo/pull/1\n'
+        "    annotation: A.\n    metrics: {renamed: {a/x: a/y}}\n"
+        "    config: {renamed: [{old: t.lr, new: t.rate}]}\n"
+        '  - version: "2"\n    date: 2026-01-02\n    source: https://example.com/demo/pull/2\n'
+        "    summary: Back.\n    annotation: B.\n"
+        "    metrics: {renamed: {a/y: a/x}, live_again: [a/x]}\n"
+        "    config: {live_again: [t.lr]}\n"
+    )
+    mapping = find_mapping(str(path))
+    migration = mapping.migration()
+    text = table.to_text(mapping, migration)
+    assert "  a/y  -> a/x  #2\n" in text
+    assert "a/x  ->" not in text
+    assert "      Back.\n      logged again: a/x, config t.lr\n" in text
+    assert "| Back. Logged again: `a/x`, `config t.lr`. |" in table.to_markdown(mapping, migration)
+    steps = json.loads(table.to_json(mapping, migration))["steps"]
+    live = [(s["live_again"], s["config_live_again"]) for s in steps]
+    assert live == [([], []), (["a/x"], ["t.lr"])]

@@ -246,6 +246,21 @@ def test_the_runs_line_reads_as_english(runs, total, expected):
     assert line.startswith(expected + " Boundary: ")
 
 
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        (("1.0 (#1)", "2.0 (#2)"), "Runs: 7 read, logging the keys of steps 1.0 (#1) .. 2.0 (#2)."),
+        (("2.0 (#2)", "2.0 (#2)"), "Runs: 7 read, logging the keys of step 2.0 (#2)."),
+    ],
+    ids=["steps", "one-step"],
+)
+def test_the_runs_line_says_which_steps_the_runs_span(steps, expected):
+    run = RunRef("r", "r1", "2026-09-01T10:00:00Z")
+    history = History(frozenset(), 7, 7, None, run, steps=steps)
+    (line,) = report.history_lines(Options(history=history))
+    assert line.startswith(expected + " Boundary: ")
+
+
 def test_one_change_is_one_change():
     one = Tally()
     one.actions[ChangeAction.RENAMED] = 1

@@ -35,13 +35,12 @@ def is_config_file(path: str) -> bool:
 @dataclass
 class _State:
     """What the walk carries from commit to commit: the config classes of each config file and
-    their dotted paths, and the keys earlier steps dropped (to see one come back)."""
+    their dotted paths (a key that comes back is `mapping.infer.draft`'s to see)."""
 
     repo: Path
     paths: tuple[str, ...]
     classes: dict[str, dict[str, ConfigClass]] = field(default_factory=dict)  # file -> classes
     fields: dict[str, tuple[ConfigField, str]] = field(default_factory=dict)
-    dropped: set[str] = field(default_factory=set)
 
     def wanted(self, path: str) -> bool:
         return path.endswith(".py") and (
@@ -76,11 +75,6 @@ class _State:
         }
         metrics = self._metrics(commit, parent, before, after)
         config = self._config(files, after)
-        live_again = tuple(
-            sorted(self.dropped & ({p.new for p in metrics.renamed} | set(metrics.added)))
-        )
-        self.dropped -= set(live_again)
-        self.dropped |= {p.old for p in metrics.renamed} | {g.name for g in metrics.removed}
         old_patterns = _patterns(before)
         new_patterns = _patterns(after)
         patterns = [("removed", k, v) for k, v in old_patterns.items() if k not in new_patterns]
@@ -93,7 +87,6 @@ class _State:
             metrics,
             config,
             tuple(patterns),
-            live_again,
         )
 
     def _metrics(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wbmigrate.mapping import Migration
+    from wbmigrate.mapping import Migration, Step
 
 DEFAULT_RUNS = 500  # the newest runs a census reads unless told otherwise (`--runs`)
 
@@ -50,8 +50,9 @@ class Span:
 
 @dataclass(frozen=True)
 class History:
-    """The census of a project: the keys its runs logged, how many runs were read, and the
-    project's boundary. `spans` covers the names the mapping knows."""
+    """The census of a project: the keys its runs logged, how many runs were read, the
+    project's boundary, and the steps its runs span. `spans` covers the names the mapping
+    knows."""
 
     keys: frozenset[str]
     runs: int  # runs read
@@ -59,6 +60,8 @@ class History:
     last_old: RunRef | None = None  # the newest run that logged an old key
     first_new: RunRef | None = None  # the oldest run that logged a new key
     spans: dict[str, Span] = field(default_factory=dict, compare=False, hash=False)
+    # the labels of the oldest and newest step whose keys the runs logged (`step_span`)
+    steps: tuple[str, str] | None = None
 
     @property
     def upgraded(self) -> bool:
@@ -104,4 +107,19 @@ def history_of(runs: Iterable[RunKeys], migration: Migration, total: int | None 
         for key in entry.keys & known:
             span = spans.get(key)
             spans[key] = Span(span.first if span else entry.run, entry.run)
-    return History(frozenset(keys), len(ordered), total, last_old, first_new, spans)
+    steps = step_span(keys, migration.steps)
+    return History(frozenset(keys), len(ordered), total, last_old, first_new, spans, steps)
+
+
+def step_span(keys: set[str], steps: tuple[Step, ...]) -> tuple[str, str] | None:
+    """The steps the runs' keys span: from the oldest step whose old names (renamed or removed)
+    some run logged, runs from before it, to the newest whose new names (renamed into, or live
+    again) some run logged, runs from after it. Config keys are not logged, so not counted."""
+    olds = [i for i, s in enumerate(steps) if any(n in keys for n in (*s.renamed, *s.removed))]
+    news = [
+        i
+        for i, s in enumerate(steps)
+        if any(n in keys for n in (*s.renamed.values(), *s.live_again))
+    ]
+    found = olds[:1] + news[-1:]
+    return (steps[min(found)].label, steps[max(found)].label) if found else None

@@ -85,6 +85,9 @@ class Step:
     removed: MappingABC[str, Removal]
     config: tuple[ConfigRename, ...]
     annotation: str  # text of the migration-boundary note added to migrated views
+    # names an earlier step renamed away or removed that are logged (accepted) again from here on
+    live_again: tuple[str, ...] = ()
+    config_live_again: tuple[str, ...] = ()
 
     @property
     def pull(self) -> str | None:

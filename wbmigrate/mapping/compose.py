@@ -1,5 +1,7 @@
 """Compose a range of steps into one lookup: A->B then B->C gives A->C; A->B then B removed gives A
-removed. Assumes a validated mapping (no name is reused after a step renamed or removed it).
+removed. A name a step lists as live again loses what earlier steps made of it: a migration never
+renames or removes a key its last step logs. Assumes a validated mapping (no name is reused
+after a step renamed or removed it, unless a later step lists it as live again).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from wbmigrate.mapping import Action, ConfigRename, Migration, Removal, Resolution, Step
+
+Following = dict[str, dict[str, None]]  # a name a step may move -> old names (an ordered set)
 
 
 def compose(
@@ -42,7 +46,7 @@ class Composer:
         self.metrics: dict[str, Resolution] = {}
         self.config: list[ConfigRename] = []
         # a name a step may move -> the old names whose fate it is
-        self._following: dict[str, list[str]] = defaultdict(list)
+        self._following: Following = defaultdict(dict)
 
     def add(self, step: Step) -> None:
         """Compose one more step after those added so far."""
@@ -54,6 +58,10 @@ class Composer:
             if resolution.name not in metrics:
                 metrics[resolution.name] = resolution
                 _follow(following, resolution)
+        for name in step.live_again:  # logged again: no earlier step's fate applies to it
+            dropped = metrics.pop(name, None)
+            if dropped is not None:
+                following[dropped.new or dropped.equivalent or ""].pop(name, None)
         self.config = _advance_config(self.config, step)
 
 
@@ -66,7 +74,7 @@ def _introduced(step: Step) -> Iterator[Resolution]:
         yield Resolution(old, Action.REMOVED, None, removal, (old,), version)
 
 
-def _moved_by(step: Step, following: dict[str, list[str]]) -> list[str]:
+def _moved_by(step: Step, following: Following) -> list[str]:
     """The old names whose fate `step` can change, taken out of `following`: only those are
     advanced, so composing is linear in the mapping's size (advancing every name through every
     step was quadratic when the steps grow with the mapping)."""
@@ -75,12 +83,12 @@ def _moved_by(step: Step, following: dict[str, list[str]]) -> list[str]:
     return [old for name in touched for old in following.pop(name)]
 
 
-def _follow(following: dict[str, list[str]], resolution: Resolution) -> None:
+def _follow(following: Following, resolution: Resolution) -> None:
     """Index a resolution under the name a later step could move: its current name, or the
     equivalent of a removed name."""
     tracked = resolution.new if resolution.new is not None else resolution.equivalent
     if tracked is not None:
-        following[tracked].append(resolution.name)
+        following[tracked][resolution.name] = None
 
 
 def _advance(resolution: Resolution, step: Step) -> Resolution:
@@ -113,7 +121,7 @@ def _advance_equivalent(resolution: Resolution, step: Step) -> Resolution:
 
 
 def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename]:
-    if not step.config:  # most steps rename no config key: keep this linear too
+    if not step.config and not step.config_live_again:  # most steps: keep this linear too
         return config
     later = {rename.old: rename for rename in step.config}
     advanced = [
@@ -121,7 +129,9 @@ def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename
         for rename in config
     ]
     known = {rename.old for rename in advanced}
-    return advanced + [rename for rename in step.config if rename.old not in known]
+    added = advanced + [rename for rename in step.config if rename.old not in known]
+    live = set(step.config_live_again)  # accepted again: no earlier rename of it applies
+    return [rename for rename in added if rename.old not in live] if live else added
 
 
 def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:
@@ -137,8 +147,8 @@ def _chain(first: MappingABC[str, str], then: MappingABC[str, str]) -> MappingAB
 
 def many_to_one(steps: tuple[Step, ...]) -> dict[str, tuple[str, ...]]:
     """New names that two or more old names were renamed into: such renames cannot be undone."""
-    into: dict[str, list[str]] = defaultdict(list)
+    into: dict[str, dict[str, None]] = defaultdict(dict)  # a name live again may merge twice
     for step in steps:
         for old, new in step.renamed.items():
-            into[new].append(old)
+            into[new][old] = None
     return {new: tuple(olds) for new, olds in into.items() if len(olds) > 1}

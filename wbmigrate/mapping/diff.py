@@ -11,8 +11,10 @@ def entries(step: Step) -> dict[str, str]:
     """A step's entries, each old name or config key with what it becomes."""
     found = {old: f"-> {new}" for old, new in step.renamed.items()}
     found |= dict.fromkeys(step.removed, "removed")
+    found |= dict.fromkeys(step.live_again, "live again")
     for c in step.config:
         found[f"config {c.old}"] = f"-> {c.new}" + (" (deprecated)" if c.deprecated else "")
+    found |= {f"config {name}": "live again" for name in step.config_live_again}
     return found
 
 

@@ -67,19 +67,24 @@ class InferredStep:
     metrics: Found = Found()
     config: Found = Found()
     patterns: tuple[tuple[str, str, Place], ...] = ()  # ("removed"|"added", f-string, place)
-    live_again: tuple[str, ...] = ()  # keys logged again after an earlier step dropped them
     notes: tuple[str, ...] = ()  # candidates left out of the mapping, and why
     version: str = ""
+    # (set by `draft`) names an earlier step of the draft retired that this one logs again,
+    # each with the version that retired it
+    live_again: tuple[str, ...] = ()
+    config_live_again: tuple[str, ...] = ()
+    retired_by: dict[str, str] = field(default_factory=dict)
 
     @property
     def entries(self) -> bool:
         """Something for the mapping itself, not only for review."""
-        return bool(self.metrics.renamed or self.metrics.removed or self.config.renamed)
+        found = self.metrics.renamed or self.metrics.removed or self.config.renamed
+        return bool(found or self.live_again or self.config_live_again)
 
     @property
     def changed(self) -> bool:
         kinds = (self.metrics, self.config)
-        return any(k.renamed or k.removed for k in kinds) or bool(self.patterns or self.live_again)
+        return any(k.renamed or k.removed for k in kinds) or bool(self.patterns)
 
 
 def pair(
@@ -197,15 +202,23 @@ class _Used:
     def clash(self, *names: str) -> str:
         return next((f"{n} (changed in {self.names[n]})" for n in names if n in self.names), "")
 
+    def back(self, found: Found) -> dict[str, str]:
+        """The retired names `found` logs again (added, or renamed into), each with the version
+        that retired it; they are live from now on."""
+        logged = [*found.added, *(p.new for p in found.renamed)]
+        return {name: self.names.pop(name) for name in sorted(set(logged) & self.names.keys())}
+
 
 def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
     """The steps that changed something, each with a unique version and a date not before the
-    previous step's, and with every entry that would reuse an earlier step's name left out
-    (as a note): the mapping validates. The format forbids a name used again."""
+    previous step's. A name an earlier step retired that a step logs again (added, or renamed
+    into) is live again from that step; every other entry that would reuse a retired name is
+    left out (as a note): the mapping validates."""
     kept: list[InferredStep] = []
     used, config_used = _Used(), _Used()
     for step in steps:
-        if not step.changed:
+        live, config_live = used.back(step.metrics), config_used.back(step.config)
+        if not (step.changed or live or config_live):
             continue
         date = max([step.date, *(s.date for s in kept[-1:])])
         version = date.strftime("%Y.%m.%d")
@@ -213,10 +226,20 @@ def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
             version += f"-{step.pull or step.rev[:9]}"
         notes: list[str] = []
         metrics = _admit(step.metrics, used, version, notes)
-        config = _admit(step.config, config_used, version, notes)
+        # a config field removed is a remark, never an entry: it retires nothing
+        config = _admit(replace(step.config, removed=()), config_used, version, notes)
+        config = replace(config, removed=step.config.removed)
         kept.append(
             replace(
-                step, date=date, version=version, metrics=metrics, config=config, notes=tuple(notes)
+                step,
+                date=date,
+                version=version,
+                metrics=metrics,
+                config=config,
+                notes=tuple(notes),
+                live_again=tuple(live),
+                config_live_again=tuple(config_live),
+                retired_by={**live, **config_live},
             )
         )
     return kept
@@ -277,7 +300,7 @@ def _yaml_step(step: InferredStep, url: str) -> list[str]:
         f"    summary: {_q(step.subject)}",
     ]
     metrics = step.metrics
-    if metrics.renamed or metrics.removed:
+    if metrics.renamed or metrics.removed or step.live_again:
         out.append("    metrics:")
     if metrics.renamed:
         out.append("      renamed:")
@@ -292,10 +315,14 @@ def _yaml_step(step: InferredStep, url: str) -> list[str]:
                 "          # review: nothing found that replaces it; say why it is gone",
                 f"          reason: {_q(f'No longer logged ({source}).')}",
             ]
+    out += _live_again(step.live_again, step.retired_by)
+    if step.config.renamed or step.config_live_again:
+        out.append("    config:")
     if step.config.renamed:
-        out += ["    config:", "      renamed:"]
+        out.append("      renamed:")
         for p in step.config.renamed:
             out += _evidence(p, "        ") + _config_entry(p)
+    out += _live_again(step.config_live_again, step.retired_by)
     out += [f"    # {_comment(line)}" for line in _remarks(step)]
     out += [
         "    annotation: |",
@@ -303,6 +330,14 @@ def _yaml_step(step: InferredStep, url: str) -> list[str]:
         "      Review it, and say here what changed and why values across this boundary differ.",
     ]
     return out
+
+
+def _live_again(names: tuple[str, ...], retired_by: dict[str, str]) -> list[str]:
+    if not names:
+        return []
+    return ["      live_again:"] + [
+        f"        - {_q(name)}  # retired by step {_comment(retired_by[name])}" for name in names
+    ]
 
 
 def _evidence(p: Pair, indent: str) -> list[str]:
@@ -338,16 +373,16 @@ def _flag(path: str) -> str:
 
 def _remarks(step: InferredStep) -> list[str]:
     lines = []
-    if step.metrics.added:
-        lines.append("added (new keys, not renames): " + ", ".join(step.metrics.added))
-    if step.config.added:
-        lines.append("config added: " + ", ".join(step.config.added))
+    added = [k for k in step.metrics.added if k not in step.live_again]  # those are entries
+    config_added = [k for k in step.config.added if k not in step.config_live_again]
+    if added:
+        lines.append("added (new keys, not renames): " + ", ".join(added))
+    if config_added:
+        lines.append("config added: " + ", ".join(config_added))
     for gone in step.config.removed:
         lines.append(f"review: config key {gone.name} removed ({_at(gone.before)})")
     for change, pattern, place in step.patterns:
         lines.append(f"review: f-string key {change}: {pattern} ({_at(place)})")
-    for name in step.live_again:
-        lines.append(f"live again: {name} is logged again from this step")
     lines += [f"review: {note}" for note in step.notes]
     return lines
 

@@ -57,9 +57,9 @@ _STEP = {
     "config": (dict, False),
     "annotation": (str, True),
 }
-_METRICS = {"renamed": (dict, False), "removed": (dict, False)}
+_METRICS = {"renamed": (dict, False), "removed": (dict, False), "live_again": (list, False)}
 _REMOVAL = {"reason": (str, True), "equivalent": (str, False)}
-_CONFIG = {"renamed": (list, False)}
+_CONFIG = {"renamed": (list, False), "live_again": (list, False)}
 _CONFIG_RENAME = {
     "old": (str, True),
     "new": (str, True),
@@ -225,7 +225,11 @@ class _Checker:
             self.config_rename(c, (*path, "config", "renamed", i))
             for i, c in enumerate(config.get("renamed", []))
         ]
-        if renamed is None or removed is None or None in configs:
+        live = self.names(metrics.get("live_again", []), (*at, "live_again"), "metric name")
+        config_live = self.names(
+            config.get("live_again", []), (*path, "config", "live_again"), "config path"
+        )
+        if renamed is None or removed is None or None in configs or None in (live, config_live):
             return None
         return Step(
             version=fields["version"],
@@ -236,7 +240,21 @@ class _Checker:
             removed=MappingProxyType(removed),
             config=tuple(c for c in configs if c),
             annotation=fields["annotation"].strip(),
+            live_again=live or (),
+            config_live_again=config_live or (),
         )
+
+    def names(self, items: list[Any], path: YamlPath, what: str) -> tuple[str, ...] | None:
+        """A `live_again:` list: names, each once."""
+        result: dict[str, None] = {}
+        for j, item in enumerate(items):
+            name = self.name(item, (*path, j), f"live-again {what}")
+            if name in result:
+                message = f"live-again {what} {name!r} is listed twice"
+                self.error((*path, j), "duplicate-old-key", message)
+            elif name is not None:
+                result[name] = None
+        return tuple(result) if len(result) == len(items) else None
 
     def renames(self, table: dict[Any, Any], path: YamlPath, what: str) -> dict[str, str] | None:
         result: dict[str, str] = {}

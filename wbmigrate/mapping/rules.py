@@ -1,8 +1,8 @@
 """The rename rules a mapping must keep, within each step and across steps.
 
 Within a step renames happen at once, so a chain (A->B and B->C in one step) is ambiguous and a
-cycle is impossible. Across steps a name, once renamed away or removed, may not come back: old
-dashboards that hold it could then mean either metric.
+cycle is impossible. Across steps a name, once renamed away or removed, may come back only where
+a step says so (`live_again:`): otherwise old dashboards holding it could mean either metric.
 """
 
 from __future__ import annotations
@@ -136,31 +136,54 @@ def _check_versions(mapping: Mapping) -> Iterator[Broken]:
 
 
 def _check_across(mapping: Mapping) -> Iterator[Broken]:
-    """A name renamed away or removed by one step may not appear again in a later one."""
+    """A name renamed away or removed by one step may not appear again in a later one, unless
+    that step lists it as live again: from then on it is live, and may be renamed anew."""
     retired: dict[str, str] = {}  # name -> version of the step that retired it
     earlier = Composer()  # the steps above step i, composed one more at the end of each turn
     for i, step in enumerate(mapping.steps):
+        live = {*step.live_again, *step.config_live_again}
+        yield from _not_retired(step, i, retired)
         for entry in [*_metric_entries(step, i), *_config_path_entries(step, i)]:
             what = "config path" if entry.path[2] == "config" else "metric"
-            if entry.old in retired:
+            if entry.old in live:
+                message = f"{what} {entry.old!r} is listed live again by this same step"
+                yield Broken(entry.path, "name-reused", message)
+            elif entry.old in retired:
                 message = (
                     f"{what} {entry.old!r} was already renamed or removed in step "
                     f"{retired[entry.old]}; a mapping cannot reuse a name"
                 )
                 yield Broken(entry.path, "name-reused", message)
-            elif entry.new in retired:
+            elif entry.new in retired and entry.new not in live:
                 yield _reintroduced(entry, retired, earlier.metrics, what)
         for name, removal in step.removed.items():
-            if removal.equivalent in retired:
+            if removal.equivalent in retired and removal.equivalent not in live:
                 message = (
                     f"equivalent {removal.equivalent!r} no longer exists: step "
                     f"{retired[removal.equivalent]} renamed or removed it"
                 )
                 path = ("steps", i, "metrics", "removed", name, "equivalent")
                 yield Broken(path, "bad-equivalent", message)
+        for name in live:
+            retired.pop(name, None)
         config_olds = [r.old for r in step.config]
         retired.update(dict.fromkeys([*step.renamed, *step.removed, *config_olds], step.version))
         earlier.add(step)
+
+
+def _not_retired(step: Step, i: int, retired: dict[str, str]) -> Iterator[Broken]:
+    """Only a name an earlier step retired can be live again."""
+    for kind, what, names in (
+        ("metrics", "metric", step.live_again),
+        ("config", "config path", step.config_live_again),
+    ):
+        for j, name in enumerate(names):
+            if name not in retired:
+                message = (
+                    f"{what} {name!r} is listed live again, but no earlier step renamed or "
+                    "removed it"
+                )
+                yield Broken(("steps", i, kind, "live_again", j), "not-retired", message)
 
 
 def _reintroduced(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wbmigrate.mapping import Action, Migration, Resolution
+from wbmigrate.mapping import Action, Migration, Resolution, Step
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.report.words import plural
 
@@ -31,6 +31,8 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
                 "source": s.source,
                 "summary": s.summary,
                 "annotation": s.annotation,
+                "live_again": list(s.live_again),
+                "config_live_again": list(s.config_live_again),
             }
             for s in migration.steps
         ],
@@ -101,6 +103,7 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
     for s in migration.steps:
         lines.append(f"  {s.version}  {s.date}  {s.source}")
         lines += [f"      {s.summary}"] if s.summary else []
+        lines += [f"      logged again: {', '.join(_live(s))}"] if _live(s) else []
     return "\n".join(lines) + "\n"
 
 
@@ -139,10 +142,15 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
                 out.append(f"| {n if k == 0 else ''} | `{name}` | {also} |")
         out.append("")
     out += ["| Version | Date | Source | Summary |", "|---|---|---|---|"]
-    out += [
-        f"| {s.version} | {s.date} | {s.source} | {_cell(s.summary)} |" for s in migration.steps
-    ]
+    for s in migration.steps:
+        again = f" Logged again: {', '.join(f'`{name}`' for name in _live(s))}." if _live(s) else ""
+        out.append(f"| {s.version} | {s.date} | {s.source} | {_cell(s.summary)}{again} |")
     return "\n".join(out) + "\n"
+
+
+def _live(step: Step) -> list[str]:
+    """The names a step brings back (`live_again:`), config paths marked as such."""
+    return [*step.live_again, *(f"config {name}" for name in step.config_live_again)]
 
 
 def _distinct(mapping: Mapping) -> list[list[tuple[str, frozenset[str]]]]:

@@ -159,10 +159,16 @@ def history_lines(options: Options) -> list[str]:
 
 
 def _read(history: History) -> str:
-    """`7 read`, `the 500 newest of 1,234 read`."""
+    """`7 read`, `the 500 newest of 1,234 read`, then the steps whose keys they logged."""
+    read = f"{history.runs:,} read"
     if history.partial:
-        return f"the {history.runs:,} newest of {history.total:,} read"
-    return f"{history.runs:,} read"
+        read = f"the {history.runs:,} newest of {history.total:,} read"
+    if history.steps is None:
+        return read
+    first, last = history.steps
+    return f"{read}, logging the keys of " + (
+        f"step {first}" if first == last else f"steps {first} .. {last}"
+    )
 
 
 def _run(run: RunRef | None) -> str:
