@@ -222,3 +222,21 @@ def test_help_names_the_default_host_the_code_connects_to(run, tmp_path):
     text = " ".join(run("--help").stdout.split())
     assert f"else wandb's default {default.url}." in text
     assert "api.wandb.ai" not in text
+
+
+def test_a_bundled_mappings_reviewed_warnings_are_not_repeated(run, monkeypatch, tmp_path):
+    """A mapping wbmigrate ships had its warnings reviewed when it was bundled (the bundled
+    prime-rl mapping's are pinned in tests/mapping): plan says them only for a mapping file the
+    user gives."""
+    import shutil
+
+    from wbmigrate.mapping import load
+
+    bundled = tmp_path / "bundled"
+    bundled.mkdir()
+    shutil.copy(FIXTURES / "mappings/valid/many-to-one.yaml", bundled / "merging.yaml")
+    monkeypatch.setattr(load, "bundled_dir", lambda: bundled)
+    spec = FIXTURES / "demo-project/workspaces/overview.json"
+    assert "Warning:" not in run("plan", str(spec), "--mapping", "merging").stderr
+    user_file = FIXTURES / "mappings/valid/many-to-one.yaml"
+    assert "[many-to-one]" in run("plan", str(spec), "--mapping", str(user_file)).stderr

@@ -16,7 +16,7 @@ from wbmigrate.cli.base import UserError, warn
 from wbmigrate.engine.history import DEFAULT_RUNS
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
-from wbmigrate.mapping.load import find_mapping
+from wbmigrate.mapping.load import find_mapping, is_bundled
 
 DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
 
@@ -94,7 +94,8 @@ def migration_setup(
 ) -> tuple[Migration, Options]:
     """The migration and options the migration options give."""
     mapping = find_mapping(mapping_ref)
-    warn(mapping.warnings)
+    if not is_bundled(mapping):
+        warn(mapping.warnings)
     keys = frozenset(line.strip() for line in project_keys or () if line.strip())
     options = Options(
         mode=Mode(mode), project_keys=keys, rewrite_text=rewrite_text, annotate=not no_annotate

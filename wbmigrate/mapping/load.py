@@ -43,6 +43,12 @@ def bundled_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "mappings"
 
 
+def is_bundled(mapping: Mapping) -> bool:
+    """Whether `mapping` is one wbmigrate ships: its warnings were reviewed when it was bundled
+    (tests pin them), so they are not repeated to every user of it."""
+    return mapping.path is not None and mapping.path.parent == bundled_dir()
+
+
 def bundled_ids() -> list[str]:
     return sorted(path.stem for path in bundled_dir().glob("*.yaml"))
 
