@@ -142,6 +142,31 @@ def test_a_key_renamed_into_one_logged_elsewhere_merges_for_review(tmp_path: Pat
     assert step.metrics.removed == ()
 
 
+def test_a_key_renamed_into_one_a_changed_file_logs_elsewhere_merges_for_review(
+    tmp_path: Path,
+) -> None:
+    """#1714's eval dict: `len/avg` became `len/mean`, which the trainer already logged in
+    another function of a file the same commit changed."""
+    repo = Repo(tmp_path)
+    evaluate = 'import wandb\n\ndef evaluate():\n    wandb.log({{"len/{s}": 1, "len/max": 2}})\n'
+    first = repo.commit("init", a_py=evaluate.format(s="avg"), b_py=logs("len/mean", "x/y"))
+    repo.commit("move (#5)", a_py=None, c_py=evaluate.format(s="mean"), b_py=logs("len/mean"))
+    (step,) = run(repo, first)
+    (pair,) = step.metrics.renamed
+    assert (pair.old, pair.new, pair.after.file) == ("len/avg", "len/mean", "c.py")
+    assert pair.review.startswith("len/mean was already logged elsewhere;")
+
+
+def test_a_key_that_only_moved_is_no_rename_target(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("x/a", "x/b"), b_py=logs("y/c"))
+    other = 'import wandb\n\ndef other():\n    wandb.log({"x/b": 1, "y/c": 2})\n'
+    repo.commit("drop x/a, move x/b (#6)", a_py=None, b_py=other)
+    (step,) = run(repo, first)
+    assert step.metrics.renamed == ()
+    assert [g.name for g in step.metrics.removed] == ["x/a"]
+
+
 def test_a_key_gone_with_nothing_in_its_place_is_removed(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))

@@ -106,7 +106,7 @@ class _State:
         # A key another file still names is not removed; one another file named is not new.
         for key in gitlog.mentioned(self.repo, commit.rev, removed) if removed else ():
             removed.pop(key, None)
-        existing = {}
+        existing = _spread(before, after)
         for key in gitlog.mentioned(self.repo, parent, added) if added and parent else ():
             existing[key] = added.pop(key)
         found = pair(removed, added)
@@ -167,6 +167,16 @@ def _collapse(found: Found) -> Found:
 
     kept = [p for p in found.renamed if not carried(p.old, p.new) and not rooted(p.old, p.new)]
     return replace(found, renamed=tuple(kept))
+
+
+def _spread(before: dict[str, Keys], after: dict[str, Keys]) -> dict[str, Place]:
+    """Keys logged in a function now that did not log them, still logged everywhere they were
+    (#1714's eval dict took up `completion_len/mean`, which the trainer logged already); a key
+    that left a function only moved."""
+    old = {s for keys in before.values() for s in keys.scopes}
+    new = {s: p for keys in after.values() for s, p in keys.scopes.items()}
+    kept = {key for key, _ in old} - {key for key, _ in old - new.keys()}
+    return {key: new[key, scope] for key, scope in sorted(new.keys() - old) if key in kept}
 
 
 def _merged(classes: dict[str, dict[str, ConfigClass]]) -> dict[str, ConfigClass]:

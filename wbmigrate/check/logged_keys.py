@@ -45,6 +45,7 @@ class Keys:
     """What one module logs and declares."""
 
     metrics: dict[str, Place] = field(default_factory=dict)
+    scopes: dict[tuple[str, str], Place] = field(default_factory=dict)  # (key, function)
     patterns: dict[str, Place] = field(default_factory=dict)  # f-string keys, as written
     classes: dict[str, ConfigClass] = field(default_factory=dict)
 
@@ -67,7 +68,9 @@ def logged_keys(file: str, text: str, configs: bool = False) -> Keys:
     for node, parent in module.parents.items():
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if not isinstance(parent, ast.JoinedStr) and _logged(module, node, node.value):
-                keys.metrics.setdefault(node.value, place(node))
+                here = place(node)
+                keys.metrics.setdefault(node.value, here)
+                keys.scopes.setdefault((node.value, here.scope or file), here)
         elif isinstance(node, ast.JoinedStr) and (pattern := _pattern(node)):
             if _logged(module, node, pattern.replace("{", "").replace("}", "")):
                 keys.patterns.setdefault(pattern, place(node))
