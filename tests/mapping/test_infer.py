@@ -256,6 +256,47 @@ def test_the_draft_of_an_aliased_rename_carries_deprecated(tmp_path: Path) -> No
     ]
 
 
+SECTIONED = """from pydantic import BaseModel
+
+class ConcurrencyConfig(BaseModel):
+    max_inflight: int = 1024
+    min_inflight: int = 1
+
+class OrchestratorConfig(BaseModel):
+    concurrency: ConcurrencyConfig = ConcurrencyConfig()
+    seed: int = 0
+
+class RLConfig(BaseModel):
+    orchestrator: OrchestratorConfig
+"""
+
+
+def test_a_field_into_a_new_section_under_another_name_is_no_rename(tmp_path: Path) -> None:
+    """#3285: a fixed cap gave way to an adaptive band's section; similar names alone make no
+    rename when both the section and the name changed. It stays in the draft as a note."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="max_inflight_episodes: int"))
+    repo.commit("adaptive (#3285)", configs__rl_py=SECTIONED)
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+    assert [g.name for g in step.config.removed] == ["orchestrator.max_inflight_episodes"]
+    assert "orchestrator.concurrency.max_inflight" in step.config.added
+    assert step.notes == (
+        "not paired: orchestrator.max_inflight_episodes -> orchestrator.concurrency.max_inflight"
+        " changes both its section and its name (similarity 0.72)",
+    )
+
+
+def test_a_field_into_a_new_section_under_its_own_name_is_a_rename(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="max_inflight: int"))
+    repo.commit("section (#3286)", configs__rl_py=SECTIONED)
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.max_inflight", "orchestrator.concurrency.max_inflight")
+    ]
+
+
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from wbmigrate import gitlog
 from wbmigrate.check.logged_keys import ConfigClass, ConfigField, Keys, config_paths, logged_keys
-from wbmigrate.mapping.infer import Found, InferredStep, Place, pair, ranked
+from wbmigrate.mapping.infer import Found, Gone, InferredStep, Place, pair, ranked
 
 
 def infer(repo: Path, start: str, to: str, paths: tuple[str, ...] = ()) -> list[InferredStep]:
@@ -75,7 +75,7 @@ class _State:
             if (commit.rev, p) in texts
         }
         metrics = self._metrics(commit, parent, before, after)
-        config = self._config(files, after)
+        config, notes = self._config(files, after)
         live_again = tuple(
             sorted(self.dropped & ({p.new for p in metrics.renamed} | set(metrics.added)))
         )
@@ -94,6 +94,7 @@ class _State:
             config,
             tuple(patterns),
             live_again,
+            tuple(notes),
         )
 
     def _metrics(
@@ -122,10 +123,10 @@ class _State:
         gone = tuple(g for g in found.removed if g.name in left)
         return replace(found, renamed=found.renamed + tuple(merged), removed=gone)
 
-    def _config(self, files: list[str], after: dict[str, Keys]) -> Found:
+    def _config(self, files: list[str], after: dict[str, Keys]) -> tuple[Found, list[str]]:
         changed = [p for p in files if is_config_file(p)]
         if not changed:
-            return Found()
+            return Found(), []
         for path in changed:
             self.classes.pop(path, None)
             if path in after:
@@ -134,7 +135,18 @@ class _State:
         removed = {k: f.place for k, (f, _) in old.items() if k not in self.fields}
         added = {k: f.place for k, (f, _) in self.fields.items() if k not in old}
         aliases = {k: self.fields[k][0].aliases for k in added if self.fields[k][0].aliases}
-        return _collapse(pair(removed, added, aliases))
+        # A value is never renamed into a section, nor a section into a value.
+        sections = {k.rpartition(".")[0] for k in [*old, *self.fields]}
+        sides = [
+            pair(
+                {k: v for k, v in removed.items() if (k in sections) is section},
+                {k: v for k, v in added.items() if (k in sections) is section},
+                aliases,
+            )
+            for section in (True, False)
+        ]
+        found = Found(*(sum((getattr(f, part) for f in sides), ()) for part in _PARTS))
+        return _unlikely(_collapse(found))
 
 
 _QUOTED = re.compile(r"""(["'])((?:\\.|(?!\1).)*?)\1""")
@@ -147,6 +159,31 @@ def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, p
     if before is None or after is None:
         return True
     return {m[2] for m in _QUOTED.finditer(before)} != {m[2] for m in _QUOTED.finditer(after)}
+
+
+_PARTS = ("renamed", "removed", "added")
+
+
+def _unlikely(found: Found) -> tuple[Found, list[str]]:
+    """Pairs made by name similarity alone that change both a field's section and its name are
+    left out, as notes: a knob replaced by a new section's (#3285's `max_inflight_episodes` by
+    `concurrency.max_inflight`) is not the same setting under another name."""
+    kept, notes, left = [], [], []
+    for p in found.renamed:
+        (old_section, _, old), (new_section, _, new) = p.old.rpartition("."), p.new.rpartition(".")
+        if p.review and not p.deprecation and old_section != new_section and old != new:
+            similarity = p.review.rpartition("(")[2].rstrip(")")
+            notes.append(
+                f"not paired: {p.old} -> {p.new} changes both its section and its name"
+                f" (similarity {similarity})"
+            )
+            left.append(p)
+        else:
+            kept.append(p)
+    removed = found.removed + tuple(Gone(p.old, p.before) for p in left)
+    return replace(
+        found, renamed=tuple(kept), removed=removed, added=found.added + tuple(p.new for p in left)
+    ), notes
 
 
 def _collapse(found: Found) -> Found:

@@ -216,7 +216,12 @@ def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
         config = _admit(step.config, config_used, version, notes)
         kept.append(
             replace(
-                step, date=date, version=version, metrics=metrics, config=config, notes=tuple(notes)
+                step,
+                date=date,
+                version=version,
+                metrics=metrics,
+                config=config,
+                notes=step.notes + tuple(notes),
             )
         )
     return kept
