@@ -297,6 +297,22 @@ def test_a_field_into_a_new_section_under_its_own_name_is_a_rename(tmp_path: Pat
     ]
 
 
+def test_config_fields_are_not_paired_by_their_type_and_default(tmp_path: Path) -> None:
+    """A declaration's type and default are shared by unrelated fields (`bool = False`,
+    `Annotated[`): only a logged key's value says which new key took its place."""
+    root = (
+        "from pydantic import BaseModel\n\nclass RLConfig(BaseModel):\n"
+        "    {a}: Annotated[\n        bool, Field(description='x')\n    ] = False\n"
+        "    {b}: int = 0\n"
+    )
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=root.format(a="mask", b="n"))
+    repo.commit("other (#839)", configs__rl_py=root.format(a="fresh", b="zz"))
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+    assert [g.name for g in step.config.removed] == ["mask", "n"]
+
+
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))

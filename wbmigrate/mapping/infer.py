@@ -86,9 +86,12 @@ def pair(
     removed: dict[str, Place],
     added: dict[str, Place],
     aliases: dict[str, tuple[str, ...]] | None = None,
+    by_code: bool = True,
 ) -> Found:
     """Pair removed and added keys of one commit into renames; the rest are removed or added.
-    `aliases`: an added key's old names that still validate (a config field's aliases)."""
+    `aliases`: an added key's old names that still validate (a config field's aliases);
+    `by_code`: pair by the code beside a key (a logged value; a declaration's type and default
+    are shared by unrelated fields)."""
     removed, added = dict(removed), dict(added)
     pairs = []
     for new, olds in (aliases or {}).items():
@@ -96,7 +99,7 @@ def pair(
         if old is not None:  # one old name per field: an alias may name several
             pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
     pairs += _one_to_one(removed, added)
-    pairs += _same_line(removed, added)
+    pairs += _same_line(removed, added) if by_code else []
     pairs += ranked(removed, added)
     return Found(
         tuple(pairs),
