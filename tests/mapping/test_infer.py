@@ -313,6 +313,23 @@ def test_config_fields_are_not_paired_by_their_type_and_default(tmp_path: Path) 
     assert [g.name for g in step.config.removed] == ["mask", "n"]
 
 
+def test_fields_of_one_section_are_alike_only_by_their_own_names(tmp_path: Path) -> None:
+    """`orchestrator.` shared by two fields says nothing about them (#1404's `loss.kl_mask_type`
+    was paired with `loss.token_mask_low`)."""
+    repo = Repo(tmp_path)
+    first = repo.commit(
+        "init", configs__rl_py=CONFIG.format(field="mask: int = 0\n    keep: int = 0")
+    )
+    repo.commit(
+        "two (#2)", configs__rl_py=CONFIG.format(field="k: int = 0\n    keep_last: int = 0")
+    )
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.keep", "orchestrator.keep_last")
+    ]
+    assert [g.name for g in step.config.removed] == ["orchestrator.mask"]
+
+
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))

@@ -175,13 +175,17 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
 
 def _ratio(old: str, new: str) -> float:
     """Name similarity; for dotted config paths the last part weighs half (a field moved to
-    another section keeps its name; two fields of one section share their prefix)."""
+    another section keeps its name), and all within one section (the prefix two of its fields
+    share says nothing about them)."""
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     if "/" in old or "." not in old + new:  # quick_ratio bounds ratio from above, fast
         return matcher.ratio() if matcher.quick_ratio() >= MIN_RATIO else 0.0
-    whole = matcher.ratio()
-    leaf = difflib.SequenceMatcher(None, old.rpartition(".")[2], new.rpartition(".")[2]).ratio()
-    return (whole + leaf) / 2
+    (old_section, _, old_leaf), (new_section, _, new_leaf) = (
+        old.rpartition("."),
+        new.rpartition("."),
+    )
+    leaf = difflib.SequenceMatcher(None, old_leaf, new_leaf).ratio()
+    return leaf if old_section == new_section else (matcher.ratio() + leaf) / 2
 
 
 def _at(place: Place) -> str:
