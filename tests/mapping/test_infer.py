@@ -167,6 +167,41 @@ def test_a_key_that_only_moved_is_no_rename_target(tmp_path: Path) -> None:
     assert [g.name for g in step.metrics.removed] == ["x/a"]
 
 
+TWO_LOGS = """import wandb
+
+def train(t, r):
+    wandb.log({{"loss/x": 1{first}}})
+    for step in range(3):
+        print(step)
+    wandb.log({{"loss/y": 2{second}}})
+"""
+
+
+def test_one_key_out_and_an_unlike_one_in_apart_in_a_function_is_no_rename(tmp_path: Path) -> None:
+    """#1211: `time/eval` left one call and `val_reward/mean` came into another: the only
+    change in the function, but in another place, under a name that shares nothing."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=TWO_LOGS.format(first=', "time/eval": t', second=""))
+    repo.commit("val (#1211)", a_py=TWO_LOGS.format(first="", second=', "val_reward/mean": r'))
+    (step,) = run(repo, first)
+    assert step.metrics.renamed == ()
+    assert [g.name for g in step.metrics.removed] == ["time/eval"]
+    assert step.notes == (
+        "not paired: time/eval -> val_reward/mean: the only change in train, but not in one"
+        " place, and the names differ (similarity 0.00)",
+    )
+
+
+def test_one_key_replaced_by_an_unlike_one_in_one_place_is_a_rename(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=TWO_LOGS.format(first=', "completions": t', second=""))
+    repo.commit("table (#628)", a_py=TWO_LOGS.format(first=', "samples": t', second=""))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new, p.review) for p in step.metrics.renamed] == [
+        ("completions", "samples", "names differ (similarity 0.00)")
+    ]
+
+
 def test_a_key_gone_with_nothing_in_its_place_is_removed(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))
@@ -282,7 +317,7 @@ def test_a_field_into_a_new_section_under_another_name_is_no_rename(tmp_path: Pa
     assert [g.name for g in step.config.removed] == ["orchestrator.max_inflight_episodes"]
     assert "orchestrator.concurrency.max_inflight" in step.config.added
     assert step.notes == (
-        "not paired: orchestrator.max_inflight_episodes -> orchestrator.concurrency.max_inflight"
+        "not paired: orchestrator.max_inflight_episodes -> orchestrator.concurrency.max_inflight:"
         " changes both its section and its name (similarity 0.72)",
     )
 

@@ -8,14 +8,26 @@ is new only if none named it before (so a key moved between files is neither).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from wbmigrate import gitlog
 from wbmigrate.check.logged_keys import ConfigClass, ConfigField, Keys, config_paths, logged_keys
-from wbmigrate.mapping.infer import Found, Gone, InferredStep, Place, pair, ranked
+from wbmigrate.mapping.infer import (
+    NAMES_DIFFER,
+    Found,
+    Gone,
+    InferredStep,
+    Pair,
+    Place,
+    pair,
+    ranked,
+    similarity,
+)
 
 
 def infer(repo: Path, start: str, to: str, paths: tuple[str, ...] = ()) -> list[InferredStep]:
@@ -74,8 +86,12 @@ class _State:
             for p in files
             if (commit.rev, p) in texts
         }
-        metrics = self._metrics(commit, parent, before, after)
-        config, notes = self._config(files, after)
+        metrics, notes = _apart(
+            self._metrics(commit, parent, before, after), texts, parent, commit.rev
+        )
+        config, config_notes = self._config(files, after)
+        config, apart = _apart(config, texts, parent, commit.rev)
+        notes += config_notes + apart
         live_again = tuple(
             sorted(self.dropped & ({p.new for p in metrics.renamed} | set(metrics.added)))
         )
@@ -167,24 +183,59 @@ _PARTS = ("renamed", "removed", "added")
 
 def _unlikely(found: Found) -> tuple[Found, list[str]]:
     """Pairs made by name similarity alone that change both a field's section and its name are
-    left out, as notes: a knob replaced by a new section's (#3285's `max_inflight_episodes` by
+    left out: a knob replaced by a new section's (#3285's `max_inflight_episodes` by
     `concurrency.max_inflight`) is not the same setting under another name."""
-    kept, notes, left = [], [], []
-    for p in found.renamed:
+
+    def why(p: Pair) -> str:
         (old_section, _, old), (new_section, _, new) = p.old.rpartition("."), p.new.rpartition(".")
         if p.review and not p.deprecation and old_section != new_section and old != new:
-            similarity = p.review.rpartition("(")[2].rstrip(")")
-            notes.append(
-                f"not paired: {p.old} -> {p.new} changes both its section and its name"
-                f" (similarity {similarity})"
+            return (
+                f"changes both its section and its name (similarity {similarity(p.old, p.new):.2f})"
             )
-            left.append(p)
-        else:
-            kept.append(p)
+        return ""
+
+    return _left_out(found, why)
+
+
+def _apart(
+    found: Found, texts: dict[tuple[str, str], str], parent: str, rev: str
+) -> tuple[Found, list[str]]:
+    """One key out of a function and one unlike it in, in two places of it, are no rename
+    (#1211's `time/eval` and `val_reward/mean`): only one block of lines the commit replaced
+    holding both says one took the other's place."""
+
+    def why(p: Pair) -> str:
+        if not p.review.startswith(NAMES_DIFFER) or _one_block(texts, parent, rev, p):
+            return ""
+        return (
+            f"the only change in {p.after.scope or p.after.file}, but not in one place, and the"
+            f" names differ (similarity {similarity(p.old, p.new):.2f})"
+        )
+
+    return _left_out(found, why)
+
+
+def _one_block(texts: dict[tuple[str, str], str], parent: str, rev: str, p: Pair) -> bool:
+    old, new = texts.get((parent, p.before.file)), texts.get((rev, p.after.file))
+    if p.before.file != p.after.file or old is None or new is None:
+        return False
+    lines = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return any(
+        tag == "replace" and i < p.before.line <= j and k < p.after.line <= m
+        for tag, i, j, k, m in lines.get_opcodes()
+    )
+
+
+def _left_out(found: Found, why: Callable[[Pair], str]) -> tuple[Found, list[str]]:
+    """The pairs `why` gives a reason against, as notes: their old key removed, their new one
+    added."""
+    reasons = [(p, why(p)) for p in found.renamed]
+    left = [p for p, reason in reasons if reason]
+    notes = [f"not paired: {p.old} -> {p.new}: {reason}" for p, reason in reasons if reason]
+    kept = tuple(p for p, reason in reasons if not reason)
     removed = found.removed + tuple(Gone(p.old, p.before) for p in left)
-    return replace(
-        found, renamed=tuple(kept), removed=removed, added=found.added + tuple(p.new for p in left)
-    ), notes
+    added = found.added + tuple(p.new for p in left)
+    return Found(kept, removed, added), notes
 
 
 def _collapse(found: Found) -> Found:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 MIN_RATIO = 0.6  # name similarity below which two keys of different places are not paired
+NAMES_DIFFER = "names differ"  # the review of one key replaced by one unlike it in one function
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,8 @@ def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair
         olds = [k for k, p in removed.items() if (p.file, p.scope) == where]
         news = [k for k, p in added.items() if (p.file, p.scope) == where]
         if len(olds) == len(news) == 1:
-            ratio = _ratio(olds[0], news[0])
-            review = "" if ratio >= MIN_RATIO else f"names differ (similarity {ratio:.2f})"
+            ratio = similarity(olds[0], news[0])
+            review = "" if ratio >= MIN_RATIO else f"{NAMES_DIFFER} (similarity {ratio:.2f})"
             pairs.append(Pair(olds[0], news[0], removed.pop(olds[0]), added.pop(news[0]), review))
     return pairs
 
@@ -154,7 +155,7 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
     scored = []
     for old, before in removed.items():
         for new, after in added.items():
-            ratio = _ratio(old, new)
+            ratio = similarity(old, new)
             if ratio >= MIN_RATIO:
                 same = (before.file, before.scope) == (after.file, after.scope)
                 near = 0.1 * same + 0.05 * (before.file == after.file)
@@ -173,7 +174,7 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
     return pairs
 
 
-def _ratio(old: str, new: str) -> float:
+def similarity(old: str, new: str) -> float:
     """Name similarity; for dotted config paths the last part weighs half (a field moved to
     another section keeps its name), and all within one section (the prefix two of its fields
     share says nothing about them)."""
