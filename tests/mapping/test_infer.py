@@ -332,20 +332,38 @@ def test_a_field_into_a_new_section_under_its_own_name_is_a_rename(tmp_path: Pat
     ]
 
 
-def test_config_fields_are_not_paired_by_their_type_and_default(tmp_path: Path) -> None:
-    """A declaration's type and default are shared by unrelated fields (`bool = False`,
-    `Annotated[`): only a logged key's value says which new key took its place."""
-    root = (
-        "from pydantic import BaseModel\n\nclass RLConfig(BaseModel):\n"
-        "    {a}: Annotated[\n        bool, Field(description='x')\n    ] = False\n"
-        "    {b}: int = 0\n"
-    )
+ROOT = "from pydantic import BaseModel, Field\n\nclass RLConfig(BaseModel):\n"
+
+
+def test_a_line_that_goes_on_does_not_pair_by_the_code_beside_it(tmp_path: Path) -> None:
+    """#839's `difficulty_field: Annotated[` -> `from_scratch: Annotated[`: the line's value is
+    on the lines after it."""
+    field = "    {a}: Annotated[\n        bool, Field(description='x')\n    ] = False\n"
     repo = Repo(tmp_path)
-    first = repo.commit("init", configs__rl_py=root.format(a="mask", b="n"))
-    repo.commit("other (#839)", configs__rl_py=root.format(a="fresh", b="zz"))
+    first = repo.commit("init", configs__rl_py=ROOT + field.format(a="mask") + "    n: int = 0\n")
+    repo.commit("other (#839)", configs__rl_py=ROOT + field.format(a="fresh") + "    zz: int = 1\n")
     (step,) = run(repo, first)
     assert step.config.renamed == ()
     assert [g.name for g in step.config.removed] == ["mask", "n"]
+
+
+def test_code_beside_two_removed_keys_pairs_neither(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=ROOT + "    x: bool = False\n    y: bool = False\n")
+    repo.commit("one (#2746)", configs__rl_py=ROOT + "    z: bool = False\n    w: int = 0\n")
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+
+
+def test_code_beside_one_removed_and_one_added_key_pairs_them(tmp_path: Path) -> None:
+    """#3256: `num_gpus: int = 1` became `num_train_gpus: int = 1`, beside a new
+    `num_infer_gpus` as like it by name."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=ROOT + "    num_gpus: int = 1\n")
+    after = "    num_infer_gpus: int = Field(1)\n    num_train_gpus: int = 1\n"
+    repo.commit("sft evals (#3256)", configs__rl_py=ROOT + after)
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [("num_gpus", "num_train_gpus")]
 
 
 def test_fields_of_one_section_are_alike_only_by_their_own_names(tmp_path: Path) -> None:

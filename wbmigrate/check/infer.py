@@ -158,7 +158,6 @@ class _State:
                 {k: v for k, v in removed.items() if (k in sections) is section},
                 {k: v for k, v in added.items() if (k in sections) is section},
                 aliases,
-                by_code=False,
             )
             for section in (True, False)
         ]

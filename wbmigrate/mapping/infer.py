@@ -87,12 +87,9 @@ def pair(
     removed: dict[str, Place],
     added: dict[str, Place],
     aliases: dict[str, tuple[str, ...]] | None = None,
-    by_code: bool = True,
 ) -> Found:
     """Pair removed and added keys of one commit into renames; the rest are removed or added.
-    `aliases`: an added key's old names that still validate (a config field's aliases);
-    `by_code`: pair by the code beside a key (a logged value; a declaration's type and default
-    are shared by unrelated fields)."""
+    `aliases`: an added key's old names that still validate (a config field's aliases)."""
     removed, added = dict(removed), dict(added)
     pairs = []
     for new, olds in (aliases or {}).items():
@@ -100,7 +97,7 @@ def pair(
         if old is not None:  # one old name per field: an alias may name several
             pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
     pairs += _one_to_one(removed, added)
-    pairs += _same_line(removed, added) if by_code else []
+    pairs += _same_line(removed, added)
     pairs += ranked(removed, added)
     return Found(
         tuple(pairs),
@@ -129,8 +126,9 @@ def _same_line(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]
     for old, before in list(removed.items()):
         rest = _rest(before.code, old)
         found = [n for n, a in added.items() if _alike(_rest(a.code, n), rest)]
-        # `self.n` is `n`: one line may end the other
-        if len(found) == 1:
+        # `self.n` is `n`: one line may end the other; code beside two old keys says neither
+        alike = [o for o, b in removed.items() if _alike(_rest(b.code, o), rest)]
+        if len(found) == 1 and alike == [old]:
             review = f"one of several changes; paired by the code beside it ({rest.strip()})"
             pairs.append(Pair(old, found[0], removed.pop(old), added.pop(found[0]), review))
     return pairs
@@ -143,8 +141,11 @@ def _rest(code: str, key: str) -> str:
 
 
 def _alike(one: str, other: str) -> bool:
-    """The same value, when each says something and names no other key."""
+    """The same value, when each says something, names no other key and ends on its line (a
+    line that ends in a bracket, `Annotated[`, goes on)."""
     if any(len(r.strip(" ,)]}")) < 3 or "'" in r or '"' in r for r in (one, other)):
+        return False
+    if any(r.rstrip().endswith(("(", "[", "{")) for r in (one, other)):
         return False
     return one.endswith(other) or other.endswith(one)
 
