@@ -198,7 +198,7 @@ def test_one_key_replaced_by_an_unlike_one_in_one_place_is_a_rename(tmp_path: Pa
     repo.commit("table (#628)", a_py=TWO_LOGS.format(first=', "samples": t', second=""))
     (step,) = run(repo, first)
     assert [(p.old, p.new, p.review) for p in step.metrics.renamed] == [
-        ("completions", "samples", "names differ (similarity 0.00)")
+        ("completions", "samples", "names differ (similarity 0.56)")
     ]
 
 
@@ -381,6 +381,34 @@ def test_fields_of_one_section_are_alike_only_by_their_own_names(tmp_path: Path)
         ("orchestrator.keep", "orchestrator.keep_last")
     ]
     assert [g.name for g in step.config.removed] == ["orchestrator.mask"]
+
+
+def test_a_section_flattened_into_one_field_is_a_rename(tmp_path: Path) -> None:
+    """#536's `weights.path` -> `weights_path`: the section and the name changed, but the words
+    are the same."""
+    nested = "from pydantic import BaseModel\n\nclass WeightsConfig(BaseModel):\n"
+    nested += "    path: str = 'w'\n\nclass OrchestratorConfig(BaseModel):\n"
+    nested += "    weights: WeightsConfig = WeightsConfig()\n    seed: int = 0\n"
+    nested += "\nclass RLConfig(BaseModel):\n    orchestrator: OrchestratorConfig\n"
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=nested)
+    repo.commit("flat (#536)", configs__rl_py=CONFIG.format(field="weights_path: str = 'w'"))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.weights.path", "orchestrator.weights_path")
+    ]
+
+
+def test_a_field_given_more_words_is_alike(tmp_path: Path) -> None:
+    """#2639's `filters` -> `pre_batch_filters`, beside other changes in its section."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="filters: list = []"))
+    after = "pre_batch_filters: list = [\n        1,\n    ]\n    pool: int = 0"
+    repo.commit("overlap (#2639)", configs__rl_py=CONFIG.format(field=after))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.filters", "orchestrator.pre_batch_filters")
+    ]
 
 
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:

@@ -187,13 +187,19 @@ def _unlikely(found: Found) -> tuple[Found, list[str]]:
 
     def why(p: Pair) -> str:
         (old_section, _, old), (new_section, _, new) = p.old.rpartition("."), p.new.rpartition(".")
-        if p.review and not p.deprecation and old_section != new_section and old != new:
-            return (
-                f"changes both its section and its name (similarity {similarity(p.old, p.new):.2f})"
-            )
-        return ""
+        moved = old_section != new_section and old != new and not _same_words(p.old, p.new)
+        if not p.review or p.deprecation or not moved:
+            return ""
+        return f"changes both its section and its name (similarity {similarity(p.old, p.new):.2f})"
 
     return _left_out(found, why)
+
+
+def _same_words(old: str, new: str) -> bool:
+    """One name nested or flattened: `weights.path` and `weights_path`, `resume_step` and
+    `resume.step`."""
+    olds, news = old.split("."), new.split(".")
+    return "_".join(olds[-2:]) == news[-1] or olds[-1] == "_".join(news[-2:])
 
 
 def _apart(

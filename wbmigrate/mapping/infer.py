@@ -180,14 +180,24 @@ def similarity(old: str, new: str) -> float:
     another section keeps its name), and all within one section (the prefix two of its fields
     share says nothing about them)."""
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    if "/" in old or "." not in old + new:  # quick_ratio bounds ratio from above, fast
+    if "/" in old + new:  # quick_ratio bounds ratio from above, fast
         return matcher.ratio() if matcher.quick_ratio() >= MIN_RATIO else 0.0
     (old_section, _, old_leaf), (new_section, _, new_leaf) = (
         old.rpartition("."),
         new.rpartition("."),
     )
     leaf = difflib.SequenceMatcher(None, old_leaf, new_leaf).ratio()
+    if _qualified(old_leaf, new_leaf):  # `filters` -> `pre_batch_filters`
+        leaf = max(leaf, MIN_RATIO)
     return leaf if old_section == new_section else (matcher.ratio() + leaf) / 2
+
+
+def _qualified(old: str, new: str) -> bool:
+    """A config field's name is the other's with words added or taken away."""
+    short, long = sorted((old.split("_"), new.split("_")), key=len)
+    return len(short) < len(long) and any(
+        long[at : at + len(short)] == short for at in range(len(long) - len(short) + 1)
+    )
 
 
 def _at(place: Place) -> str:
