@@ -411,6 +411,27 @@ def test_a_field_given_more_words_is_alike(tmp_path: Path) -> None:
     ]
 
 
+def test_a_key_as_like_two_new_ones_pairs_with_neither(tmp_path: Path) -> None:
+    """#2639: `filters` is as like `pre_batch_filters` as `post_batch_filters`; the alphabet
+    is no evidence."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="filters: list = []"))
+    after = "pre_batch_filters: list = [\n        1,\n    ]\n    post_batch_filters: list = [\n"
+    repo.commit("overlap (#2639)", configs__rl_py=CONFIG.format(field=after + "        2,\n    ]"))
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+
+
+def test_a_word_inside_another_name_is_not_alike(tmp_path: Path) -> None:
+    """#2742's `extra_env_kwargs` is not `env` with words added."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="extra_env_kwargs: dict = {}"))
+    after = "env: dict = {\n        1: 2,\n    }\n    pool: int = 0"
+    repo.commit("env (#2742)", configs__rl_py=CONFIG.format(field=after))
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+
+
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", src__a_py=logs("a/x"), tests__b_py=logs("b/x"))

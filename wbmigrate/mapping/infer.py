@@ -161,18 +161,39 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
                 same = (before.file, before.scope) == (after.file, after.scope)
                 near = 0.1 * same + 0.05 * (before.file == after.file)
                 scored.append((ratio + near, ratio, old, new))
-    pairs = []
-    for _, ratio, old, new in sorted(scored, key=lambda s: (-s[0], s[2], s[3])):
-        if old in removed and new in added:
-            before, after = removed.pop(old), added.pop(new)
-            where = f"in {before.scope}" if before.scope else f"in {before.file}"
-            if before.file != after.file:
-                where = f"moved from {_at(before)} to {_at(after)}"
-            elif before.scope != after.scope:
-                where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
-            review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
-            pairs.append(Pair(old, new, before, after, review))
+    pairs: list[Pair] = []
+    tied: set[str] = set()
+    for score, ratio, old, new in sorted(scored, key=lambda s: (-s[0], s[2], s[3])):
+        if old not in removed or new not in added or {old, new} & tied:
+            continue
+        if _tied(scored, score, old, new, removed, added):  # nor paired with a worse one later
+            tied |= {old, new}
+            continue
+        before, after = removed.pop(old), added.pop(new)
+        where = f"in {before.scope}" if before.scope else f"in {before.file}"
+        if before.file != after.file:
+            where = f"moved from {_at(before)} to {_at(after)}"
+        elif before.scope != after.scope:
+            where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
+        review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
+        pairs.append(Pair(old, new, before, after, review))
     return pairs
+
+
+def _tied(
+    scored: list[tuple[float, float, str, str]],
+    score: float,
+    old: str,
+    new: str,
+    removed: dict[str, Place],
+    added: dict[str, Place],
+) -> bool:
+    """Whether `old` is as like another key still unpaired as `new`, or `new` as like another
+    (`filters`, `pre_batch_filters`, `post_batch_filters`): the alphabet is no evidence."""
+    return any(
+        s == score and (o == old) != (n == new) and o in removed and n in added
+        for s, _, o, n in scored
+    )
 
 
 def similarity(old: str, new: str) -> float:
@@ -193,11 +214,9 @@ def similarity(old: str, new: str) -> float:
 
 
 def _qualified(old: str, new: str) -> bool:
-    """A config field's name is the other's with words added or taken away."""
+    """A config field's name is the other's with words put before or after it."""
     short, long = sorted((old.split("_"), new.split("_")), key=len)
-    return len(short) < len(long) and any(
-        long[at : at + len(short)] == short for at in range(len(long) - len(short) + 1)
-    )
+    return len(short) < len(long) and short in (long[: len(short)], long[-len(short) :])
 
 
 def _at(place: Place) -> str:
