@@ -202,6 +202,17 @@ def test_one_key_replaced_by_an_unlike_one_in_one_place_is_a_rename(tmp_path: Pa
     ]
 
 
+def test_a_lookup_table_of_names_is_not_logged_keys(tmp_path: Path) -> None:
+    """#2569's `{"Qwen/Qwen3-8B-FP8": "hermes"}` and #724's `{"time/step": "Step Time"}`: a
+    value W&B charts is never a string written in the code."""
+    table = 'PARSERS = {{{rows}}}\nLABELS = {{"time/step": "Step Time", "perf/mfu": {{}}}}\n'
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=table.format(rows='"Qwen/Qwen3-8B": "hermes"'))
+    repo.commit("models (#2569)", a_py=table.format(rows='"Qwen/Qwen3.5-2B": "qwen3"'))
+    repo.commit("labels (#724)", a_py="LABELS = {}\n")
+    assert run(repo, first) == []
+
+
 def test_a_key_gone_with_nothing_in_its_place_is_removed(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))
