@@ -142,6 +142,77 @@ def test_a_key_renamed_into_one_logged_elsewhere_merges_for_review(tmp_path: Pat
     assert step.metrics.removed == ()
 
 
+def test_a_key_renamed_into_one_a_changed_file_logs_elsewhere_merges_for_review(
+    tmp_path: Path,
+) -> None:
+    """#1714's eval dict: `len/avg` became `len/mean`, which the trainer already logged in
+    another function of a file the same commit changed."""
+    repo = Repo(tmp_path)
+    evaluate = 'import wandb\n\ndef evaluate():\n    wandb.log({{"len/{s}": 1, "len/max": 2}})\n'
+    first = repo.commit("init", a_py=evaluate.format(s="avg"), b_py=logs("len/mean", "x/y"))
+    repo.commit("move (#5)", a_py=None, c_py=evaluate.format(s="mean"), b_py=logs("len/mean"))
+    (step,) = run(repo, first)
+    (pair,) = step.metrics.renamed
+    assert (pair.old, pair.new, pair.after.file) == ("len/avg", "len/mean", "c.py")
+    assert pair.review.startswith("len/mean was already logged elsewhere;")
+
+
+def test_a_key_that_only_moved_is_no_rename_target(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("x/a", "x/b"), b_py=logs("y/c"))
+    other = 'import wandb\n\ndef other():\n    wandb.log({"x/b": 1, "y/c": 2})\n'
+    repo.commit("drop x/a, move x/b (#6)", a_py=None, b_py=other)
+    (step,) = run(repo, first)
+    assert step.metrics.renamed == ()
+    assert [g.name for g in step.metrics.removed] == ["x/a"]
+
+
+TWO_LOGS = """import wandb
+
+def train(t, r):
+    wandb.log({{"loss/x": 1{first}}})
+    for step in range(3):
+        print(step)
+    wandb.log({{"loss/y": 2{second}}})
+"""
+
+
+def test_one_key_out_and_an_unlike_one_in_apart_in_a_function_is_no_rename(tmp_path: Path) -> None:
+    """#1211: `time/eval` left one call and `val_reward/mean` came into another: the only
+    change in the function, but in another place, under a name that shares nothing."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=TWO_LOGS.format(first=', "time/eval": t', second=""))
+    repo.commit("val (#1211)", a_py=TWO_LOGS.format(first="", second=', "val_reward/mean": r'))
+    (step,) = run(repo, first)
+    assert step.metrics.renamed == ()
+    assert [g.name for g in step.metrics.removed] == ["time/eval"]
+    assert step.notes == (
+        "not paired: time/eval -> val_reward/mean: the only change in train, but not in one"
+        " place, and the names differ (similarity 0.00)",
+    )
+
+
+def test_one_key_replaced_by_an_unlike_one_in_one_place_is_a_rename(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=TWO_LOGS.format(first=', "completions": t', second=""))
+    repo.commit("table (#628)", a_py=TWO_LOGS.format(first=', "samples": t', second=""))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new, p.review) for p in step.metrics.renamed] == [
+        ("completions", "samples", "names differ (similarity 0.56)")
+    ]
+
+
+def test_a_lookup_table_of_names_is_not_logged_keys(tmp_path: Path) -> None:
+    """#2569's `{"Qwen/Qwen3-8B-FP8": "hermes"}` and #724's `{"time/step": "Step Time"}`: a
+    value W&B charts is never a string written in the code."""
+    table = 'PARSERS = {{{rows}}}\nLABELS = {{"time/step": "Step Time", "perf/mfu": {{}}}}\n'
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=table.format(rows='"Qwen/Qwen3-8B": "hermes"'))
+    repo.commit("models (#2569)", a_py=table.format(rows='"Qwen/Qwen3.5-2B": "qwen3"'))
+    repo.commit("labels (#724)", a_py="LABELS = {}\n")
+    assert run(repo, first) == []
+
+
 def test_a_key_gone_with_nothing_in_its_place_is_removed(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("loss/train", "loss/ema"))
@@ -270,6 +341,147 @@ def test_the_draft_of_an_aliased_rename_carries_deprecated(tmp_path: Path) -> No
         ("orchestrator.rollouts_per_example", True),
         ("orchestrator.seed", False),
     ]
+
+
+SECTIONED = """from pydantic import BaseModel
+
+class ConcurrencyConfig(BaseModel):
+    max_inflight: int = 1024
+    min_inflight: int = 1
+
+class OrchestratorConfig(BaseModel):
+    concurrency: ConcurrencyConfig = ConcurrencyConfig()
+    seed: int = 0
+
+class RLConfig(BaseModel):
+    orchestrator: OrchestratorConfig
+"""
+
+
+def test_a_field_into_a_new_section_under_another_name_is_no_rename(tmp_path: Path) -> None:
+    """#3285: a fixed cap gave way to an adaptive band's section; similar names alone make no
+    rename when both the section and the name changed. It stays in the draft as a note."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="max_inflight_episodes: int"))
+    repo.commit("adaptive (#3285)", configs__rl_py=SECTIONED)
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+    assert [g.name for g in step.config.removed] == ["orchestrator.max_inflight_episodes"]
+    assert "orchestrator.concurrency.max_inflight" in step.config.added
+    assert step.notes == (
+        "not paired: orchestrator.max_inflight_episodes -> orchestrator.concurrency.max_inflight:"
+        " changes both its section and its name (similarity 0.72)",
+    )
+
+
+def test_a_field_into_a_new_section_under_its_own_name_is_a_rename(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="max_inflight: int"))
+    repo.commit("section (#3286)", configs__rl_py=SECTIONED)
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.max_inflight", "orchestrator.concurrency.max_inflight")
+    ]
+
+
+ROOT = "from pydantic import BaseModel, Field\n\nclass RLConfig(BaseModel):\n"
+
+
+def test_a_line_that_goes_on_does_not_pair_by_the_code_beside_it(tmp_path: Path) -> None:
+    """#839's `difficulty_field: Annotated[` -> `from_scratch: Annotated[`: the line's value is
+    on the lines after it."""
+    field = "    {a}: Annotated[\n        bool, Field(description='x')\n    ] = False\n"
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=ROOT + field.format(a="mask") + "    n: int = 0\n")
+    repo.commit("other (#839)", configs__rl_py=ROOT + field.format(a="fresh") + "    zz: int = 1\n")
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+    assert [g.name for g in step.config.removed] == ["mask", "n"]
+
+
+def test_code_beside_two_removed_keys_pairs_neither(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=ROOT + "    x: bool = False\n    y: bool = False\n")
+    repo.commit("one (#2746)", configs__rl_py=ROOT + "    z: bool = False\n    w: int = 0\n")
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+
+
+def test_code_beside_one_removed_and_one_added_key_pairs_them(tmp_path: Path) -> None:
+    """#3256: `num_gpus: int = 1` became `num_train_gpus: int = 1`, beside a new
+    `num_infer_gpus` as like it by name."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=ROOT + "    num_gpus: int = 1\n")
+    after = "    num_infer_gpus: int = Field(1)\n    num_train_gpus: int = 1\n"
+    repo.commit("sft evals (#3256)", configs__rl_py=ROOT + after)
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [("num_gpus", "num_train_gpus")]
+
+
+def test_fields_of_one_section_are_alike_only_by_their_own_names(tmp_path: Path) -> None:
+    """`orchestrator.` shared by two fields says nothing about them (#1404's `loss.kl_mask_type`
+    was paired with `loss.token_mask_low`)."""
+    repo = Repo(tmp_path)
+    first = repo.commit(
+        "init", configs__rl_py=CONFIG.format(field="mask: int = 0\n    keep: int = 0")
+    )
+    repo.commit(
+        "two (#2)", configs__rl_py=CONFIG.format(field="k: int = 0\n    keep_last: int = 0")
+    )
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.keep", "orchestrator.keep_last")
+    ]
+    assert [g.name for g in step.config.removed] == ["orchestrator.mask"]
+
+
+def test_a_section_flattened_into_one_field_is_a_rename(tmp_path: Path) -> None:
+    """#536's `weights.path` -> `weights_path`: the section and the name changed, but the words
+    are the same."""
+    nested = "from pydantic import BaseModel\n\nclass WeightsConfig(BaseModel):\n"
+    nested += "    path: str = 'w'\n\nclass OrchestratorConfig(BaseModel):\n"
+    nested += "    weights: WeightsConfig = WeightsConfig()\n    seed: int = 0\n"
+    nested += "\nclass RLConfig(BaseModel):\n    orchestrator: OrchestratorConfig\n"
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=nested)
+    repo.commit("flat (#536)", configs__rl_py=CONFIG.format(field="weights_path: str = 'w'"))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.weights.path", "orchestrator.weights_path")
+    ]
+
+
+def test_a_field_given_more_words_is_alike(tmp_path: Path) -> None:
+    """#2639's `filters` -> `pre_batch_filters`, beside other changes in its section."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="filters: list = []"))
+    after = "pre_batch_filters: list = [\n        1,\n    ]\n    pool: int = 0"
+    repo.commit("overlap (#2639)", configs__rl_py=CONFIG.format(field=after))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.config.renamed] == [
+        ("orchestrator.filters", "orchestrator.pre_batch_filters")
+    ]
+
+
+def test_a_key_as_like_two_new_ones_pairs_with_neither(tmp_path: Path) -> None:
+    """#2639: `filters` is as like `pre_batch_filters` as `post_batch_filters`; the alphabet
+    is no evidence."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="filters: list = []"))
+    after = "pre_batch_filters: list = [\n        1,\n    ]\n    post_batch_filters: list = [\n"
+    repo.commit("overlap (#2639)", configs__rl_py=CONFIG.format(field=after + "        2,\n    ]"))
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
+
+
+def test_a_word_inside_another_name_is_not_alike(tmp_path: Path) -> None:
+    """#2742's `extra_env_kwargs` is not `env` with words added."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", configs__rl_py=CONFIG.format(field="extra_env_kwargs: dict = {}"))
+    after = "env: dict = {\n        1: 2,\n    }\n    pool: int = 0"
+    repo.commit("env (#2742)", configs__rl_py=CONFIG.format(field=after))
+    (step,) = run(repo, first)
+    assert step.config.renamed == ()
 
 
 def test_path_globs_choose_the_files_read(tmp_path: Path) -> None:

@@ -8,14 +8,26 @@ is new only if none named it before (so a key moved between files is neither).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from wbmigrate import gitlog
 from wbmigrate.check.logged_keys import ConfigClass, ConfigField, Keys, config_paths, logged_keys
-from wbmigrate.mapping.infer import Found, InferredStep, Place, pair, ranked
+from wbmigrate.mapping.infer import (
+    NAMES_DIFFER,
+    Found,
+    Gone,
+    InferredStep,
+    Pair,
+    Place,
+    pair,
+    ranked,
+    similarity,
+)
 
 
 def infer(repo: Path, start: str, to: str, paths: tuple[str, ...] = ()) -> list[InferredStep]:
@@ -73,8 +85,12 @@ class _State:
             for p in files
             if (commit.rev, p) in texts
         }
-        metrics = self._metrics(commit, parent, before, after)
-        config = self._config(files, after)
+        metrics, notes = _apart(
+            self._metrics(commit, parent, before, after), texts, parent, commit.rev
+        )
+        config, config_notes = self._config(files, after)
+        config, apart = _apart(config, texts, parent, commit.rev)
+        notes += config_notes + apart
         old_patterns = _patterns(before)
         new_patterns = _patterns(after)
         patterns = [("removed", k, v) for k, v in old_patterns.items() if k not in new_patterns]
@@ -87,6 +103,7 @@ class _State:
             metrics,
             config,
             tuple(patterns),
+            tuple(notes),
         )
 
     def _metrics(
@@ -99,7 +116,7 @@ class _State:
         # A key another file still names is not removed; one another file named is not new.
         for key in gitlog.mentioned(self.repo, commit.rev, removed) if removed else ():
             removed.pop(key, None)
-        existing = {}
+        existing = _spread(before, after)
         for key in gitlog.mentioned(self.repo, parent, added) if added and parent else ():
             existing[key] = added.pop(key)
         found = pair(removed, added)
@@ -115,10 +132,10 @@ class _State:
         gone = tuple(g for g in found.removed if g.name in left)
         return replace(found, renamed=found.renamed + tuple(merged), removed=gone)
 
-    def _config(self, files: list[str], after: dict[str, Keys]) -> Found:
+    def _config(self, files: list[str], after: dict[str, Keys]) -> tuple[Found, list[str]]:
         changed = [p for p in files if is_config_file(p)]
         if not changed:
-            return Found()
+            return Found(), []
         for path in changed:
             self.classes.pop(path, None)
             if path in after:
@@ -127,7 +144,18 @@ class _State:
         removed = {k: f.place for k, (f, _) in old.items() if k not in self.fields}
         added = {k: f.place for k, (f, _) in self.fields.items() if k not in old}
         aliases = {k: self.fields[k][0].aliases for k in added if self.fields[k][0].aliases}
-        return _collapse(pair(removed, added, aliases))
+        # A value is never renamed into a section, nor a section into a value.
+        sections = {k.rpartition(".")[0] for k in [*old, *self.fields]}
+        sides = [
+            pair(
+                {k: v for k, v in removed.items() if (k in sections) is section},
+                {k: v for k, v in added.items() if (k in sections) is section},
+                aliases,
+            )
+            for section in (True, False)
+        ]
+        found = Found(*(sum((getattr(f, part) for f in sides), ()) for part in _PARTS))
+        return _unlikely(_collapse(found))
 
 
 _QUOTED = re.compile(r"""(["'])((?:\\.|(?!\1).)*?)\1""")
@@ -140,6 +168,72 @@ def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, p
     if before is None or after is None:
         return True
     return {m[2] for m in _QUOTED.finditer(before)} != {m[2] for m in _QUOTED.finditer(after)}
+
+
+_PARTS = ("renamed", "removed", "added")
+
+
+def _unlikely(found: Found) -> tuple[Found, list[str]]:
+    """Pairs made by name similarity alone that change both a field's section and its name are
+    left out: a knob replaced by a new section's (#3285's `max_inflight_episodes` by
+    `concurrency.max_inflight`) is not the same setting under another name."""
+
+    def why(p: Pair) -> str:
+        (old_section, _, old), (new_section, _, new) = p.old.rpartition("."), p.new.rpartition(".")
+        moved = old_section != new_section and old != new and not _same_words(p.old, p.new)
+        if not p.review or p.deprecation or not moved:
+            return ""
+        return f"changes both its section and its name (similarity {similarity(p.old, p.new):.2f})"
+
+    return _left_out(found, why)
+
+
+def _same_words(old: str, new: str) -> bool:
+    """One name nested or flattened: `weights.path` and `weights_path`, `resume_step` and
+    `resume.step`."""
+    olds, news = old.split("."), new.split(".")
+    return "_".join(olds[-2:]) == news[-1] or olds[-1] == "_".join(news[-2:])
+
+
+def _apart(
+    found: Found, texts: dict[tuple[str, str], str], parent: str, rev: str
+) -> tuple[Found, list[str]]:
+    """One key out of a function and one unlike it in, in two places of it, are no rename
+    (#1211's `time/eval` and `val_reward/mean`): only one block of lines the commit replaced
+    holding both says one took the other's place."""
+
+    def why(p: Pair) -> str:
+        if not p.review.startswith(NAMES_DIFFER) or _one_block(texts, parent, rev, p):
+            return ""
+        return (
+            f"the only change in {p.after.scope or p.after.file}, but not in one place, and the"
+            f" names differ (similarity {similarity(p.old, p.new):.2f})"
+        )
+
+    return _left_out(found, why)
+
+
+def _one_block(texts: dict[tuple[str, str], str], parent: str, rev: str, p: Pair) -> bool:
+    old, new = texts.get((parent, p.before.file)), texts.get((rev, p.after.file))
+    if p.before.file != p.after.file or old is None or new is None:
+        return False
+    lines = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    return any(
+        tag == "replace" and i < p.before.line <= j and k < p.after.line <= m
+        for tag, i, j, k, m in lines.get_opcodes()
+    )
+
+
+def _left_out(found: Found, why: Callable[[Pair], str]) -> tuple[Found, list[str]]:
+    """The pairs `why` gives a reason against, as notes: their old key removed, their new one
+    added."""
+    reasons = [(p, why(p)) for p in found.renamed]
+    left = [p for p, reason in reasons if reason]
+    notes = [f"not paired: {p.old} -> {p.new}: {reason}" for p, reason in reasons if reason]
+    kept = tuple(p for p, reason in reasons if not reason)
+    removed = found.removed + tuple(Gone(p.old, p.before) for p in left)
+    added = found.added + tuple(p.new for p in left)
+    return Found(kept, removed, added), notes
 
 
 def _collapse(found: Found) -> Found:
@@ -160,6 +254,16 @@ def _collapse(found: Found) -> Found:
 
     kept = [p for p in found.renamed if not carried(p.old, p.new) and not rooted(p.old, p.new)]
     return replace(found, renamed=tuple(kept))
+
+
+def _spread(before: dict[str, Keys], after: dict[str, Keys]) -> dict[str, Place]:
+    """Keys logged in a function now that did not log them, still logged everywhere they were
+    (#1714's eval dict took up `completion_len/mean`, which the trainer logged already); a key
+    that left a function only moved."""
+    old = {s for keys in before.values() for s in keys.scopes}
+    new = {s: p for keys in after.values() for s, p in keys.scopes.items()}
+    kept = {key for key, _ in old} - {key for key, _ in old - new.keys()}
+    return {key: new[key, scope] for key, scope in sorted(new.keys() - old) if key in kept}
 
 
 def _merged(classes: dict[str, dict[str, ConfigClass]]) -> dict[str, ConfigClass]:

@@ -2,9 +2,11 @@
 
 A logged key is a string literal where `python_context` places a W&B key (`wandb.log`,
 `define_metric`), or a metric-shaped literal (`ns/name`) as a key of a dict literal or of
-`metrics["..."] = ...` that no code reads history from. A key built at run time (an f-string)
-is kept as a pattern for review, never guessed. A config field is an annotated attribute of a
-pydantic model or dataclass; `config_paths` gives each its dotted path from the root config.
+`metrics["..."] = ...` that no code reads history from, and whose value is not a string or a
+dict written in the code (W&B charts neither: a table of model names is no metric). A key
+built at run time (an f-string) is kept as a pattern for review, never guessed. A config field
+is an annotated attribute of a pydantic model or dataclass; `config_paths` gives each its
+dotted path from the root config.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Keys:
     """What one module logs and declares."""
 
     metrics: dict[str, Place] = field(default_factory=dict)
+    scopes: dict[tuple[str, str], Place] = field(default_factory=dict)  # (key, function)
     patterns: dict[str, Place] = field(default_factory=dict)  # f-string keys, as written
     classes: dict[str, ConfigClass] = field(default_factory=dict)
 
@@ -67,7 +70,9 @@ def logged_keys(file: str, text: str, configs: bool = False) -> Keys:
     for node, parent in module.parents.items():
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if not isinstance(parent, ast.JoinedStr) and _logged(module, node, node.value):
-                keys.metrics.setdefault(node.value, place(node))
+                here = place(node)
+                keys.metrics.setdefault(node.value, here)
+                keys.scopes.setdefault((node.value, here.scope or file), here)
         elif isinstance(node, ast.JoinedStr) and (pattern := _pattern(node)):
             if _logged(module, node, pattern.replace("{", "").replace("}", "")):
                 keys.patterns.setdefault(pattern, place(node))
@@ -85,7 +90,17 @@ def _logged(module: Module, node: ast.AST, value: str) -> bool:
         return False
     parent = module.parents.get(node)
     stored = isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store)
+    if isinstance(parent, ast.Dict) and _written(parent, node):
+        return False
     return context.dict_key or stored
+
+
+def _written(table: ast.Dict, key: ast.AST) -> bool:
+    """Whether a key's value is a string or a dict written in the code: a table of names
+    (`{"Qwen/Qwen3-8B": "hermes"}`), not metrics."""
+    value = next((v for k, v in zip(table.keys, table.values, strict=True) if k is key), None)
+    text = isinstance(value, ast.Constant) and isinstance(value.value, str)
+    return text or isinstance(value, ast.Dict | ast.JoinedStr)
 
 
 def _pattern(node: ast.JoinedStr) -> str:

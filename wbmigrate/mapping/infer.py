@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 MIN_RATIO = 0.6  # name similarity below which two keys of different places are not paired
+NAMES_DIFFER = "names differ"  # the review of one key replaced by one unlike it in one function
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,8 @@ def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair
         olds = [k for k, p in removed.items() if (p.file, p.scope) == where]
         news = [k for k, p in added.items() if (p.file, p.scope) == where]
         if len(olds) == len(news) == 1:
-            ratio = _ratio(olds[0], news[0])
-            review = "" if ratio >= MIN_RATIO else f"names differ (similarity {ratio:.2f})"
+            ratio = similarity(olds[0], news[0])
+            review = "" if ratio >= MIN_RATIO else f"{NAMES_DIFFER} (similarity {ratio:.2f})"
             pairs.append(Pair(olds[0], news[0], removed.pop(olds[0]), added.pop(news[0]), review))
     return pairs
 
@@ -130,8 +131,9 @@ def _same_line(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]
     for old, before in list(removed.items()):
         rest = _rest(before.code, old)
         found = [n for n, a in added.items() if _alike(_rest(a.code, n), rest)]
-        # `self.n` is `n`: one line may end the other
-        if len(found) == 1:
+        # `self.n` is `n`: one line may end the other; code beside two old keys says neither
+        alike = [o for o, b in removed.items() if _alike(_rest(b.code, o), rest)]
+        if len(found) == 1 and alike == [old]:
             review = f"one of several changes; paired by the code beside it ({rest.strip()})"
             pairs.append(Pair(old, found[0], removed.pop(old), added.pop(found[0]), review))
     return pairs
@@ -144,8 +146,11 @@ def _rest(code: str, key: str) -> str:
 
 
 def _alike(one: str, other: str) -> bool:
-    """The same value, when each says something and names no other key."""
+    """The same value, when each says something, names no other key and ends on its line (a
+    line that ends in a bracket, `Annotated[`, goes on)."""
     if any(len(r.strip(" ,)]}")) < 3 or "'" in r or '"' in r for r in (one, other)):
+        return False
+    if any(r.rstrip().endswith(("(", "[", "{")) for r in (one, other)):
         return False
     return one.endswith(other) or other.endswith(one)
 
@@ -156,34 +161,67 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
     scored = []
     for old, before in removed.items():
         for new, after in added.items():
-            ratio = _ratio(old, new)
+            ratio = similarity(old, new)
             if ratio >= MIN_RATIO:
                 same = (before.file, before.scope) == (after.file, after.scope)
                 near = 0.1 * same + 0.05 * (before.file == after.file)
                 scored.append((ratio + near, ratio, old, new))
-    pairs = []
-    for _, ratio, old, new in sorted(scored, key=lambda s: (-s[0], s[2], s[3])):
-        if old in removed and new in added:
-            before, after = removed.pop(old), added.pop(new)
-            where = f"in {before.scope}" if before.scope else f"in {before.file}"
-            if before.file != after.file:
-                where = f"moved from {_at(before)} to {_at(after)}"
-            elif before.scope != after.scope:
-                where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
-            review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
-            pairs.append(Pair(old, new, before, after, review))
+    pairs: list[Pair] = []
+    tied: set[str] = set()
+    for score, ratio, old, new in sorted(scored, key=lambda s: (-s[0], s[2], s[3])):
+        if old not in removed or new not in added or {old, new} & tied:
+            continue
+        if _tied(scored, score, old, new, removed, added):  # nor paired with a worse one later
+            tied |= {old, new}
+            continue
+        before, after = removed.pop(old), added.pop(new)
+        where = f"in {before.scope}" if before.scope else f"in {before.file}"
+        if before.file != after.file:
+            where = f"moved from {_at(before)} to {_at(after)}"
+        elif before.scope != after.scope:
+            where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
+        review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
+        pairs.append(Pair(old, new, before, after, review))
     return pairs
 
 
-def _ratio(old: str, new: str) -> float:
+def _tied(
+    scored: list[tuple[float, float, str, str]],
+    score: float,
+    old: str,
+    new: str,
+    removed: dict[str, Place],
+    added: dict[str, Place],
+) -> bool:
+    """Whether `old` is as like another key still unpaired as `new`, or `new` as like another
+    (`filters`, `pre_batch_filters`, `post_batch_filters`): the alphabet is no evidence."""
+    return any(
+        s == score and (o == old) != (n == new) and o in removed and n in added
+        for s, _, o, n in scored
+    )
+
+
+def similarity(old: str, new: str) -> float:
     """Name similarity; for dotted config paths the last part weighs half (a field moved to
-    another section keeps its name; two fields of one section share their prefix)."""
+    another section keeps its name), and all within one section (the prefix two of its fields
+    share says nothing about them)."""
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    if "/" in old or "." not in old + new:  # quick_ratio bounds ratio from above, fast
+    if "/" in old + new:  # quick_ratio bounds ratio from above, fast
         return matcher.ratio() if matcher.quick_ratio() >= MIN_RATIO else 0.0
-    whole = matcher.ratio()
-    leaf = difflib.SequenceMatcher(None, old.rpartition(".")[2], new.rpartition(".")[2]).ratio()
-    return (whole + leaf) / 2
+    (old_section, _, old_leaf), (new_section, _, new_leaf) = (
+        old.rpartition("."),
+        new.rpartition("."),
+    )
+    leaf = difflib.SequenceMatcher(None, old_leaf, new_leaf).ratio()
+    if _qualified(old_leaf, new_leaf):  # `filters` -> `pre_batch_filters`
+        leaf = max(leaf, MIN_RATIO)
+    return leaf if old_section == new_section else (matcher.ratio() + leaf) / 2
+
+
+def _qualified(old: str, new: str) -> bool:
+    """A config field's name is the other's with words put before or after it."""
+    short, long = sorted((old.split("_"), new.split("_")), key=len)
+    return len(short) < len(long) and short in (long[: len(short)], long[-len(short) :])
 
 
 def _at(place: Place) -> str:
@@ -236,7 +274,7 @@ def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
                 version=version,
                 metrics=metrics,
                 config=config,
-                notes=tuple(notes),
+                notes=step.notes + tuple(notes),
                 live_again=tuple(live),
                 config_live_again=tuple(config_live),
                 retired_by={**live, **config_live},
