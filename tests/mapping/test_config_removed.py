@@ -1,0 +1,164 @@
+"""Config fields removed (`config: removed:`) and deprecation aliases dropped
+(`config: aliases_removed:`): read, validated, composed, and given their fates."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from helpers import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wbmigrate.mapping import ConfigRemoval, ConfigRename, Fate, MappingError, Step
+from wbmigrate.mapping.compose import Composer, compose
+from wbmigrate.mapping.load import load_mapping
+from wbmigrate.mapping.parse import parse_mapping
+
+PATH = FIXTURES / "mappings/valid/config-removed.yaml"
+MAPPING = load_mapping(PATH)
+REASON = "The async barrier is hardcoded; there is no bound to set."
+
+
+def test_a_removal_is_read_with_its_forms_and_step():
+    (gone,) = MAPPING.steps[2].config_removed
+    assert gone == ConfigRemoval(
+        "orchestrator.max_async_level",
+        REASON,
+        ("orchestrator.max_async_level", "max_async_level"),
+        ("--orchestrator.max-async-level", "--max-async-level"),
+        "2026.05.25",
+    )
+    assert MAPPING.steps[3].aliases_removed == ("orchestrator.rollouts_per_example",)
+
+
+def test_a_rename_then_a_removal_is_a_removal_of_the_old_path_in_its_own_forms():
+    removed = {r.path: r for r in MAPPING.migration().config_removed}
+    assert removed["orchestrator.async_level"] == ConfigRemoval(
+        "orchestrator.async_level",
+        REASON,
+        ("orchestrator.async_level", "async_level"),
+        ("--orchestrator.async-level", "--async-level"),
+        "2026.05.25",
+    )
+    assert "orchestrator.max_async_level" in removed
+    # and no longer a rename into a dead key
+    assert "orchestrator.async_level" not in {c.old for c in MAPPING.migration().config}
+
+
+def test_before_the_removal_the_rename_stands():
+    migration = MAPPING.migration(to="2025.11.01")
+    assert migration.config_removed == ()
+    assert migration.config[0].new == "orchestrator.max_async_level"
+
+
+def test_a_dropped_alias_makes_the_rename_breaking_from_that_step_on():
+    def deprecated(migration):
+        return {c.old: c.deprecated for c in migration.config}["orchestrator.rollouts_per_example"]
+
+    assert deprecated(MAPPING.migration()) is False
+    assert deprecated(MAPPING.migration(to="2026.05.25")) is True  # the range ends before it
+
+
+def test_config_fates_give_removed_keys_a_removed_fate_with_the_step():
+    fates = MAPPING.migration().config_fates
+    assert fates["max_async_level"] == Fate("max_async_level", None, True, REASON, "2026.05.25")
+    assert fates["orchestrator.async_level"].removed
+    assert fates["orchestrator.rollouts_per_example"].new == "orchestrator.group_size"
+    assert MAPPING.migration().step_label("2026.05.25") == "2026.05.25 (#2631)"
+
+
+def _with_step(extra: str) -> str:
+    return PATH.read_text() + extra
+
+
+LIVE_AGAIN = """  - version: "2026.07.01"
+    date: 2026-07-01
+    source: https://github.com/PrimeIntellect-ai/prime-rl/pull/4000
+    annotation: max_async_level is back.
+    config:
+      live_again: [orchestrator.max_async_level]
+"""
+
+
+def test_a_removed_path_may_be_live_again_and_then_nothing_removes_it():
+    mapping = parse_mapping(_with_step(LIVE_AGAIN), "m.yaml")
+    removed = {r.path for r in mapping.migration().config_removed}
+    assert removed == {"orchestrator.async_level"}  # what earlier steps made of the old path
+
+
+def test_removing_a_path_twice_is_name_reused():
+    again = LIVE_AGAIN.replace(
+        "live_again: [orchestrator.max_async_level]",
+        "removed:\n        - {path: orchestrator.max_async_level, reason: Again.}",
+    )
+    with pytest.raises(MappingError) as caught:
+        parse_mapping(_with_step(again), "m.yaml")
+    assert [p.code for p in caught.value.problems] == ["name-reused"]
+
+
+def test_an_alias_dropped_twice_is_not_deprecated():
+    again = LIVE_AGAIN.replace(
+        "live_again: [orchestrator.max_async_level]",
+        "aliases_removed: [orchestrator.rollouts_per_example]",
+    )
+    with pytest.raises(MappingError) as caught:
+        parse_mapping(_with_step(again), "m.yaml")
+    assert [p.code for p in caught.value.problems] == ["not-deprecated"]
+
+
+def test_a_mapping_without_the_fields_reads_as_before():
+    mapping = load_mapping(FIXTURES / "mappings/valid/deprecated-config.yaml")
+    assert all(s.config_removed == () and s.aliases_removed == () for s in mapping.steps)
+    assert mapping.migration().config_removed == ()
+
+
+# --- property: composing step by step is composing at once ----------------------------------
+
+PATHS = [f"c.k{i}" for i in range(6)]
+
+
+def _rename(old: str, new: str, deprecated: bool) -> ConfigRename:
+    return ConfigRename(old, new, {old: new}, {f"--{old}": f"--{new}"}, deprecated)
+
+
+ANY_STEP = st.tuples(
+    st.dictionaries(st.sampled_from(PATHS), st.tuples(st.sampled_from(PATHS), st.booleans())),
+    st.lists(st.sampled_from(PATHS), unique=True, max_size=2),
+    st.lists(st.sampled_from(PATHS), unique=True, max_size=2),
+    st.lists(st.sampled_from(PATHS), unique=True, max_size=1),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ANY_STEP, min_size=1, max_size=6))
+def test_composing_config_step_by_step_is_composing_the_steps_so_far(tables):
+    steps = tuple(
+        Step(
+            str(i),
+            dt.date(2026, 1, 1 + i),
+            "",
+            "",
+            {},
+            {},
+            tuple(_rename(o, n, d) for o, (n, d) in renamed.items() if o != n),
+            "",
+            config_live_again=tuple(live),
+            config_removed=tuple(ConfigRemoval(p, "gone", (p,), (), str(i)) for p in removed),
+            aliases_removed=tuple(dropped),
+        )
+        for i, (renamed, removed, dropped, live) in enumerate(tables)
+    )
+    composed = Composer()
+    for i, step in enumerate(steps):
+        at_once = compose("m", steps[:i])
+        assert (composed.config, composed.config_removed) == (
+            list(at_once.config),
+            list(at_once.config_removed),
+        )
+        composed.add(step)
+    at_once = compose("m", steps)
+    assert (tuple(composed.config), tuple(composed.config_removed)) == (
+        at_once.config,
+        at_once.config_removed,
+    )
