@@ -40,7 +40,8 @@ def test_the_rule_is_an_error_even_without_a_fix():
         pytest.param(
             "rl.toml",
             "[orchestrator]\nmax_async_level = 2\n",
-            f"rl.toml:2:1: error removed-config-key orchestrator.max_async_level (config key) was {STEP}",
+            "rl.toml:2:1: error removed-config-key orchestrator.max_async_level (config key) was "
+            + STEP,
             id="toml-key",
         ),
         pytest.param(
