@@ -82,6 +82,7 @@ def test_plan_warns_and_verify_says_nothing_new():
     text = json.dumps(spec).replace("max_off_policy_steps", "max_async_level")
     source = Source("report", "r.json", text)
     planned = plan_one(source, MIGRATION, Options())
-    assert planned.result is not None and not planned.result.changed
+    assert planned.result is not None
+    assert not planned.result.changed
     assert any("runs after it have no value" in n.message for n in planned.result.notes)
     assert verify_one(source, MIGRATION, Options()).findings == ()
