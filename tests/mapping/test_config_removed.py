@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from helpers import FIXTURES
@@ -12,8 +13,10 @@ from hypothesis import strategies as st
 
 from wbmigrate.mapping import ConfigRemoval, ConfigRename, Fate, MappingError, Step
 from wbmigrate.mapping.compose import Composer, compose
+from wbmigrate.mapping.diff import diff
 from wbmigrate.mapping.load import load_mapping
 from wbmigrate.mapping.parse import parse_mapping
+from wbmigrate.report import mapping_table as table
 
 PATH = FIXTURES / "mappings/valid/config-removed.yaml"
 MAPPING = load_mapping(PATH)
@@ -162,3 +165,56 @@ def test_composing_config_step_by_step_is_composing_the_steps_so_far(tables):
         at_once.config,
         at_once.config_removed,
     )
+
+
+# --- mappings show and diff -------------------------------------------------------------------
+
+
+def test_show_lists_removed_keys_and_each_steps_removals_and_dropped_aliases():
+    text = table.to_text(MAPPING, MAPPING.migration())
+    assert (
+        "Removed config keys (2)\n"
+        "  orchestrator.async_level  removed  #2631\n"
+        f"      {REASON}\n"
+        "      TOML  orchestrator.async_level, async_level\n"
+        "      flag  --orchestrator.async-level, --async-level\n" in text
+    )
+    assert (
+        "  2026.05.25  2026-05-25  https://github.com/PrimeIntellect-ai/prime-rl/pull/2631\n"
+        "      config removed: orchestrator.max_async_level\n"
+        "  2026.06.10  2026-06-10  https://github.com/PrimeIntellect-ai/prime-rl/pull/3156\n"
+        "      alias dropped, the old key no longer loads: orchestrator.rollouts_per_example\n"
+    ) in text
+    markdown = table.to_markdown(MAPPING, MAPPING.migration())
+    assert "| `orchestrator.max_async_level` | The async barrier is hardcoded;" in markdown
+    assert "Alias dropped, the old key no longer loads: `orchestrator.rollouts_per_example`." in (
+        markdown
+    )
+
+
+def test_show_json_has_the_removals_and_each_steps_changes():
+    data = json.loads(table.to_json(MAPPING, MAPPING.migration()))
+    assert data["config_removed"][0] == {
+        "path": "orchestrator.async_level",
+        "reason": REASON,
+        "toml": ["orchestrator.async_level", "async_level"],
+        "cli": ["--orchestrator.async-level", "--async-level"],
+        "version": "2026.05.25",
+    }
+    assert data["steps"][2]["config_removed"] == ["orchestrator.max_async_level"]
+    assert data["steps"][3]["aliases_removed"] == ["orchestrator.rollouts_per_example"]
+
+
+def test_diff_shows_a_removal_and_a_dropped_alias_only_in_one():
+    bare = parse_mapping(
+        PATH.read_text().replace(
+            "      aliases_removed:\n        - orchestrator.rollouts_per_example\n",
+            "      aliases_removed: []\n",
+        ),
+        "b.yaml",
+    )
+    assert diff(MAPPING, bare) == [
+        "step 2026.06.10 (#3156) | 2026.06.10 (#3156)",
+        "  - config orchestrator.rollouts_per_example alias removed",
+    ]
+    assert diff(bare, MAPPING)[1] == "  + config orchestrator.rollouts_per_example alias removed"
