@@ -7,6 +7,7 @@ import datetime as dt
 import json
 
 import pytest
+import yaml
 from helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -218,3 +219,103 @@ def test_diff_shows_a_removal_and_a_dropped_alias_only_in_one():
         "  - config orchestrator.rollouts_per_example alias removed",
     ]
     assert diff(bare, MAPPING)[1] == "  + config orchestrator.rollouts_per_example alias removed"
+
+
+CONFIG_NAMES = [f"c.k{i}" for i in range(30)]
+
+
+@st.composite
+def config_steps(draw):
+    """Valid config tables of 1-5 steps: (renamed {old: (new, deprecated)}, removed, dropped
+    aliases, live again), never reusing a retired path but through `live_again`."""
+    fresh, alive, retired, aliased = list(CONFIG_NAMES), [], set(), set()
+    steps = []
+    for _ in range(draw(st.integers(1, 5))):
+        alive += [fresh.pop(0) for _ in range(draw(st.integers(0, 3)))]
+        live = draw(st.lists(st.sampled_from(sorted(retired)), unique=True)) if retired else []
+        olds = draw(st.lists(st.sampled_from(alive), unique=True)) if alive else []
+        staying = [n for n in alive if n not in olds]
+        renamed, removed = {}, []
+        for old in olds:
+            targets = [fresh[0], *staying] if fresh else staying
+            if draw(st.booleans()) and targets:
+                new = draw(st.sampled_from(targets))
+                fresh.remove(new) if new in fresh else None
+                renamed[old] = (new, draw(st.booleans()))
+            else:
+                removed.append(old)
+        dropped = draw(st.lists(st.sampled_from(sorted(aliased)), unique=True)) if aliased else []
+        aliased = (aliased - {*dropped, *live}) | {o for o, (_, d) in renamed.items() if d}
+        retired = (retired - set(live)) | set(olds)
+        alive = [n for n in staying if n not in retired] + live
+        alive += [n for n, _ in renamed.values() if n not in alive]
+        steps.append((renamed, removed, dropped, live))
+    return steps
+
+
+def _config_yaml(steps) -> str:
+    body = {
+        "format": 1,
+        "id": "random",
+        "title": "Random",
+        "sources": ["https://example.com"],
+        "steps": [
+            {
+                "version": str(i),
+                "date": dt.date(2026, 1, 1 + i),
+                "source": "https://example.com",
+                "annotation": "Boundary.",
+                "config": {
+                    "renamed": [
+                        {"old": o, "new": n, "toml": {o: n}, "deprecated": d}
+                        for o, (n, d) in renamed.items()
+                    ],
+                    "removed": [
+                        {"path": p, "reason": f"gone in {i}", "toml": [p]} for p in removed
+                    ],
+                    "aliases_removed": dropped,
+                    "live_again": live,
+                },
+            }
+            for i, (renamed, removed, dropped, live) in enumerate(steps)
+        ],
+    }
+    return yaml.safe_dump(body, sort_keys=False)
+
+
+def _followed(steps, path, first):
+    """The oracle: one path followed step by step, as (new, deprecated) or ("removed", step)."""
+    state = None
+    for i, (renamed, removed, dropped, live) in enumerate(steps, start=first):
+        if path in live:
+            state = None
+        elif state is None and path in renamed:
+            state = renamed[path]
+        elif state is None and path in removed:
+            state = ("removed", str(i))
+        elif state is not None and state[0] != "removed":
+            current, deprecated = state
+            if current in renamed:
+                state = (renamed[current][0], deprecated and renamed[current][1])
+            elif current in removed:
+                state = ("removed", str(i))
+            if path in dropped and state[0] != "removed":
+                state = (state[0], False)
+    return state
+
+
+def _composed(migration, path):
+    renames = {c.old: (c.new, c.deprecated) for c in migration.config}
+    removed = {r.path: ("removed", r.version) for r in migration.config_removed}
+    return renames.get(path) or removed.get(path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(config_steps(), st.data())
+def test_any_range_of_config_steps_composes_like_following_each_path(steps, data):
+    mapping = parse_mapping(_config_yaml(steps), "random.yaml")
+    first = data.draw(st.integers(0, len(steps) - 1))
+    last = data.draw(st.integers(first, len(steps) - 1))
+    migration = mapping.migration(str(first), str(last))
+    for path in CONFIG_NAMES:
+        assert _composed(migration, path) == _followed(steps[first : last + 1], path, first), path
