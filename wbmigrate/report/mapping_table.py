@@ -110,11 +110,11 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
         lines.append("")
     if migration.config_removed:
         lines.append(f"Removed config keys ({len(migration.config_removed)})")
-        for r in migration.config_removed:
-            lines.append(f"  {r.path}  removed  {labels[r.version]}")
-            lines.append(f"      {r.reason}")
-            lines += [f"      TOML  {', '.join(r.toml)}"] if r.toml else []
-            lines += [f"      flag  {', '.join(r.cli)}"] if r.cli else []
+        for gone in migration.config_removed:
+            lines.append(f"  {gone.path}  removed  {labels[gone.version]}")
+            lines.append(f"      {gone.reason}")
+            lines += [f"      TOML  {', '.join(gone.toml)}"] if gone.toml else []
+            lines += [f"      flag  {', '.join(gone.cli)}"] if gone.cli else []
         lines.append("")
     lines += _distinct_text(mapping)
     for new, olds in migration.irreversible.items():
@@ -157,10 +157,10 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
         out.append("")
     if migration.config_removed:
         out += ["| Removed config key | Why | TOML | Flags | Step |", "|---|---|---|---|---|"]
-        for r in migration.config_removed:
-            toml, cli = ("<br>".join(f"`{k}`" for k in keys) for keys in (r.toml, r.cli))
-            step = labels[r.version]
-            out.append(f"| `{r.path}` | {_cell(r.reason)} | {toml} | {cli} | {step} |")
+        for gone in migration.config_removed:
+            toml, cli = ("<br>".join(f"`{k}`" for k in keys) for keys in (gone.toml, gone.cli))
+            step = labels[gone.version]
+            out.append(f"| `{gone.path}` | {_cell(gone.reason)} | {toml} | {cli} | {step} |")
         out.append("")
     if mapping.distinct:
         out += ["| Distinct group | Metric | Also named |", "|---|---|---|"]
