@@ -13,6 +13,7 @@ from helpers import FIXTURES, REPO
 from wbmigrate.check.model import Level, Rule
 
 MAPPING = str(FIXTURES / "mappings/valid/config-removed.yaml")
+MAPPING_TEXT = (FIXTURES / "mappings/valid/config-removed.yaml").read_text()
 SCHEMA = json.loads((REPO / "schemas" / "check-report.schema.json").read_text())
 STEP = (
     "removed in step 2026.05.25 (#2631): The async barrier is hardcoded; there is no bound to set."
@@ -129,3 +130,21 @@ def test_before_the_removal_the_rename_is_fixed(run, repo):
     path.write_text("[orchestrator]\nasync_level = 2\n")
     assert check(run, "--to", "2025.11.01", "--fix", "rl.toml").exit_code == 0
     assert path.read_text() == "[orchestrator]\nmax_async_level = 2\n"
+
+
+def test_a_last_part_the_mapping_does_not_list_as_a_form_is_no_finding(run, repo):
+    """`path` of a removed `x.weights.path` is in every other file: only the forms the mapping
+    lists are looked for (here `x.weights.path` alone)."""
+    mapping = repo / "m.yaml"
+    mapping.write_text(
+        MAPPING_TEXT.replace("orchestrator.max_async_level, max_async_level]", "x.weights.path]")
+    )
+    (repo / "a.py").write_text(
+        "from prime_rl.orchestrator.config import WeightsConfig\n"
+        "cfg = {'path': 1, 'x.weights.path': 2}  # the path\n"
+        "WeightsConfig(path='w')\n"
+    )
+    result = run("check", "--mapping", str(mapping), "--format", "concise", "a.py")
+    assert [line.split(" was ")[0] for line in result.stdout.splitlines()[:-2]] == [
+        "a.py:2:19: error removed-config-key x.weights.path (config key)"
+    ]

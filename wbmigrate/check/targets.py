@@ -53,17 +53,13 @@ class Targets:
     @cached_property
     def removed_keys(self) -> dict[str, str]:
         """Dotted config keys (the path and its TOML forms) of removed config fields, each with
-        when and why it was removed."""
+        when and why it was removed. A form without a dot (a standalone config's top-level
+        key) is also looked for as a keyword of one of prime-rl's config classes."""
         found: dict[str, str] = {}
         for gone in self.migration.config_removed:
             why = f"removed in step {self.migration.step_label(gone.version)}: {gone.reason}"
             found |= dict.fromkeys((gone.path, *gone.toml), why)
         return found
-
-    @cached_property
-    def removed_leaves(self) -> dict[str, str]:
-        """The last part of each removed dotted key (a keyword argument)."""
-        return {old.rpartition(".")[2]: why for old, why in self.removed_keys.items()}
 
     @cached_property
     def removed_flags(self) -> dict[str, str]:
@@ -78,7 +74,7 @@ class Targets:
         self, label: str, lines: Lines, start: int, end: int, old: str, what: str
     ) -> Finding:
         """A removed config key or flag: an error without a fix (no value is right to write)."""
-        why = {**self.removed_leaves, **self.removed_keys, **self.removed_flags}[old]
+        why = {**self.removed_keys, **self.removed_flags}[old]
         message = f"{old} ({what}) was {why}"
         return lines.finding(label, start, end, Rule.REMOVED_CONFIG_KEY, message)
 
@@ -127,7 +123,9 @@ class Targets:
         for old, new in self.flags.items():
             found[old] = f"renamed to {new}"
             found[_underscored(old)] = f"renamed to {_underscored(new)}"
-        for old, why in {**self.removed_keys, **self.removed_leaves}.items():
+        # the forms the mapping lists, never a bare last part it does not (`path` of
+        # `orchestrator.weights.path` is in every other file)
+        for old, why in self.removed_keys.items():
             found.setdefault(old, why)
             found.setdefault(old.replace("_", "-"), why)
         for old, why in self.removed_flags.items():
