@@ -46,7 +46,10 @@ def flag_findings(
     findings = []
     for start, end in within or [(0, len(lines.text))]:
         for match in pattern.finditer(lines.text, start, end):
-            old, new = match.group(), targets.flags[match.group()]
+            old, new = match.group(), targets.flags.get(match.group())
+            if new is None:
+                findings.append(targets.removed(label, lines, *match.span(), old, "flag"))
+                continue
             fix = (Replacement(match.start(), match.end(), new),)
             message = f"{old} -> {new} (flag)"
             rule = targets.config_rule(old)
@@ -63,6 +66,10 @@ def keeping_data(
     """The findings, each keeping its fix only if the `kind` (YAML, TOML) text still means the
     same but for the renamed flag. All fixes are tried together first (one parse); only if that
     fails is each tried alone, so one bad spot never costs the others their fix."""
+    fixable = [f for f in findings if f.fix]  # a removed flag has no fix to keep or lose
+    if len(fixable) < len(findings):
+        kept = keeping_data(text, fixable, load, kind, targets) if fixable else []
+        return sorted(kept + [f for f in findings if not f.fix], key=lambda f: f.span)
     before = load(text)
     if before is None:
         return [_unfixed(f, f"the file is not valid {kind}") for f in findings]
@@ -111,7 +118,7 @@ def same_but_flags(before: Any, after: Any, targets: Targets) -> bool:
 def _renamed(text: str, targets: Targets) -> str:
     pattern = targets.flag_pattern
     assert pattern is not None
-    return pattern.sub(lambda m: targets.flags[m.group()], text)
+    return pattern.sub(lambda m: targets.flags.get(m.group(), m.group()), text)
 
 
 def holds_flag(data: Any, targets: Targets) -> bool:

@@ -33,6 +33,7 @@ class Rule(enum.Enum):
     REMOVED_METRIC = "removed-metric"
     RENAMED_CONFIG_KEY = "renamed-config-key"
     DEPRECATED_CONFIG = "deprecated-config"
+    REMOVED_CONFIG_KEY = "removed-config-key"
     CONFIG_INVALID = "config-invalid"
     NOT_VALIDATED = "not-validated"
     NEEDS_REVIEW = "needs-review"
@@ -64,6 +65,8 @@ RULE_HELP = {
     "validation.",
     Rule.DEPRECATED_CONFIG: "A config key or flag the mapping renames while the old spelling "
     "still loads (an alias keeps it): a warning, fixed by --fix.",
+    Rule.REMOVED_CONFIG_KEY: "A config key or flag the framework no longer declares: the config "
+    "fails validation, and there is no right value to write, so --fix leaves it.",
     Rule.CONFIG_INVALID: "A key or value prime-rl's own config schema rejects (check --validate).",
     Rule.NOT_VALIDATED: "A prime-rl config --validate could not validate: which config it is is "
     "unclear, or prime-rl's loader failed on it.",
@@ -95,9 +98,11 @@ class Finding:
 
     @property
     def level(self) -> Level:
-        """Error when wbmigrate can fix it; a finding it cannot fix needs a person (warning)."""
+        """Error when wbmigrate can fix it; a finding it cannot fix needs a person (warning),
+        but a removed config key fails to load whatever a person decides: an error."""
         level = self.rule.level
-        if level is Level.ERROR and not self.fix and not self.internal:
+        unfixable = self.internal or self.rule is Rule.REMOVED_CONFIG_KEY
+        if level is Level.ERROR and not self.fix and not unfixable:
             return Level.WARNING
         return level
 

@@ -55,7 +55,9 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if not isinstance(parent, ast.JoinedStr) and any(a in node.value for a in anchors):
                 findings += _literal(source, node)
-        elif isinstance(node, ast.keyword) and node.arg in targets.config_leaves:
+        elif isinstance(node, ast.keyword) and (
+            node.arg in targets.config_leaves or node.arg in targets.removed_keys
+        ):
             findings += _keyword(source, node, parent)
         elif isinstance(node, ast.keyword) and node.arg in targets.spellings:
             _parameter(source, node, parent)
@@ -78,6 +80,8 @@ def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
     fate = targets.migration.fate(found.name) if found else None
     if found is not None and fate is not None:
         yield from _metric(source, node, found, fate, source.module.context(node))
+    elif value in targets.removed_keys:
+        yield from _removed_string(source, node, value)
     elif value in targets.config_keys or value in targets.config_leaves:
         yield from _config_string(source, node, value)
     else:
@@ -151,6 +155,19 @@ def _config_string(source: Source, node: ast.Constant, value: str) -> Iterator[F
     yield source.finding(node, Rule.NEEDS_REVIEW, message)
 
 
+def _removed_string(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
+    """A removed config key (a dotted path or a TOML form, never a bare last part) as a string:
+    an error as a key of a config dict (it no longer loads), reviewed where read."""
+    context = source.module.context(node)
+    start, end = source.span(node)
+    if context.dict_key and context.kind is not Kind.HISTORY:
+        yield source.targets.removed(source.label, source.lines, start, end, value, "config key")
+        return
+    why = source.targets.removed_keys[value]
+    message = f"{value} ({why}) in code that reads a config; review it"
+    yield source.finding(node, Rule.NEEDS_REVIEW, message)
+
+
 def _embedded_names(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
     """Names inside filter expressions (`Summary('off_policy/mean') > 0.1`) and `${...}`:
     rewritten in a W&B builder (beside the old one in a dual-mode list), reviewed elsewhere."""
@@ -208,6 +225,12 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
     name = str(node.arg)
     start = source.lines.offset(node.lineno, node.col_offset)
     if source.text[start : start + len(name)] != name:
+        return
+    if name in source.targets.removed_keys:
+        what = f"keyword of {qualified.rpartition('.')[2]}"
+        yield source.targets.removed(
+            source.label, source.lines, start, start + len(name), name, what
+        )
         return
     new, end = source.targets.config_leaves[name], start + len(name)
     message = f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})"

@@ -318,7 +318,11 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             child = (*path, key)
             dotted = ".".join(map(str, child))
             new = targets.config_keys.get(dotted)
-            if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
+            if dotted in targets.removed_keys:  # no right value to write: left as it is
+                why = targets.removed_keys[dotted]
+                message = f"{dotted} (config key) was {why}"
+                yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
+            elif new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
                 # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
                 # a flattened config): only its last part changes
                 renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]

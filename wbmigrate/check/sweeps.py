@@ -55,6 +55,10 @@ def _parameters(parameters: dict[Any, Any], path: Path, targets: Targets) -> lis
         members, at, outer = stack.pop()
         for key, spec in members.items():
             dotted = (*outer, *str(key).split("."))
+            why = targets.removed_keys.get(".".join(dotted))
+            if why is not None:  # a sweep over a removed key: no right key to write
+                message = f"{'.'.join(dotted)} (sweep parameter: a config key) was {why}"
+                found.append(Pending((*at, key), True, Rule.REMOVED_CONFIG_KEY, message))
             new = targets.config_keys.get(".".join(dotted))
             if new is None and len(dotted) == 1:  # a standalone key: the leaf's rename
                 new = targets.config_leaves.get(dotted[0])

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from wbmigrate.check.model import Rule
+from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration, part_cover
@@ -51,6 +51,34 @@ class Targets:
         return found
 
     @cached_property
+    def removed_keys(self) -> dict[str, str]:
+        """Dotted config keys (the path and its TOML forms) of removed config fields, each with
+        when and why it was removed. A form without a dot (a standalone config's top-level
+        key) is also looked for as a keyword of one of prime-rl's config classes."""
+        found: dict[str, str] = {}
+        for gone in self.migration.config_removed:
+            why = f"removed in step {self.migration.step_label(gone.version)}: {gone.reason}"
+            found |= dict.fromkeys((gone.path, *gone.toml), why)
+        return found
+
+    @cached_property
+    def removed_flags(self) -> dict[str, str]:
+        """The flags of removed config fields, in both spellings (see `flags`)."""
+        found: dict[str, str] = {}
+        for gone in self.migration.config_removed:
+            why = f"removed in step {self.migration.step_label(gone.version)}: {gone.reason}"
+            found |= dict.fromkeys((*gone.cli, *map(_underscored, gone.cli)), why)
+        return found
+
+    def removed(
+        self, label: str, lines: Lines, start: int, end: int, old: str, what: str
+    ) -> Finding:
+        """A removed config key or flag: an error without a fix (no value is right to write)."""
+        why = {**self.removed_keys, **self.removed_flags}[old]
+        message = f"{old} ({what}) was {why}"
+        return lines.finding(label, start, end, Rule.REMOVED_CONFIG_KEY, message)
+
+    @cached_property
     def flag_pattern(self) -> re.Pattern[str] | None:
         """A whole flag: `--max-off-policy-steps` but not `--max-off-policy-steps-hint` nor
         `x--max-off-policy-steps`. It ends where its value or the next word starts (`=`,
@@ -58,9 +86,10 @@ class Targets:
         a Dockerfile's exec form), at what ends a shell word or a list item (a comma,
         semicolon, closing bracket, pipe, ampersand, backtick or backslash), or at a YAML
         key's colon (`--flag: 8`, the string "--flag" as a key)."""
-        if not self.flags:
+        flags = [*self.flags, *self.removed_flags]
+        if not flags:
             return None
-        alternatives = "|".join(map(re.escape, sorted(self.flags, key=len, reverse=True)))
+        alternatives = "|".join(map(re.escape, sorted(flags, key=len, reverse=True)))
         end = r"""(?=[\s="'`,;)\]}|&\\]|:(?:\s|$)|$)"""
         return re.compile(rf"(?<![\w./-])(?:{alternatives}){end}")
 
@@ -94,6 +123,13 @@ class Targets:
         for old, new in self.flags.items():
             found[old] = f"renamed to {new}"
             found[_underscored(old)] = f"renamed to {_underscored(new)}"
+        # the forms the mapping lists, never a bare last part it does not (`path` of
+        # `orchestrator.weights.path` is in every other file)
+        for old, why in self.removed_keys.items():
+            found.setdefault(old, why)
+            found.setdefault(old.replace("_", "-"), why)
+        for old, why in self.removed_flags.items():
+            found.setdefault(old, why)
         return found
 
     @cached_property

@@ -61,9 +61,15 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked:
     another path (`trainer.max_off_policy_steps`, a key in an array of tables, one quoted key
     holding dots) is not that key, and not changed: it is for a person to review."""
     wanted = {tuple(old.split(".")): (old, new) for old, new in targets.config_keys.items()}
+    removed = {tuple(old.split(".")): old for old in targets.removed_keys}
     pattern = targets.spelling_pattern
     for key in scan.keys:
-        if key.path in wanted:
+        if key.path in removed:
+            found = targets.removed(
+                label, lines, key.written, key.end, removed[key.path], "config key"
+            )
+            checked.findings.append(found)
+        elif key.path in wanted:
             old, new = wanted[key.path]
             rule = targets.config_rule(old)
             checked.findings.append(_renamed(label, lines, key, old, new, rule))
@@ -108,7 +114,7 @@ def _load(text: str) -> dict[str, Any] | None:
 def _needs_places(data: Any, targets: Targets) -> bool:
     """Whether the parsed document holds a key the mapping renames, or an old flag in a string:
     only then does it matter that the scanner could not place the keys."""
-    wanted = {tuple(old.split(".")) for old in targets.config_keys}
+    wanted = {tuple(old.split(".")) for old in [*targets.config_keys, *targets.removed_keys]}
     paths, _ = parsed_keys(data)
     return bool(paths & wanted) or holds_flag(data, targets)
 

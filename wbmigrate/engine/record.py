@@ -102,6 +102,13 @@ class Record:
         self.notes.append(Note(pointer(path), kind, message, self.where, field, path))
 
     def _gone(self, path: Path, fate: Fate, field: str) -> None:
+        """A key no step renames into anything. A removed config key is left as it is, never
+        deleted: runs from before the step still have a value for it."""
+        if self.in_config:
+            step = self.migration.step_label(fate.version)
+            gone = f"{fate.old} was removed in step {step}: runs after it have no value; "
+            self.note(path, NoteKind.WARNING, gone + fate.reason, field)
+            return
         gone = f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})"
         self.note(path, NoteKind.REVIEW, gone, field)
 

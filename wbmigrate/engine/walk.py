@@ -106,6 +106,9 @@ class Walk(Record):
             if found is None or fate is None:
                 continue
             step = fate.version
+            if fate.new is None and self.in_config:  # a removed config key stays
+                self._gone(at, fate, label)
+                continue
             if fate.new is None:
                 if self.dual:
                     kept = f"{fate.old} is no longer logged; kept for runs from before the boundary"
@@ -168,6 +171,9 @@ class Walk(Record):
             if found is None or fate is None:
                 continue
             label, member, step = f"{field}[{json.dumps(key)}]", (*path, key), fate.version
+            if fate.new is None and self.in_config:
+                self._gone(member, fate, label)
+                continue
             new = found.with_name(fate.new) if fate.new else None
             # another old key's entry goes to the new key: as if the new key were there
             held = new is not None and (new in taken or _yields(claims, new, key))

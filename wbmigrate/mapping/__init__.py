@@ -74,6 +74,17 @@ class ConfigRename:
 
 
 @dataclass(frozen=True)
+class ConfigRemoval:
+    """A config field the framework no longer declares: a config that sets it fails to load."""
+
+    path: str  # dotted config path, e.g. orchestrator.max_async_level
+    reason: str
+    toml: tuple[str, ...] = ()  # the dotted TOML key forms `check` looks for
+    cli: tuple[str, ...] = ()  # the command-line flag forms
+    version: str = ""  # the step that removed it
+
+
+@dataclass(frozen=True)
 class Step:
     """One versioned change of the upstream project, e.g. one merged pull request."""
 
@@ -88,6 +99,9 @@ class Step:
     # names an earlier step renamed away or removed that are logged (accepted) again from here on
     live_again: tuple[str, ...] = ()
     config_live_again: tuple[str, ...] = ()
+    config_removed: tuple[ConfigRemoval, ...] = ()
+    # old paths of earlier `deprecated: true` renames whose alias this step drops: they fail now
+    aliases_removed: tuple[str, ...] = ()
 
     @property
     def pull(self) -> str | None:
@@ -143,6 +157,7 @@ class Migration:
     metrics: MappingABC[str, Resolution]  # only names the steps rename or remove
     config: tuple[ConfigRename, ...]
     irreversible: MappingABC[str, tuple[str, ...]]  # new name -> the old names merged into it
+    config_removed: tuple[ConfigRemoval, ...] = ()  # config paths removed, final unless live again
     # The mapping's `distinct:` groups, each as its members, each member as every name it has had
     # in any step of the mapping (not only this range's): series never to be merged into one.
     distinct_members: tuple[tuple[frozenset[str], ...], ...] = ()
@@ -204,17 +219,24 @@ class Migration:
 
     @cached_property
     def config_fates(self) -> dict[str, Fate]:
-        """What becomes of each config key the mapping renames, by its dotted path: the path
-        itself and every dotted form it has in config files (`toml`: a standalone
+        """What becomes of each config key the mapping renames or removes, by its dotted path:
+        the path itself and every dotted form it has in config files (`toml`: a standalone
         orchestrator's config has `max_off_policy_steps` at its top level, and W&B logs that
-        config as it is)."""
+        config as it is). A removed key's fate has no new name."""
         found: dict[str, Fate] = {}
         for rename in self.config:
             made = (s for s in reversed(self.steps) if any(r.new == rename.new for r in s.config))
             step = next((s.version for s in made), "")
             for old, new in {rename.old: rename.new, **rename.toml}.items():
                 found[old] = Fate(old, new, False, version=step)
+        for gone in self.config_removed:
+            for old in dict.fromkeys((gone.path, *gone.toml)):
+                found[old] = Fate(old, None, True, gone.reason, gone.version)
         return found
+
+    def step_label(self, version: str) -> str:
+        """`2026.05.25 (#2631)`: a step of this migration by its version."""
+        return next((s.label for s in self.steps if s.version == version), version)
 
     @cached_property
     def config_anchor_bytes(self) -> tuple[bytes, ...]:

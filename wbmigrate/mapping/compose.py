@@ -12,7 +12,15 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import replace
 from types import MappingProxyType
 
-from wbmigrate.mapping import Action, ConfigRename, Migration, Removal, Resolution, Step
+from wbmigrate.mapping import (
+    Action,
+    ConfigRemoval,
+    ConfigRename,
+    Migration,
+    Removal,
+    Resolution,
+    Step,
+)
 
 Following = dict[str, dict[str, None]]  # a name a step may move -> old names (an ordered set)
 
@@ -33,6 +41,7 @@ def compose(
         metrics=MappingProxyType(composed.metrics),
         config=tuple(composed.config),
         irreversible=MappingProxyType(many_to_one(steps)),
+        config_removed=tuple(composed.config_removed),
         distinct_members=distinct,
     )
 
@@ -45,6 +54,7 @@ class Composer:
     def __init__(self) -> None:
         self.metrics: dict[str, Resolution] = {}
         self.config: list[ConfigRename] = []
+        self.config_removed: list[ConfigRemoval] = []
         # a name a step may move -> the old names whose fate it is
         self._following: Following = defaultdict(dict)
 
@@ -62,7 +72,10 @@ class Composer:
             dropped = metrics.pop(name, None)
             if dropped is not None:
                 following[dropped.new or dropped.equivalent or ""].pop(name, None)
-        self.config = _advance_config(self.config, step)
+        if step.config or step.config_removed or step.config_live_again or step.aliases_removed:
+            self.config, self.config_removed = _advance_config(
+                self.config, self.config_removed, step
+            )
 
 
 def _introduced(step: Step) -> Iterator[Resolution]:
@@ -120,18 +133,28 @@ def _advance_equivalent(resolution: Resolution, step: Step) -> Resolution:
     return resolution
 
 
-def _advance_config(config: list[ConfigRename], step: Step) -> list[ConfigRename]:
-    if not step.config and not step.config_live_again:  # most steps: keep this linear too
-        return config
+def _advance_config(
+    config: list[ConfigRename], removed: list[ConfigRemoval], step: Step
+) -> tuple[list[ConfigRename], list[ConfigRemoval]]:
+    """Config renames and removals through one more step. A->B then B removed is A removed
+    (B's reason, A's own forms); a removal is final unless the path is live again; a dropped
+    alias makes the rename of that old path breaking from this step on."""
     later = {rename.old: rename for rename in step.config}
-    advanced = [
-        _chain_config(rename, later[rename.new]) if rename.new in later else rename
-        for rename in config
-    ]
+    gone = {removal.path: removal for removal in step.config_removed}
+    dropped = set(step.aliases_removed)
+    advanced, removed = [], [*removed]
+    for rename in config:
+        if rename.new in gone:
+            why, forms = gone[rename.new].reason, (tuple(rename.toml), tuple(rename.cli))
+            removed.append(ConfigRemoval(rename.old, why, *forms, step.version))
+            continue
+        rename = _chain_config(rename, later[rename.new]) if rename.new in later else rename
+        advanced.append(replace(rename, deprecated=False) if rename.old in dropped else rename)
     known = {rename.old for rename in advanced}
     added = advanced + [rename for rename in step.config if rename.old not in known]
-    live = set(step.config_live_again)  # accepted again: no earlier rename of it applies
-    return [rename for rename in added if rename.old not in live] if live else added
+    removed += step.config_removed
+    live = set(step.config_live_again)  # accepted again: no earlier rename or removal applies
+    return [r for r in added if r.old not in live], [r for r in removed if r.path not in live]
 
 
 def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:

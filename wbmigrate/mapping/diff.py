@@ -15,6 +15,8 @@ def entries(step: Step) -> dict[str, str]:
     for c in step.config:
         found[f"config {c.old}"] = f"-> {c.new}" + (" (deprecated)" if c.deprecated else "")
     found |= {f"config {name}": "live again" for name in step.config_live_again}
+    found |= {f"config {r.path}": "removed" for r in step.config_removed}
+    found |= {f"config {name}": "alias removed" for name in step.aliases_removed}
     return found
 
 

@@ -20,7 +20,15 @@ import yaml
 
 from wbmigrate.edit.located_yaml import Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import ConfigRename, MappingError, Problem, Removal, Severity, Step
+from wbmigrate.mapping import (
+    ConfigRemoval,
+    ConfigRename,
+    MappingError,
+    Problem,
+    Removal,
+    Severity,
+    Step,
+)
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.rules import check as check_rules
 
@@ -59,7 +67,18 @@ _STEP = {
 }
 _METRICS = {"renamed": (dict, False), "removed": (dict, False), "live_again": (list, False)}
 _REMOVAL = {"reason": (str, True), "equivalent": (str, False)}
-_CONFIG = {"renamed": (list, False), "live_again": (list, False)}
+_CONFIG = {
+    "renamed": (list, False),
+    "removed": (list, False),
+    "aliases_removed": (list, False),
+    "live_again": (list, False),
+}
+_CONFIG_REMOVAL = {
+    "path": (str, True),
+    "reason": (str, True),
+    "toml": (list, False),
+    "cli": (list, False),
+}
 _CONFIG_RENAME = {
     "old": (str, True),
     "new": (str, True),
@@ -225,11 +244,22 @@ class _Checker:
             self.config_rename(c, (*path, "config", "renamed", i))
             for i, c in enumerate(config.get("renamed", []))
         ]
-        live = self.names(metrics.get("live_again", []), (*at, "live_again"), "metric name")
-        config_live = self.names(
-            config.get("live_again", []), (*path, "config", "live_again"), "config path"
+        gone = [
+            self.config_removal(c, (*path, "config", "removed", i), fields["version"])
+            for i, c in enumerate(config.get("removed", []))
+        ]
+        live = self.names(
+            metrics.get("live_again", []), (*at, "live_again"), "live-again metric name"
         )
-        if renamed is None or removed is None or None in configs or None in (live, config_live):
+        config_live, aliases = (
+            self.names(config.get(key, []), (*path, "config", key), what)
+            for key, what in (
+                ("live_again", "live-again config path"),
+                ("aliases_removed", "dropped alias"),
+            )
+        )
+        lists = (live, config_live, aliases)
+        if renamed is None or removed is None or None in (*configs, *gone, *lists):
             return None
         return Step(
             version=fields["version"],
@@ -242,15 +272,17 @@ class _Checker:
             annotation=fields["annotation"].strip(),
             live_again=live or (),
             config_live_again=config_live or (),
+            config_removed=tuple(c for c in gone if c),
+            aliases_removed=aliases or (),
         )
 
     def names(self, items: list[Any], path: YamlPath, what: str) -> tuple[str, ...] | None:
-        """A `live_again:` list: names, each once."""
+        """A `live_again:` or `aliases_removed:` list: names, each once."""
         result: dict[str, None] = {}
         for j, item in enumerate(items):
-            name = self.name(item, (*path, j), f"live-again {what}")
+            name = self.name(item, (*path, j), what)
             if name in result:
-                message = f"live-again {what} {name!r} is listed twice"
+                message = f"{what} {name!r} is listed twice"
                 self.error((*path, j), "duplicate-old-key", message)
             elif name is not None:
                 result[name] = None
@@ -276,6 +308,24 @@ class _Checker:
             if equivalent is None or self.name(equivalent, at, "equivalent") is not None:
                 result[name] = Removal(fields["reason"].strip(), equivalent)
         return result if len(result) == len(table) else None
+
+    def config_removal(self, data: Any, path: YamlPath, version: str) -> ConfigRemoval | None:
+        fields = self.fields(data, path, _CONFIG_REMOVAL, "config removal")
+        if fields is None:
+            return None
+        name = self.name(fields["path"], (*path, "path"), "removed config path")
+        toml, cli = (
+            [self.name(k, (*path, key, j), what) for j, k in enumerate(fields.get(key, []))]
+            for key, what in (("toml", "TOML key"), ("cli", "command-line flag"))
+        )
+        for j, flag in enumerate(cli):
+            if flag is not None and not flag.startswith("-"):
+                message = f"command-line flag {flag!r} must start with '-'"
+                self.error((*path, "cli", j), "bad-flag", message)
+        if name is None or None in toml or None in cli:
+            return None
+        reason = fields["reason"].strip()
+        return ConfigRemoval(name, reason, tuple(map(str, toml)), tuple(map(str, cli)), version)
 
     def config_rename(self, data: Any, path: YamlPath) -> ConfigRename | None:
         fields = self.fields(data, path, _CONFIG_RENAME, "config rename")

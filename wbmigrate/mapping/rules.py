@@ -38,6 +38,7 @@ def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
             found += _check_step(entries, what)
     found += _check_versions(mapping)
     found += _check_across(mapping)
+    found += _check_aliases(mapping)
     found += _check_many_to_one(mapping)
     found += check_distinct(mapping.distinct, mapping.steps)
     return [broken.at(file, located.line(broken.path)) for broken in found]
@@ -53,6 +54,8 @@ def _metric_entries(step: Step, i: int) -> Iterator[_Entry]:
 def _config_path_entries(step: Step, i: int) -> Iterator[_Entry]:
     for j, rename in enumerate(step.config):
         yield _Entry(rename.old, rename.new, ("steps", i, "config", "renamed", j, "old"))
+    for j, gone in enumerate(step.config_removed):
+        yield _Entry(gone.path, None, ("steps", i, "config", "removed", j, "path"))
 
 
 def _config_tables(step: Step, i: int) -> Iterator[tuple[str, list[_Entry]]]:
@@ -166,9 +169,27 @@ def _check_across(mapping: Mapping) -> Iterator[Broken]:
                 yield Broken(path, "bad-equivalent", message)
         for name in live:
             retired.pop(name, None)
-        config_olds = [r.old for r in step.config]
+        config_olds = [r.old for r in step.config] + [r.path for r in step.config_removed]
         retired.update(dict.fromkeys([*step.renamed, *step.removed, *config_olds], step.version))
         earlier.add(step)
+
+
+def _check_aliases(mapping: Mapping) -> Iterator[Broken]:
+    """A dropped alias must be the old path of an earlier `deprecated: true` rename whose
+    alias still loads: else there is no alias to drop."""
+    aliased: set[str] = set()
+    for i, step in enumerate(mapping.steps):
+        for j, name in enumerate(step.aliases_removed):
+            if name not in aliased:
+                message = (
+                    f"dropped alias {name!r} is not the old path of an earlier deprecated "
+                    "config rename that still loads"
+                )
+                yield Broken(
+                    ("steps", i, "config", "aliases_removed", j), "not-deprecated", message
+                )
+        aliased -= {*step.aliases_removed, *step.config_live_again}
+        aliased |= {rename.old for rename in step.config if rename.deprecated}
 
 
 def _not_retired(step: Step, i: int, retired: dict[str, str]) -> Iterator[Broken]:

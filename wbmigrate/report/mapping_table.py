@@ -33,6 +33,8 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
                 "annotation": s.annotation,
                 "live_again": list(s.live_again),
                 "config_live_again": list(s.config_live_again),
+                "config_removed": [r.path for r in s.config_removed],
+                "aliases_removed": list(s.aliases_removed),
             }
             for s in migration.steps
         ],
@@ -46,6 +48,16 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
                 "deprecated": c.deprecated,
             }
             for c in migration.config
+        ],
+        "config_removed": [
+            {
+                "path": r.path,
+                "reason": r.reason,
+                "toml": list(r.toml),
+                "cli": list(r.cli),
+                "version": r.version,
+            }
+            for r in migration.config_removed
         ],
         "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
         "distinct": [
@@ -96,6 +108,14 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
             lines += [f"      TOML  {old} -> {new}" for old, new in c.toml.items()]
             lines += [f"      flag  {old} -> {new}" for old, new in c.cli.items()]
         lines.append("")
+    if migration.config_removed:
+        lines.append(f"Removed config keys ({len(migration.config_removed)})")
+        for gone in migration.config_removed:
+            lines.append(f"  {gone.path}  removed  {labels[gone.version]}")
+            lines.append(f"      {gone.reason}")
+            lines += [f"      TOML  {', '.join(gone.toml)}"] if gone.toml else []
+            lines += [f"      flag  {', '.join(gone.cli)}"] if gone.cli else []
+        lines.append("")
     lines += _distinct_text(mapping)
     for new, olds in migration.irreversible.items():
         lines.append(f"Irreversible: {', '.join(olds)} all become {new}")
@@ -104,6 +124,7 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
         lines.append(f"  {s.version}  {s.date}  {s.source}")
         lines += [f"      {s.summary}"] if s.summary else []
         lines += [f"      logged again: {', '.join(_live(s))}"] if _live(s) else []
+        lines += [f"      {what}: {', '.join(names)}" for what, names in _config_changes(s)]
     return "\n".join(lines) + "\n"
 
 
@@ -134,6 +155,13 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
             new = f"`{c.new}`{_DEPRECATED if c.deprecated else ''}"
             out.append(f"| `{c.old}` | {new} | {toml} | {cli} |")
         out.append("")
+    if migration.config_removed:
+        out += ["| Removed config key | Why | TOML | Flags | Step |", "|---|---|---|---|---|"]
+        for gone in migration.config_removed:
+            toml, cli = ("<br>".join(f"`{k}`" for k in keys) for keys in (gone.toml, gone.cli))
+            step = labels[gone.version]
+            out.append(f"| `{gone.path}` | {_cell(gone.reason)} | {toml} | {cli} | {step} |")
+        out.append("")
     if mapping.distinct:
         out += ["| Distinct group | Metric | Also named |", "|---|---|---|"]
         for n, group in enumerate(_distinct(mapping), start=1):
@@ -144,6 +172,10 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
     out += ["| Version | Date | Source | Summary |", "|---|---|---|---|"]
     for s in migration.steps:
         again = f" Logged again: {', '.join(f'`{name}`' for name in _live(s))}." if _live(s) else ""
+        again += "".join(
+            f" {what.capitalize()}: {', '.join(f'`{name}`' for name in names)}."
+            for what, names in _config_changes(s)
+        )
         out.append(f"| {s.version} | {s.date} | {s.source} | {_cell(s.summary)}{again} |")
     return "\n".join(out) + "\n"
 
@@ -151,6 +183,15 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
 def _live(step: Step) -> list[str]:
     """The names a step brings back (`live_again:`), config paths marked as such."""
     return [*step.live_again, *(f"config {name}" for name in step.config_live_again)]
+
+
+def _config_changes(step: Step) -> list[tuple[str, list[str]]]:
+    """The config paths a step removes, and the old paths whose alias it drops."""
+    found = [
+        ("config removed", [r.path for r in step.config_removed]),
+        ("alias dropped, the old key no longer loads", list(step.aliases_removed)),
+    ]
+    return [(what, names) for what, names in found if names]
 
 
 def _distinct(mapping: Mapping) -> list[list[tuple[str, frozenset[str]]]]:
