@@ -14,6 +14,11 @@ config key or flag, with the residual pass's boundaries: `eval/off_policy/mean` 
 - a regex field (`metricRegex`, `searchQuery`, `searchHistory`) with a value: an empty one
   (`"searchQuery": ""`, as every workspace has) matches nothing.
 
+A config form of one word (`wandb`, `name`: see `Targets`) is no name here, and only a file's
+structure gives it a result: a file goes on too if it holds a one-word flag (`--wandb`), or,
+when it may be a config (TOML, JSON, YAML, Markdown, a notebook), every part of a config key
+whose last part is one word (`inference`, `model` and `name` for `inference.model.name`).
+
 Every one of them holds an anchor of the mapping (or a regex field's key), so a substring test
 for those (in C, at memory speed) passes over most files first. A name whose anchor is cut by an
 escape or braces (`off_{policy,x}/mean`) is not looked for, as before. Whole spellings are
@@ -57,8 +62,15 @@ class Prefilter:
     """The scan for one migration's spellings and anchors (see the module's docstring)."""
 
     def __init__(
-        self, spellings: Collection[str], anchors: Iterable[str], regex_keys: Iterable[str]
+        self,
+        spellings: Collection[str],
+        anchors: Iterable[str],
+        regex_keys: Iterable[str],
+        flags: Iterable[str] = (),
+        key_parts: Iterable[tuple[str, ...]] = (),
     ) -> None:
+        self.flags = tuple(flag.encode() for flag in flags)
+        self.key_parts = tuple(tuple(part.encode() for part in parts) for parts in key_parts)
         self.spellings = {spelling.encode(): spelling for spelling in spellings}
         found = [anchor.encode() for anchor in anchors]
         found += [s for s in self.spellings if not any(a in s for a in found)]  # its own
@@ -86,20 +98,26 @@ class Prefilter:
         self.escaped = _compile([rf"{_NAME_ESCAPE}[\w/.-]*?(?:{any_anchor})"])
         self.valued = _compile([f"{re.escape(_chars(k))}(?!{_EMPTY})" for k in self.keys])
 
-    def scan(self, data: bytes, spec_like: bool = False) -> Scan | None:
+    def scan(self, data: bytes, spec_like: bool = False, config_like: bool = False) -> Scan | None:
         """None when `data` cannot give any result; else what the scan found. A `spec_like`
-        file (JSON, YAML) may hold W&B specs, so regex fields count."""
+        file (JSON, YAML) may hold W&B specs, so regex fields count; a `config_like` one may
+        hold config keys of one word."""
         held = {anchor: at for anchor in self.anchors if (at := _occurrences(data, anchor))}
         keyed = (
             [at for key in self.keys for at in _occurrences(data, key)] if spec_like or held else []
         )
-        if not held and not keyed:
-            return None
         starts = self._starts(held)
         names = self._names(data, starts)
-        if not names and not self._may_hide(data, held, keyed, starts):
+        hides = names or self._structured(data, config_like)
+        if not hides and not ((held or keyed) and self._may_hide(data, held, keyed, starts)):
             return None
         return Scan(tuple(names) if data.isascii() else None)  # offsets of bytes, not text
+
+    def _structured(self, data: bytes, config_like: bool) -> bool:
+        """Whether a one-word form may be in the file's structure (see the module's docstring)."""
+        if any(flag in data for flag in self.flags):
+            return True
+        return config_like and any(all(p in data for p in parts) for parts in self.key_parts)
 
     def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
         """Where a name may start: as far before an anchor as it sits in a spelling."""

@@ -318,11 +318,15 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             child = (*path, key)
             dotted = ".".join(map(str, child))
             new = targets.config_keys.get(dotted)
+            message = f"{dotted} -> {new} (config key)"
             if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
                 # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
                 # a flattened config): only its last part changes
                 renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
-                message = f"{dotted} -> {new} (config key)"
                 rule = targets.config_rule(dotted)
                 yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
+            elif new is not None:  # to another table: a one-word key gets no other result
+                yield Pending(
+                    child, True, targets.config_rule(dotted), message + "; move it by hand"
+                )
             stack.append((child, value))
