@@ -38,6 +38,8 @@ OTHER_WORDS = {
     "report.json": json.dumps(SPEC, indent=2),
     "README.md": "Set the name and the seed, and log to wandb.\n",
     "notes.sh": "echo name seed wandb\n",
+    "ci.yml": "env:\n  A: 1\nseed: 3\nwandb: {}\n",
+    "top.json": '{"seed": 1, "wandb": {"project": "x"}}',
     "other.toml": "[trainer]\nname = 'x'\nseed = 1\n[orchestrator.model]\nname = 'y'\n",
 }
 
@@ -131,3 +133,53 @@ def test_a_key_spelled_like_a_renamed_one_names_only_the_keys_it_is_like(tmp_pat
     assert rule == "needs-review"
     assert "orchestrator.max_off_policy_steps, max_off_policy_steps at a file's top)" in message
     assert "inference" not in message
+
+
+# A start of an old name cut short: by a quote in code (`"filters" + key`), never by a comma
+# or a space, nor by a quote in JSON or YAML, where no key is built.
+CUT_SHORT = [
+    pytest.param(b"run.log({'filters' + key: 1})", False, True, id="quote-in-code"),
+    pytest.param(b"x = f'filters{key}'", False, True, id="brace-in-code"),
+    pytest.param(b'{"filters": {"op": "OR"}}', True, False, id="quote-in-json"),
+    pytest.param(b'{"m": "filters\\/all\\/gibberish"}', True, True, id="escape-in-json"),
+    pytest.param(b"def log(max_off_policy, value):", False, False, id="comma-in-code"),
+    pytest.param(b"max_off_policy is set", False, False, id="space-in-code"),
+]
+
+
+@pytest.mark.parametrize(("data", "data_only", "goes_on"), CUT_SHORT)
+def test_a_name_cut_short_goes_on_only_where_code_may_build_it(data, data_only, goes_on):
+    for crowded in (False, True):
+        prefilter = Prefilter(*PREFILTER_ARGS)
+        prefilter.crowded = crowded
+        found = prefilter.scan(data, spec_like=data_only, data_only=data_only)
+        assert (found is not None) is goes_on
+
+
+def test_a_key_built_in_code_from_a_word_is_still_reviewed(tmp_path):
+    ((rule, message),) = results(tmp_path, "log.py", "run.log({'filters' + key: 1})\n")
+    assert (rule, message.split(";")[0]) == (
+        "needs-review",
+        "a key built here may be an old name (filters/all/gibberish, filters/all/repetition)",
+    )
+
+
+PREFILTER_ARGS = (
+    TARGETS.spellings,
+    TARGETS.anchors,
+    ("metricRegex",),
+    TARGETS.one_word_flags,
+    TARGETS.key_parts,
+)
+TEXTS = [*OTHER_WORDS.values(), *(t for t, _ in STRUCTURE.values())]
+TEXTS += [*(t for t, _ in DISTINCTIVE.values()), "off_policy/mean", "x \\noff_policy/mean y"]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_many_anchors_look_in_one_pass_and_find_the_same(text):
+    """With many anchors, each pattern makes one pass over the bytes: the same scan."""
+    data = text.encode()
+    few, many = Prefilter(*PREFILTER_ARGS), Prefilter(*PREFILTER_ARGS)
+    few.crowded, many.crowded = False, True
+    for kinds in [(False, False, False), (True, True, True), (False, True, False)]:
+        assert few.scan(data, *kinds) == many.scan(data, *kinds)

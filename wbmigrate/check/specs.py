@@ -15,7 +15,7 @@ from typing import Any
 
 from wbmigrate import kinds
 from wbmigrate.check.model import Rule
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, distinctive
 from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
@@ -317,7 +317,8 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
         for key, value in node.items():
             child = (*path, key)
             dotted = ".".join(map(str, child))
-            new = targets.config_keys.get(dotted)
+            # a top-level `seed` or `env` is no config's in a JSON or YAML file (a CI workflow)
+            new = targets.config_keys.get(dotted) if len(child) > 1 or distinctive(dotted) else None
             message = f"{dotted} -> {new} (config key)"
             if new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
                 # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,

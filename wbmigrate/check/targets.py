@@ -143,7 +143,11 @@ class Targets:
     def prefilter(self) -> Prefilter:
         """The first look at a file's bytes: whether anything in it can give a result."""
         return Prefilter(
-            self.spellings, self.anchors, REGEX_SPEC_KEYS, self.one_word_flags, self.key_parts
+            self.spellings,
+            self.anchors,
+            REGEX_SPEC_KEYS,
+            self.one_word_flags,
+            self.key_parts,
         )
 
     def may_contain(self, text: str, spec_like: bool = False) -> bool:
