@@ -50,7 +50,9 @@ _NAME_ESCAPE = r"\\(?:/|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8})"
 # A regex field's empty value: "", '', [], null or ~ (JSON, YAML, or JSON kept in a string).
 _EMPTY = r"""\\?["']?[ \t]*:[ \t]*(?:\\?"\\?"|''|\[[ \t]*\]|null|~)[ \t]*(?:[,}\]\r\n#]|\\[rn]|$)"""
 # Past this many anchors, each pattern makes one pass over a file's bytes instead of a look for
-# each anchor and at each place it is: ...
+# each anchor and at each place it is: the whole-history prime-rl mapping's 67 anchors, common
+# words among them (`mean`, `max`), scanned 499 files of the check benchmark's tree in 1.70 s
+# one by one, 0.78 s in one pass (the 3-step mapping has 2 anchors, and keeps its 0.04 s).
 CROWDED = 16
 _BRACE_LIST = re.compile(rb"\{[\w/.-]*,")  # the start of brace shorthand's first list
 
@@ -75,7 +77,8 @@ class Prefilter:
         key_parts: Iterable[tuple[str, ...]] = (),
     ) -> None:
         # a one-word flag anywhere: one pass (they all start with `--`), not one each
-        self.flags = _compile([re.escape(_chars(flag.encode())) for flag in flags])
+        alternatives = [re.escape(_chars(flag.encode())) for flag in flags]
+        self.flags = _compile(alternatives) if alternatives else None
         self.key_parts = tuple(tuple(part.encode() for part in parts) for parts in key_parts)
         # each part as a whole word (`env`, not in `environment` nor `env/x`), the boundary
         # before it looked at after it: a search then skips ahead to the part itself
@@ -135,7 +138,8 @@ class Prefilter:
         file (JSON, YAML) may hold W&B specs, so regex fields count; a `config_like` one may
         hold config keys of one word; a `data_only` one (JSON, YAML) builds no key."""
         # with many anchors, one pass of each pattern over the bytes is cheaper than a look for
-        # each anchor and at each place it is (None: anywhere)
+        # each anchor and at each place it is (CROWDED; None: anywhere)
+        held: dict[bytes, list[int]] | None
         if self.crowded:
             anchored = any(anchor in data for anchor in self.anchors)
             held = None if anchored else {}
@@ -159,7 +163,7 @@ class Prefilter:
 
     def _structured(self, data: bytes, spec_like: bool, config_like: bool) -> bool:
         """Whether a one-word form may be in the file's structure (see the module's docstring)."""
-        if self.flags.search(data):
+        if self.flags is not None and self.flags.search(data):
             return True
         # a JSON or YAML document's top-level `env` or `filters` is no config's (a CI workflow,
         # a W&B spec): only a key of two parts or more may be one there
@@ -169,13 +173,14 @@ class Prefilter:
 
         def word(part: bytes) -> bool:
             if part not in words:
-                words[part] = self._words[part].search(data) is not None
+                words[part] = part in data and self._words[part].search(data) is not None
             return words[part]
 
         keys = (parts for parts in self.key_parts if len(parts) > 1 or not spec_like)
         return any(all(map(word, parts)) for parts in keys)
 
-    @functools.cache  # noqa: B019 (one Prefilter a run) compiled when first needed
+    @functools.cache  # noqa: B019 (one Prefilter a run) compiled when first needed: each
+    # takes 0.5 s with the whole-history prime-rl mapping, and a tree may need only one
     def partial(self, data_only: bool) -> re.Pattern[bytes]:
         return _compile(self._partial[data_only])
 
@@ -220,7 +225,9 @@ class Prefilter:
         if _BRACE_LIST.search(data):
             return True
         partial = self.partial(data_only)
-        if data_only:  # nothing is built: only an escape may hide a name, and next to it
+        # nothing is built: only an escape may hide a name, and next to it (searching whole
+        # JSON files for it was 0.31 s of the 0.78 s above)
+        if data_only:
             near = _merged(
                 (at - self._longest, at + self._reach) for at in _occurrences(data, b"\\")
             )

@@ -174,7 +174,7 @@ def check_paths(
     found = list(find_files(paths, [*config.exclude, *exclude], force_exclude=force_exclude))
     check = partial(check_file, targets=targets, ignores=ignores, fixes=fixes)
     count = _processes(len(found)) if processes is None else processes
-    reports = each(found, check, count, prepare=partial(_prepare, found, targets))
+    reports = each(found, check, count, prepare=partial(_load_checkers, found))
     return [report for report in reports if report is not None]
 
 
@@ -185,16 +185,11 @@ def _processes(files: int) -> int:
     return 1 if files < PARALLEL_FILES else min(cores(), files // (PARALLEL_FILES // 2))
 
 
-def _prepare(paths: list[Path], targets: Targets) -> None:
+def _load_checkers(paths: list[Path]) -> None:
     """The checkers the files need, loaded before workers are forked, once for all of them (a
-    shebang script's too); one missed here is loaded by the worker that needs it. And the
-    patterns of the prefilter and of the residual pass, compiled once for all: with the
-    whole-history prime-rl mapping, each worker compiling its own took ...s of a ...s run."""
+    shebang script's too); one missed here is loaded by the worker that needs it."""
     for entry in {e for path in paths for e in kind_of(path, "")} | {FLAGS}:
         checker(entry)
-    targets.prefilter.partial(data_only=False)
-    targets.prefilter.partial(data_only=True)
-    _ = targets.spelling_pattern
 
 
 def add_findings(
