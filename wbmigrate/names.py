@@ -143,6 +143,7 @@ def trie(
     after_first: str = "",
     end: str = "",
     cut: Callable[[str], int | None] | None = None,
+    cut_end: str | None = None,
 ) -> list[str]:
     """A regex of any of `words`, the longest that matches first, written as a trie: at each
     offset the engine follows one branch a character at a time instead of trying every word.
@@ -150,7 +151,8 @@ def trie(
     joined by `|` at the top of a pattern, they let a search skip to the offsets where a word
     may start. `after_first` follows each word's first character (a lookbehind there sees, at
     fixed width, what comes before the word); `end` follows where a word ends. With `cut`, a
-    word's prefixes as long as `cut(word)` or longer end there too (None: the whole word)."""
+    word's prefixes as long as `cut(word)` or longer end there too (None: the whole word),
+    followed by `cut_end` (default: `end`)."""
     root: dict[str, dict[str, Any]] = {}
     for word in words:
         shortest = cut(word) if cut is not None else None
@@ -158,15 +160,17 @@ def trie(
         for i, char in enumerate(word, start=1):
             node = node.setdefault(char, {})
             if shortest is not None and shortest <= i:
-                node[""] = {}
+                node["\0"] = {}  # a prefix ends here
         node[""] = {}  # a word ends here
 
     def branches(node: dict[str, Any], first: bool) -> list[str]:
         found = [
             re.escape(char) + (after_first if first else "") + _one(branches(node[char], False))
-            for char in sorted(c for c in node if c)
+            for char in sorted(c for c in node if c not in ("", "\0"))
         ]  # the longer words first: a word ending here is the last choice
-        return [*found, end] if "" in node else found
+        if "" in node:
+            return [*found, end]
+        return [*found, end if cut_end is None else cut_end] if "\0" in node else found
 
     return branches(root, True)
 

@@ -212,7 +212,7 @@ def _documents(snippet: str) -> dict[str, str]:
 class _AnchorsOnly:
     """The prefilter as it was: every file holding an anchor goes on."""
 
-    def scan(self, data: bytes, spec_like: bool = False) -> Scan | None:
+    def scan(self, data: bytes, spec_like: bool = False, *_: bool, **__: bool) -> Scan | None:
         text = data.decode("utf-8", errors="replace")
         return Scan(None) if TARGETS.may_contain(text, spec_like=spec_like) else None
 

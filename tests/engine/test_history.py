@@ -12,6 +12,7 @@ from wbmigrate import find_mapping
 from wbmigrate.engine.annotate import project_boundary
 from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
 from wbmigrate.engine.model import Mode, NoteKind, Options
+from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.plan_json import history_entry, history_of_entry, options_entry, options_of
 from wbmigrate.rewrite import census_warnings, rewrite
 
@@ -259,9 +260,49 @@ def test_the_steps_span_from_the_oldest_old_name_to_the_newest_new_name():
     assert history_of([run("none", 1, frozenset({"loss"}))], MIGRATION).steps is None
 
 
+LIVE_AGAIN = """
+format: 1
+id: back
+title: a key that comes back
+sources: [https://example.com/x]
+steps:
+  - version: "1"
+    date: 2026-01-01
+    source: https://example.com/x/pull/1
+    annotation: step 1
+    metrics:
+      renamed:
+        reward/mean: reward/reward
+        loss/a: loss/b
+  - version: "2"
+    date: 2026-01-02
+    source: https://example.com/x/pull/2
+    annotation: step 2
+    metrics:
+      renamed:
+        reward/reward: reward/mean
+      live_again: [reward/mean]
+  - version: "3"
+    date: 2026-01-03
+    source: https://example.com/x/pull/3
+    annotation: step 3
+    metrics:
+      renamed:
+        loss/b: loss/c
+"""
+
+
 def test_a_name_logged_again_counts_as_the_new_name_of_its_step():
-    mapping = find_mapping("prime-rl")
-    back = replace(mapping.steps[2], live_again=("dispatcher/inflight_train",))
-    migration = replace(mapping, steps=(*mapping.steps[:2], back)).migration()
-    found = history_of([run("r", 1, frozenset({"dispatcher/inflight_train"}))], migration)
-    assert found.steps == ("2026.08.19 (#3285)", "2026.10.25 (#4253)")
+    migration = parse_mapping(LIVE_AGAIN, "back.yaml").migration()
+    found = history_of([run("r", 1, frozenset({"reward/mean"}))], migration)
+    assert found.steps == ("2 (#2)", "2 (#2)")
+
+
+def test_a_name_that_comes_back_later_does_not_date_a_run_before_its_first_step():
+    """reward/mean is an old name of step 1 and is logged again from step 2: a run logging it
+    may be from after step 2, so it does not say the runs span step 1."""
+    migration = parse_mapping(LIVE_AGAIN, "back.yaml").migration()
+    found = history_of([run("r", 1, frozenset({"reward/mean", "loss/b"}))], migration)
+    assert found.steps == ("2 (#2)", "3 (#3)")
+    older = history_of([run("r", 1, frozenset({"loss/a"}))], migration)
+    assert older.steps == ("1 (#1)", "1 (#1)")

@@ -14,6 +14,11 @@ config key or flag, with the residual pass's boundaries: `eval/off_policy/mean` 
 - a regex field (`metricRegex`, `searchQuery`, `searchHistory`) with a value: an empty one
   (`"searchQuery": ""`, as every workspace has) matches nothing.
 
+A config form of one word (`wandb`, `name`: see `Targets`) is no name here, and only a file's
+structure gives it a result: a file goes on too if it holds a one-word flag (`--wandb`), or,
+when it may be a config (TOML, JSON, YAML, Markdown, a notebook), every part of a config key
+whose last part is one word (`inference`, `model` and `name` for `inference.model.name`).
+
 Every one of them holds an anchor of the mapping (or a regex field's key), so a substring test
 for those (in C, at memory speed) passes over most files first. A name whose anchor is cut by an
 escape or braces (`off_{policy,x}/mean`) is not looked for, as before. Whole spellings are
@@ -23,6 +28,7 @@ for them again; the pattern of what may hide one runs only on a file without any
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -32,6 +38,7 @@ from wbmigrate.names import trie
 Name = tuple[int, int, str]  # start, end, the spelling
 
 _AFTER_NAME = r"(?![\w/-])"
+_CUT = r"""(?=["'{%\\])"""  # what ends the start of a name built at run time
 # What may come before a name (after its first character, where a lookbehind is cheap): a
 # character that is not part of one, or an escape that is not either (`\n`, `\/`, `\u00e9`).
 _NOT_IN_NAME = r"(?<![\w/-].)"
@@ -42,6 +49,11 @@ _BEFORE_NAME = (
 _NAME_ESCAPE = r"\\(?:/|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8})"
 # A regex field's empty value: "", '', [], null or ~ (JSON, YAML, or JSON kept in a string).
 _EMPTY = r"""\\?["']?[ \t]*:[ \t]*(?:\\?"\\?"|''|\[[ \t]*\]|null|~)[ \t]*(?:[,}\]\r\n#]|\\[rn]|$)"""
+# Past this many anchors, each pattern makes one pass over a file's bytes instead of a look for
+# each anchor and at each place it is: the whole-history prime-rl mapping's 67 anchors, common
+# words among them (`mean`, `max`), scanned 499 files of the check benchmark's tree in 1.70 s
+# one by one, 0.78 s in one pass (the 3-step mapping has 2 anchors, and keeps its 0.04 s).
+CROWDED = 16
 _BRACE_LIST = re.compile(rb"\{[\w/.-]*,")  # the start of brace shorthand's first list
 
 
@@ -57,12 +69,31 @@ class Prefilter:
     """The scan for one migration's spellings and anchors (see the module's docstring)."""
 
     def __init__(
-        self, spellings: Collection[str], anchors: Iterable[str], regex_keys: Iterable[str]
+        self,
+        spellings: Collection[str],
+        anchors: Iterable[str],
+        regex_keys: Iterable[str],
+        flags: Iterable[str] = (),
+        key_parts: Iterable[tuple[str, ...]] = (),
     ) -> None:
+        # a one-word flag anywhere: one pass (they all start with `--`), not one each
+        alternatives = [re.escape(_chars(flag.encode())) for flag in flags]
+        self.flags = _compile(alternatives) if alternatives else None
+        self.key_parts = tuple(tuple(part.encode() for part in parts) for parts in key_parts)
+        # each part as a whole word (`env`, not in `environment` nor `env/x`), the boundary
+        # before it looked at after it: a search then skips ahead to the part itself
+        self._words = {
+            part: re.compile(
+                re.escape(part) + rb"(?<![\w/-]%s)(?![\w/-])" % (b"." * len(part)), re.S
+            )
+            for parts in self.key_parts
+            for part in parts
+        }
         self.spellings = {spelling.encode(): spelling for spelling in spellings}
         found = [anchor.encode() for anchor in anchors]
         found += [s for s in self.spellings if not any(a in s for a in found)]  # its own
         self.anchors = tuple(found)
+        self.crowded = len(self.anchors) > CROWDED
         self.keys = tuple(key.encode() for key in regex_keys)
         # where each anchor sits in the spellings that hold it: a name starts that far before
         self._offsets = {
@@ -70,7 +101,8 @@ class Prefilter:
             for anchor in self.anchors
         }
         # how far before an anchor an escape may be in the same name (`\U0001f600`: 10 bytes)
-        self._reach = 10 * max(map(len, self.spellings), default=0)
+        self._longest = max(map(len, self.spellings), default=0)
+        self._reach = 10 * self._longest
         words = [_chars(s) for s in self.spellings]
         anchored = [_chars(a) for a in self.anchors]
         # every whole spelling: the residual pass's pattern, over bytes
@@ -79,27 +111,78 @@ class Prefilter:
         def cut(word: str) -> int | None:  # a prefix without an anchor is like any other text
             return min((word.index(a) + len(a) for a in anchored if a in word), default=None)
 
-        # a spelling, or its start cut short (once it holds an anchor), after a character or an
-        # escape that is no part of it
-        self.partial = _compile(trie(words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=cut))
+        # after a character or an escape that is no part of it: a spelling, or its start (once
+        # it holds an anchor) cut short by a quote, a brace, a `%` or an escape; in JSON and
+        # YAML, where no key is built, by an escape only. A cut by any other character (`run,
+        # value` with `run_name` renamed), or by a quote in JSON (every spec's `"filters"`, with
+        # `filters/all/*` renamed) sent on 3/4 of the check benchmark's files with the
+        # whole-history prime-rl mapping, to no result, and took 10x the time.
+        self._partial = {
+            data_only: trie(
+                words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=cut, cut_end=cut_end
+            )
+            for data_only, cut_end in ((False, _CUT), (True, r"(?=\\)"))
+        }
         any_anchor = "|".join(map(re.escape, anchored)) or "(?!)"
         self.escaped = _compile([rf"{_NAME_ESCAPE}[\w/.-]*?(?:{any_anchor})"])
         self.valued = _compile([f"{re.escape(_chars(k))}(?!{_EMPTY})" for k in self.keys])
 
-    def scan(self, data: bytes, spec_like: bool = False) -> Scan | None:
+    def scan(
+        self,
+        data: bytes,
+        spec_like: bool = False,
+        config_like: bool = False,
+        data_only: bool = False,
+    ) -> Scan | None:
         """None when `data` cannot give any result; else what the scan found. A `spec_like`
-        file (JSON, YAML) may hold W&B specs, so regex fields count."""
-        held = {anchor: at for anchor in self.anchors if (at := _occurrences(data, anchor))}
+        file (JSON, YAML) may hold W&B specs, so regex fields count; a `config_like` one may
+        hold config keys of one word; a `data_only` one (JSON, YAML) builds no key."""
+        # with many anchors, one pass of each pattern over the bytes is cheaper than a look for
+        # each anchor and at each place it is (CROWDED; None: anywhere)
+        held: dict[bytes, list[int]] | None
+        if self.crowded:
+            anchored = any(anchor in data for anchor in self.anchors)
+            held = None if anchored else {}
+        else:
+            held = {a: at for a in self.anchors if (at := _occurrences(data, a))}
+            anchored = bool(held)
         keyed = (
-            [at for key in self.keys for at in _occurrences(data, key)] if spec_like or held else []
+            [at for key in self.keys for at in _occurrences(data, key)]
+            if spec_like or anchored
+            else []
         )
-        if not held and not keyed:
-            return None
-        starts = self._starts(held)
-        names = self._names(data, starts)
-        if not names and not self._may_hide(data, held, keyed, starts):
+        starts = None if held is None else self._starts(held)
+        names = self._names(data, starts) if anchored else []
+        if (
+            not names
+            and not self._structured(data, spec_like, config_like)
+            and not ((anchored or keyed) and self._may_hide(data, held, keyed, starts, data_only))
+        ):
             return None
         return Scan(tuple(names) if data.isascii() else None)  # offsets of bytes, not text
+
+    def _structured(self, data: bytes, spec_like: bool, config_like: bool) -> bool:
+        """Whether a one-word form may be in the file's structure (see the module's docstring)."""
+        if self.flags is not None and self.flags.search(data):
+            return True
+        # a JSON or YAML document's top-level `env` or `filters` is no config's (a CI workflow,
+        # a W&B spec): only a key of two parts or more may be one there
+        if not config_like:
+            return False
+        words: dict[bytes, bool] = {}  # each part looked for once
+
+        def word(part: bytes) -> bool:
+            if part not in words:
+                words[part] = part in data and self._words[part].search(data) is not None
+            return words[part]
+
+        keys = (parts for parts in self.key_parts if len(parts) > 1 or not spec_like)
+        return any(all(map(word, parts)) for parts in keys)
+
+    @functools.cache  # noqa: B019 (one Prefilter a run) compiled when first needed: each
+    # takes 0.5 s with the whole-history prime-rl mapping, and a tree may need only one
+    def partial(self, data_only: bool) -> re.Pattern[bytes]:
+        return _compile(self._partial[data_only])
 
     def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
         """Where a name may start: as far before an anchor as it sits in a spelling."""
@@ -108,9 +191,13 @@ class Prefilter:
             starts.update(at - offset for at in found for offset in self._offsets[anchor])
         return sorted(start for start in starts if start >= 0)
 
-    def _names(self, data: bytes, starts: list[int]) -> list[Name]:
+    def _names(self, data: bytes, starts: list[int] | None) -> list[Name]:
         """Whole spellings, exactly as a search of the whole text finds them (leftmost, then
         longest, none overlapping): every one holds an anchor, so it starts at one of `starts`."""
+        if starts is None:
+            return [
+                (m.start(), m.end(), self.spellings[m.group()]) for m in self.names.finditer(data)
+            ]
         found: list[Name] = []
         end = 0
         for start in starts:
@@ -121,15 +208,35 @@ class Prefilter:
         return found
 
     def _may_hide(
-        self, data: bytes, held: dict[bytes, list[int]], keyed: list[int], starts: list[int]
+        self,
+        data: bytes,
+        held: dict[bytes, list[int]] | None,
+        keyed: list[int],
+        starts: list[int] | None,
+        data_only: bool,
     ) -> bool:
         """Whether anything in a file without a whole spelling may hide one (see the module's
-        docstring): each is looked for where it can be, next to an anchor or at a key."""
+        docstring): each is looked for where it can be, next to an anchor or at a key (None:
+        anywhere, in a file holding an anchor)."""
         if any(self.valued.match(data, at) for at in keyed):
             return True
-        if not held:
+        if held == {}:
             return False
-        if _BRACE_LIST.search(data) or any(self.partial.match(data, at) for at in starts):
+        if _BRACE_LIST.search(data):
+            return True
+        partial = self.partial(data_only)
+        # nothing is built: only an escape may hide a name, and next to it (searching whole
+        # JSON files for it was 0.31 s of the 0.78 s above)
+        if data_only:
+            near = _merged(
+                (at - self._longest, at + self._reach) for at in _occurrences(data, b"\\")
+            )
+            return any(
+                partial.search(data, lo, hi) or self.escaped.search(data, lo, hi) for lo, hi in near
+            )
+        if held is None or starts is None:
+            return bool(partial.search(data) or (b"\\" in data and self.escaped.search(data)))
+        if any(partial.match(data, at) for at in starts):
             return True
         near = [
             (max(0, at - self._reach), at + len(anchor))
@@ -145,6 +252,17 @@ def _occurrences(data: bytes, part: bytes) -> list[int]:
         found.append(at)
         at = data.find(part, at + 1)
     return found
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans, those that overlap as one (from offset 0 at the least)."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((max(0, lo), hi))
+    return merged
 
 
 def _chars(text: bytes) -> str:

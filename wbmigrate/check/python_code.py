@@ -28,7 +28,7 @@ from wbmigrate.check.python_source import (
     replace_inner,
     siblings,
 )
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, distinctive
 from wbmigrate.edit.replacement import Replacement
 from wbmigrate.mapping import Fate
 from wbmigrate.names import Accessor, accessor, expression_names
@@ -50,7 +50,8 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
     lines = Lines(text)
     source = Source(label, text, lines, targets, Module.of(tree))
     findings: list[Finding] = []
-    anchors = targets.anchors  # every old name, key and flag holds one: most strings hold none
+    # every old name, key and flag holds one: most strings hold none
+    anchors = targets.anchors + targets.one_word_flags
     for node, parent in source.module.parents.items():
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if not isinstance(parent, ast.JoinedStr) and any(a in node.value for a in anchors):
@@ -80,9 +81,9 @@ def _literal(source: Source, node: ast.Constant) -> Iterator[Finding]:
     fate = targets.migration.fate(found.name) if found else None
     if found is not None and fate is not None:
         yield from _metric(source, node, found, fate, source.module.context(node))
-    elif value in targets.removed_keys:
+    elif value in targets.removed_keys and distinctive(value):
         yield from _removed_string(source, node, value)
-    elif value in targets.config_keys or value in targets.config_leaves:
+    elif value in targets.config_leaves or (value in targets.config_keys and distinctive(value)):
         yield from _config_string(source, node, value)
     else:
         yield from _embedded_names(source, node, value)

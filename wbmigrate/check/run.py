@@ -48,6 +48,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(["Dockerfile", "dockerfile", "Containerfile"], (FLAGS,)),
     **dict.fromkeys(["justfile", "Justfile", ".justfile"], (FLAGS,)),
 }
+# Files whose structure may hold a config key of one word: TOML, and blocks and cells holding it
+CONFIG_SUFFIXES = (".toml", ".md", ".markdown", ".ipynb")
 NOT_UTF8 = (
     "file not decodable as UTF-8: decoded as latin-1 to find old names, so none is fixed "
     "(save it as UTF-8 to fix them)"
@@ -98,7 +100,9 @@ def _check_file(
         return _error(label, f"cannot read it: {exc.strerror or exc}")
     if is_binary(data):
         return None
-    scan = targets.prefilter.scan(data, spec_like=path.suffix in (".json", ".yaml", ".yml"))
+    spec_like = path.suffix in (".json", ".yaml", ".yml")
+    config_like = spec_like or path.suffix in CONFIG_SUFFIXES
+    scan = targets.prefilter.scan(data, spec_like, config_like, data_only=spec_like)
     if scan is None:  # no old name in its bytes, in any encoding that spells ASCII as ASCII
         return FileReport(label)
     text, undecodable = _decoded(data)

@@ -15,7 +15,7 @@ from typing import Any
 
 from wbmigrate import kinds
 from wbmigrate.check.model import Rule
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, distinctive
 from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
@@ -317,8 +317,11 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
         for key, value in node.items():
             child = (*path, key)
             dotted = ".".join(map(str, child))
-            new = targets.config_keys.get(dotted)
-            if dotted in targets.removed_keys:  # no right value to write: left as it is
+            # a top-level `seed` or `env` is no config's in a JSON or YAML file (a CI workflow)
+            config = len(child) > 1 or distinctive(dotted)
+            new = targets.config_keys.get(dotted) if config else None
+            message = f"{dotted} -> {new} (config key)"
+            if config and dotted in targets.removed_keys:  # no right value to write: left as is
                 why = targets.removed_keys[dotted]
                 message = f"{dotted} (config key) was {why}"
                 yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
@@ -326,7 +329,10 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
                 # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
                 # a flattened config): only its last part changes
                 renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
-                message = f"{dotted} -> {new} (config key)"
                 rule = targets.config_rule(dotted)
                 yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
+            elif new is not None:  # to another table: a one-word key gets no other result
+                yield Pending(
+                    child, True, targets.config_rule(dotted), message + "; move it by hand"
+                )
             stack.append((child, value))

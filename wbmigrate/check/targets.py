@@ -1,5 +1,13 @@
 """What `check` looks for, derived once from the migration: names, keys, flags, and the cheap
-substrings ("anchors") without which a file cannot hold any of them."""
+substrings ("anchors") without which a file cannot hold any of them.
+
+Which forms are looked for where: a metric name everywhere; a config form outside a config
+file's own structure (Python strings, keywords and identifiers, JSON/YAML specs, Markdown prose,
+the residual pass) only when it is distinctive, a dotted path (`orchestrator.seed`) or a leaf of
+at least two words (`max_off_policy_steps`). A one-word form (`wandb`, `name`, `id`, `env`) is
+no name the mapping knows there: it is matched only where the structure says it is that key, a
+TOML or JSON/YAML config key at its path (`config_keys`), or a flag in a command line (`flags`).
+"""
 
 from __future__ import annotations
 
@@ -33,10 +41,24 @@ class Targets:
 
     @cached_property
     def config_leaves(self) -> dict[str, str]:
-        """The last part of each dotted config key (a keyword argument, an attribute)."""
-        return {
+        """The last part of each dotted config key (a keyword argument, an attribute), when it
+        is distinctive: `max_off_policy_steps`, never `name` (see the module's docstring)."""
+        leaves = {
             old.rpartition(".")[2]: new.rpartition(".")[2] for old, new in self.config_keys.items()
         }
+        return {old: new for old, new in leaves.items() if distinctive(old)}
+
+    @cached_property
+    def one_word_flags(self) -> tuple[str, ...]:
+        """Flags of one word (`--wandb`): matched in command lines only, never as a name."""
+        return tuple(flag for flag in self.flags if not distinctive(flag))
+
+    @cached_property
+    def key_parts(self) -> tuple[tuple[str, ...], ...]:
+        """The parts of each config key whose leaf is one word (`inference`, `model`, `name`):
+        a config file holding that key at its path holds every one of them."""
+        keys = (key for key in self.config_keys if not distinctive(key.rpartition(".")[2]))
+        return tuple(tuple(dict.fromkeys(key.split("."))) for key in keys)
 
     @cached_property
     def flags(self) -> dict[str, str]:
@@ -112,24 +134,29 @@ class Targets:
     @cached_property
     def spellings(self) -> dict[str, str]:
         """Every spelling of an old name the residual pass looks for, with what it became:
-        metric names, dotted config keys and their last parts (snake and kebab case), and
-        flags in both spellings (`--orchestrator.max_off_policy_steps` is accepted too)."""
+        metric names, and the distinctive forms of config keys: dotted keys and last parts of
+        two words or more (snake and kebab case), and flags in both spellings
+        (`--orchestrator.max_off_policy_steps` is accepted too). `name` or `--wandb` is none."""
         found: dict[str, str] = {}
         for name in self.migration.old_names:
             found[name] = _fate_text(self.migration, name)
         for old, new in {**self.config_keys, **self.config_leaves}.items():
-            found[old] = f"renamed to {new}"
-            found[old.replace("_", "-")] = f"renamed to {new.replace('_', '-')}"
+            if distinctive(old):
+                found[old] = f"renamed to {new}"
+                found[old.replace("_", "-")] = f"renamed to {new.replace('_', '-')}"
         for old, new in self.flags.items():
-            found[old] = f"renamed to {new}"
-            found[_underscored(old)] = f"renamed to {_underscored(new)}"
+            if distinctive(old):
+                found[old] = f"renamed to {new}"
+                found[_underscored(old)] = f"renamed to {_underscored(new)}"
         # the forms the mapping lists, never a bare last part it does not (`path` of
         # `orchestrator.weights.path` is in every other file)
         for old, why in self.removed_keys.items():
-            found.setdefault(old, why)
-            found.setdefault(old.replace("_", "-"), why)
+            if distinctive(old):
+                found.setdefault(old, why)
+                found.setdefault(old.replace("_", "-"), why)
         for old, why in self.removed_flags.items():
-            found.setdefault(old, why)
+            if distinctive(old):
+                found.setdefault(old, why)
         return found
 
     @cached_property
@@ -153,11 +180,30 @@ class Targets:
     @cached_property
     def prefilter(self) -> Prefilter:
         """The first look at a file's bytes: whether anything in it can give a result."""
-        return Prefilter(self.spellings, self.anchors, REGEX_SPEC_KEYS)
+        return Prefilter(
+            self.spellings,
+            self.anchors,
+            REGEX_SPEC_KEYS,
+            self.one_word_flags,
+            self.key_parts,
+        )
 
     def may_contain(self, text: str, spec_like: bool = False) -> bool:
-        anchors = self.anchors + (REGEX_SPEC_KEYS if spec_like else ())
-        return any(anchor in text for anchor in anchors)
+        """Whether a piece of a file (a code block, a cell, a string) may hold anything."""
+        anchors = self.anchors + (REGEX_SPEC_KEYS if spec_like else ()) + self.one_word_flags
+        return any(anchor in text for anchor in anchors) or any(
+            all(part in text for part in parts) for parts in self.key_parts
+        )
+
+
+_WORDS = re.compile(r"[^_-]+")
+
+
+def distinctive(form: str) -> bool:
+    """Whether a config form is a name outside a config file's own structure: a dotted path or
+    a last part of two words or more (`max_off_policy_steps`, `--max-off-policy-steps`)."""
+    bare = form.lstrip("-")
+    return "." in bare or len(_WORDS.findall(bare)) > 1
 
 
 def _fate_text(migration: Migration, name: str) -> str:

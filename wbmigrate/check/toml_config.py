@@ -90,7 +90,10 @@ def _renamed(label: str, lines: Lines, key: Key, old: str, new: str, rule: Rule)
 
 def _other_key(path: KeyPath, targets: Targets) -> str:
     shown = ".".join(f'"{part}"' if "." in part else part for part in path)
-    renamed = ", ".join(k if "." in k else f"{k} at a file's top" for k in targets.config_keys)
+    # the renamed keys it is spelled like, not all of a mapping's hundreds
+    leaf = path[-1].rpartition(".")[2]
+    alike = [k for k in targets.config_keys if k.rpartition(".")[2] == leaf] or targets.config_keys
+    renamed = ", ".join(k if "." in k else f"{k} at a file's top" for k in alike)
     return (
         f"{shown} is spelled like a renamed config key but is another key (the mapping renames "
         f"{renamed}): not changed; review it"

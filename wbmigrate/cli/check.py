@@ -137,9 +137,9 @@ def check(
     blocks. Folders are walked (`.` when no PATH is given, as ruff does); `.git`,
     `.gitignore`d paths and binary files are skipped.
 
-    Findings are errors (wbmigrate has a fix), warnings (a person must decide; or an old
-    config key that still loads, with its fix) or notes (an old name in a comment, docstring or
-    prose: information only).
+    Findings are errors (wbmigrate has a fix, or a removed config key that no longer loads),
+    warnings (a person must decide; or an old config key that still loads, with its fix) or
+    notes (an old name in a comment, docstring or prose: information only).
 
     Settings may live in `[tool.wbmigrate]` of pyproject.toml (mapping, mode, from, to,
     exclude, select, ignore, per-file-ignores); options win. Suppress one line with a comment

@@ -114,8 +114,15 @@ def history_of(runs: Iterable[RunKeys], migration: Migration, total: int | None 
 def step_span(keys: set[str], steps: tuple[Step, ...]) -> tuple[str, str] | None:
     """The steps the runs' keys span: from the oldest step whose old names (renamed or removed)
     some run logged, runs from before it, to the newest whose new names (renamed into, or live
-    again) some run logged, runs from after it. Config keys are not logged, so not counted."""
-    olds = [i for i, s in enumerate(steps) if any(n in keys for n in (*s.renamed, *s.removed))]
+    again) some run logged, runs from after it. Config keys are not logged, so not counted. An
+    old name a later step brings back (renamed into, or live again) does not date a run before
+    its step: the run may be from after its return."""
+    back = {n: i for i, s in enumerate(steps) for n in (*s.renamed.values(), *s.live_again)}
+    olds = [
+        i
+        for i, s in enumerate(steps)
+        if any(n in keys and back.get(n, -1) < i for n in (*s.renamed, *s.removed))
+    ]
     news = [
         i
         for i, s in enumerate(steps)
