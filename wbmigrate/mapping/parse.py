@@ -32,6 +32,10 @@ from wbmigrate.mapping import (
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.rules import check as check_rules
 
+# libyaml's parser when it is installed (pyyaml's wheels carry it): a mapping file needs only
+# its nodes' lines, which both parsers give alike
+FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 FORMAT_VERSION = 1  # the newest mapping format this release reads
 
 _ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
@@ -91,7 +95,7 @@ _CONFIG_RENAME = {
 def parse_mapping(text: str, file: str) -> Mapping:
     """Build a Mapping from the YAML text of `file`; raise MappingError listing every error."""
     try:
-        located = load_located(text)
+        located = load_located(text, FAST_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
