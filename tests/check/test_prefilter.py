@@ -5,6 +5,7 @@ spellings it hands on are the residual pass's own."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -228,13 +229,21 @@ def _only_broken(report: FileReport | None) -> bool:
     return bool(findings) and all(f.rule is Rule.PARSE_ERROR for f in findings)
 
 
+@functools.cache
+def _targets(mode: Mode) -> tuple[Targets, Targets]:
+    """wbmigrate's targets for `mode`, and the same looking at every file that holds an anchor:
+    made once per mode (their patterns take a second to compile with the whole-history
+    mapping), as one `check` makes them once."""
+    ours, theirs = Targets(MIGRATION, Options(mode=mode)), Targets(MIGRATION, Options(mode=mode))
+    theirs.__dict__["prefilter"] = _AnchorsOnly()
+    return ours, theirs
+
+
 @settings(max_examples=150, deadline=None)
 @given(snippet=SNIPPETS, dual=st.booleans())
 def test_no_file_it_passes_over_would_have_had_a_result(tmp_path_factory, snippet, dual):
     """Against the anchors alone: every file gets the very same findings and fixes."""
-    options = Options(mode=Mode.DUAL if dual else Mode.REPLACE)
-    ours, theirs = Targets(MIGRATION, options), Targets(MIGRATION, options)
-    theirs.__dict__["prefilter"] = _AnchorsOnly()
+    ours, theirs = _targets(Mode.DUAL if dual else Mode.REPLACE)
     folder = tmp_path_factory.mktemp("files")
     for name, text in _documents(snippet).items():
         path = folder / name
@@ -262,8 +271,7 @@ def _spec_files(spec: object) -> dict[str, str]:
 def test_no_spec_it_passes_over_would_have_had_a_result(tmp_path_factory, spec, mode):
     """W&B specs with old names, look-alikes and regex fields (empty or not), against the
     anchors alone."""
-    ours, theirs = Targets(MIGRATION, Options(mode=mode)), Targets(MIGRATION, Options(mode=mode))
-    theirs.__dict__["prefilter"] = _AnchorsOnly()
+    ours, theirs = _targets(mode)
     folder = tmp_path_factory.mktemp("specs")
     for name, text in _spec_files(spec).items():
         path = folder / name
