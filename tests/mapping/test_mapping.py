@@ -207,3 +207,33 @@ steps:
     with pytest.raises(MappingError) as caught:
         parse_mapping(text, "m.yaml")
     assert [(p.code, p.line) for p in caught.value.problems] == [("duplicate-old-key", 18)]
+
+
+@pytest.mark.parametrize(
+    ("later", "equivalent"),
+    [("{b/x: {reason: gone too, equivalent: c/x}}", "c/x"), ("{b/x: {reason: gone too}}", None)],
+    ids=["to-its-own-equivalent", "to-none"],
+)
+def test_an_equivalent_removed_later_is_followed(later, equivalent):
+    """A removed name's equivalent, removed by a later step, is never offered: prime-rl
+    removed metrics/filter/gibberish (use filter/gibberish_rate), renamed that on, then #3261
+    removed it; 'use train/agg/all/agent/filters/gibberish/mean' named a dead metric."""
+    text = """\
+format: 1
+id: demo
+title: Demo
+sources: [https://example.com/demo]
+steps:
+"""
+    for n, metrics in enumerate(["removed: {a/x: {reason: gone, equivalent: b/x}}",
+                                 f"removed: {later}"], start=1):  # fmt: skip
+        text += (
+            f'  - version: "{n}"\n    date: 2026-01-0{n}\n'
+            f"    source: https://example.com/demo/pull/{n}\n    annotation: Boundary.\n"
+            f"    metrics:\n      {metrics}\n"
+        )
+    migration = parse_mapping(text, "m.yaml").migration()
+    resolution = migration.resolve("a/x")
+    assert (resolution.action, resolution.equivalent) == (Action.REMOVED, equivalent)
+    assert (resolution.removal.reason, resolution.versions) == ("gone", ("1", "2"))
+    assert not migration.new_names & migration.old_names
