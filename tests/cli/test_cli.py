@@ -74,9 +74,7 @@ def test_mappings_list_long(run):
     result = run("mappings", "list", "--long")
     versions = find_mapping("prime-rl").versions  # 94 steps, 2025.07.07 .. 2026.10.25
     assert (len(versions), versions[0], versions[-1]) == (94, "2025.07.07", "2026.10.25")
-    assert result.stdout == (
-        f"prime-rl\t{' '.join(versions)}\t{find_mapping('prime-rl').title}\n"
-    )
+    assert result.stdout == (f"prime-rl\t{' '.join(versions)}\t{find_mapping('prime-rl').title}\n")
 
 
 def test_show_prime_rl(run):
