@@ -10,10 +10,22 @@ import sys
 import pytest
 from helpers import FIXTURES, REPO
 
-from wbmigrate import __version__
+from wbmigrate import __version__, find_mapping
 from wbmigrate.exit_codes import exit_code
 
 INVALID = sorted((FIXTURES / "mappings/invalid").glob("*.yaml"))
+# the 3-step prime-rl mapping of 2026: for tests of output shape, not of prime-rl's history
+PRIME_RL_2026 = FIXTURES / "mappings/valid/prime-rl-2026.yaml"
+# the whole history's three reviewed merges, which `show` and `validate` warn of
+PRIME_RL_WARNINGS = "".join(
+    f"Warning: {REPO / 'mappings/prime-rl.yaml'}:{line}: irreversible: {olds} are all renamed "
+    f"to '{new}'; after migration their series cannot be told apart [many-to-one]\n"
+    for line, olds, new in [
+        (467, "'time/orchestrator', 'time/train'", "time/step"),
+        (472, "'time/orchestrator/save_ckpt', 'time/train/save_ckpt'", "time/save_ckpt"),
+        (476, "'perf/infer/throughput', 'perf/train/throughput'", "perf/throughput"),
+    ]
+)
 
 
 @pytest.mark.parametrize(
@@ -60,17 +72,37 @@ def test_mappings_list(run):
 
 def test_mappings_list_long(run):
     result = run("mappings", "list", "--long")
-    assert result.stdout == (
-        "prime-rl\t2026.08.19 2026.08.21 2026.10.25\tprime-rl off-policy -> staleness metrics\n"
-    )
+    versions = find_mapping("prime-rl").versions  # 94 steps, 2025.07.07 .. 2026.10.25
+    assert (len(versions), versions[0], versions[-1]) == (94, "2025.07.07", "2026.10.25")
+    assert result.stdout == (f"prime-rl\t{' '.join(versions)}\t{find_mapping('prime-rl').title}\n")
 
 
 def test_show_prime_rl(run):
     result = run("mappings", "show", "prime-rl")
+    assert (result.exit_code, result.stderr) == (0, PRIME_RL_WARNINGS)
+    out = result.stdout
+    assert out.startswith(
+        f"prime-rl: {find_mapping('prime-rl').title}\n"
+        "Composed 2025.07.07 (#529) .. 2026.10.25 (#4253) (94 of 94 steps)\n"
+    )
+    assert re.search(r"\n  off_policy/mean +-> staleness/rollout/mean +#4253\n", out)
+    assert re.search(
+        r"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[95\]\n", out
+    )
+    assert re.search(
+        r"\n  dispatcher/off_policy_level_max +removed +#3285, #3313, #4253  \[43\]\n", out
+    )
+    assert "  orchestrator.max_off_policy_steps  -> orchestrator.max_staleness\n" in out
+    assert "      flag  --max-off-policy-steps -> --max-staleness\n" in out
+    assert "eval/off_policy" not in out
+
+
+def test_show_the_2026_mapping(run):
+    result = run("mappings", "show", str(PRIME_RL_2026))
     assert (result.exit_code, result.stderr) == (0, "")
     out = result.stdout
     assert out.startswith(
-        "prime-rl: prime-rl off-policy -> staleness metrics\n"
+        "prime-rl-2026: prime-rl off-policy -> staleness metrics\n"
         "Composed 2026.08.19 (#3285) .. 2026.10.25 (#4253) (3 of 3 steps)\n"
     )
     assert re.search(r"\n  off_policy/mean +-> staleness/rollout/mean +#4253\n", out)
@@ -88,7 +120,7 @@ def test_show_prime_rl(run):
 def test_show_to_selects_a_step(run):
     result = run("mappings", "show", "prime-rl", "--to", "2026.08.21", "--format", "json")
     shown = json.loads(result.stdout)
-    assert (shown["from"], shown["to"]) == ("2026.08.19", "2026.08.21")
+    assert (shown["from"], shown["to"]) == ("2025.07.07", "2026.08.21")
     assert shown["metrics"]["dispatcher/off_policy_level_max"] == {
         "action": "renamed",
         "new": "dispatcher/off_policy/max",
@@ -100,14 +132,18 @@ def test_show_to_selects_a_step(run):
         "versions": ["2026.08.19", "2026.08.21"],
     }
     assert "off_policy/mean" not in shown["metrics"]
-    assert shown["config"] == []
+    # 114 of the whole history's 115 config renames: #4253's max_off_policy_steps comes later
+    assert len(shown["config"]) == 114
+    assert "orchestrator.max_off_policy_steps" not in [c["old"] for c in shown["config"]]
 
 
 def test_show_json_latest(run):
     shown = json.loads(run("mappings", "show", "prime-rl", "--format", "json").stdout)
-    assert len(shown["metrics"]) == 19
+    assert len(shown["metrics"]) == 602
     assert shown["metrics"]["off_policy/token/max"]["equivalent"] == "staleness/rollout/max"
-    assert shown["config"][0]["cli"]["--max-off-policy-steps"] == "--max-staleness"
+    (staleness,) = [c for c in shown["config"] if c["old"] == "orchestrator.max_off_policy_steps"]
+    assert staleness["cli"]["--max-off-policy-steps"] == "--max-staleness"
+    assert len(shown["config"]) == 115
     assert (
         "https://github.com/PrimeIntellect-ai/prime-rl/pull/4253"
         in shown["steps"][-1]["annotation"]
@@ -130,8 +166,8 @@ def test_show_a_file(run):
     ("args", "message"),
     [
         (
-            ["prime-rl", "--to", "nope"],
-            "Error: mapping prime-rl has no version 'nope' (versions: 2026.08.19 (#3285), "
+            [str(PRIME_RL_2026), "--to", "nope"],
+            "Error: mapping prime-rl-2026 has no version 'nope' (versions: 2026.08.19 (#3285), "
             "2026.08.21 (#3313), 2026.10.25 (#4253))\n",
         ),
         (
@@ -162,9 +198,14 @@ def test_invalid_mapping_is_one_line_and_exit_2(run, command, path):
 def test_validate_valid(run):
     path = REPO / "mappings/prime-rl.yaml"
     result = run("mappings", "validate", str(path))
+    assert (result.exit_code, result.stderr) == (0, PRIME_RL_WARNINGS)
+    assert result.stdout == (
+        f"{path}: valid (prime-rl, 94 steps, 602 old metric names, latest 2026.10.25)\n"
+    )
+    result = run("mappings", "validate", str(PRIME_RL_2026))
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        f"{path}: valid (prime-rl, 3 steps, 19 old metric names, latest 2026.10.25)\n"
+        f"{PRIME_RL_2026}: valid (prime-rl-2026, 3 steps, 19 old metric names, latest 2026.10.25)\n"
     )
 
 
@@ -184,7 +225,7 @@ def test_validate_several_reports_each(run):
     result = run("mappings", "validate", str(good), str(bad))
     assert result.exit_code == 2
     assert result.stdout.startswith(f"{good}: valid")
-    assert result.stderr.startswith(f"Error: {bad}:13: cycle")
+    assert result.stderr.startswith(f"{PRIME_RL_WARNINGS}Error: {bad}:13: cycle")
 
 
 def test_validate_missing_file(run, tmp_path):

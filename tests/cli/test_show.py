@@ -119,7 +119,7 @@ def test_show_json_is_the_plan_document_without_what_apply_needs(run, saved):
     document = json.loads(run("show", saved, "--format", "json").stdout)
     assert list(document) == ["mapping", "mode", "history", "objects", "summary"]
     assert document["history"]["runs"] == 0  # the census: the demo project has no runs
-    assert document["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
+    assert document["mapping"] == {"id": "prime-rl", "from": "2025.07.07", "to": "2026.10.25"}
     assert document["summary"]["to_change"] == 10
     assert document["summary"]["unreadable"] == 1
     assert all("fingerprint" not in o and "id" not in o for o in document["objects"])
@@ -143,7 +143,7 @@ def test_show_an_empty_plan(run, live, tmp_path):
     result = run("show", "empty.json")
     assert (result.exit_code, result.stderr) == (0, SHOWN)
     assert result.stdout == (
-        "Plan: prime-rl 2026.08.19 .. 2026.10.25, dual mode\n"
+        "Plan: prime-rl 2025.07.07 .. 2026.10.25, dual mode\n"
         f"{plan_report.LEGEND}\n"
         "\n"
         "Summary: 0 objects: 0 to change, 0 unchanged, 0 unreadable. "

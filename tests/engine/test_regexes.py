@@ -117,7 +117,7 @@ def test_keys_of_the_project_the_mapping_does_not_touch_stay_matched():
 
 @pytest.mark.parametrize(
     "pattern",
-    ["loss", "^eval/off_policy/mean$", "^staleness/", "^off_policy/mean_smoothed$", "^$"],
+    ["accuracy", "^eval/off_policy/mean$", "^staleness/", "^off_policy/mean_smoothed$", "^$"],
     ids=["unrelated", "whole-names-only", "new-names", "longer-name", "empty-match"],
 )
 @DUAL

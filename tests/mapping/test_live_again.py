@@ -199,7 +199,7 @@ def _followed(steps, name):
             fate = (renamed[name], False) if name in renamed else (removed[name], True)
         elif fate is not None and fate[0] in renamed:
             fate = (renamed[fate[0]], fate[1])
-        elif fate is not None and not fate[1] and fate[0] in removed:
+        elif fate is not None and fate[0] in removed:  # a removed equivalent follows too
             fate = (removed[fate[0]], True)
     if fate is None:
         return (Action.UNTOUCHED, None, None)

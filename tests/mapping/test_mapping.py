@@ -42,15 +42,40 @@ def prime_rl():
 
 
 @pytest.fixture(scope="module")
+def prime_rl_2026():
+    """The 3-step bundled mapping of 2026 (#3285 .. #4253), kept as a fixture."""
+    return load_mapping(FIXTURES / "mappings/valid/prime-rl-2026.yaml")
+
+
+@pytest.fixture(scope="module")
 def chains():
     return load_mapping(FIXTURES / "mappings/valid/chains.yaml")
 
 
 def test_prime_rl_steps(prime_rl):
+    """The whole history: July 2025 (#529) to #4253, oldest first."""
     assert prime_rl.id == "prime-rl"
-    assert prime_rl.versions == ("2026.08.19", "2026.08.21", "2026.10.25")
-    assert [s.pull for s in prime_rl.steps] == ["#3285", "#3313", "#4253"]
-    assert prime_rl.warnings == ()
+    assert len(prime_rl.versions) == 94
+    assert prime_rl.versions[:2] == ("2025.07.07", "2025.07.07-531")
+    assert prime_rl.versions[-3:] == ("2026.08.21", "2026.08.21-3297", "2026.10.25")
+    pulls = [s.pull for s in prime_rl.steps]
+    assert (pulls[0], pulls[-3:]) == ("#529", ["#3313", "#3297", "#4253"])
+    assert pulls.index("#3285") < pulls.index("#3313") < pulls.index("#4253")
+    dates = [s.date for s in prime_rl.steps]
+    assert dates == sorted(dates)
+    # three reviewed merges: prime-rl logs one series where it logged two
+    assert [(w.code, w.message.split(" are all renamed to ")[1]) for w in prime_rl.warnings] == [
+        ("many-to-one", "'time/step'; after migration their series cannot be told apart"),
+        ("many-to-one", "'time/save_ckpt'; after migration their series cannot be told apart"),
+        ("many-to-one", "'perf/throughput'; after migration their series cannot be told apart"),
+    ]
+
+
+def test_prime_rl_2026_steps(prime_rl_2026):
+    assert prime_rl_2026.id == "prime-rl-2026"
+    assert prime_rl_2026.versions == ("2026.08.19", "2026.08.21", "2026.10.25")
+    assert [s.pull for s in prime_rl_2026.steps] == ["#3285", "#3313", "#4253"]
+    assert prime_rl_2026.warnings == ()
 
 
 @pytest.mark.parametrize(("old", "new"), PRIME_RL_RENAMES.items())
@@ -67,12 +92,22 @@ def test_prime_rl_removals(prime_rl, old, equivalent):
     assert resolution.removal.reason
 
 
-def test_prime_rl_covers_exactly_the_known_names(prime_rl):
-    assert prime_rl.migration().old_names == set(PRIME_RL_RENAMES) | set(PRIME_RL_REMOVED)
+def test_prime_rl_2026_covers_exactly_the_known_names(prime_rl_2026):
+    assert prime_rl_2026.migration().old_names == set(PRIME_RL_RENAMES) | set(PRIME_RL_REMOVED)
 
 
-def test_prime_rl_config_key(prime_rl):
-    (rename,) = prime_rl.migration().config
+def test_prime_rl_covers_the_known_names_among_its_602(prime_rl):
+    old_names = prime_rl.migration().old_names
+    assert set(PRIME_RL_RENAMES) | set(PRIME_RL_REMOVED) <= old_names
+    assert len(old_names) == 602
+
+
+@pytest.mark.parametrize("which", ["prime_rl", "prime_rl_2026"])
+def test_prime_rl_config_key(which, request):
+    config = request.getfixturevalue(which).migration().config
+    (rename,) = [c for c in config if "max_off_policy_steps" in c.old + c.new]
+    if which == "prime_rl_2026":
+        assert config == (rename,)
     assert (rename.old, rename.new) == (
         "orchestrator.max_off_policy_steps",
         "orchestrator.max_staleness",
@@ -207,3 +242,33 @@ steps:
     with pytest.raises(MappingError) as caught:
         parse_mapping(text, "m.yaml")
     assert [(p.code, p.line) for p in caught.value.problems] == [("duplicate-old-key", 18)]
+
+
+@pytest.mark.parametrize(
+    ("later", "equivalent"),
+    [("{b/x: {reason: gone too, equivalent: c/x}}", "c/x"), ("{b/x: {reason: gone too}}", None)],
+    ids=["to-its-own-equivalent", "to-none"],
+)
+def test_an_equivalent_removed_later_is_followed(later, equivalent):
+    """A removed name's equivalent, removed by a later step, is never offered: prime-rl
+    removed metrics/filter/gibberish (use filter/gibberish_rate), renamed that on, then #3261
+    removed it; 'use train/agg/all/agent/filters/gibberish/mean' named a dead metric."""
+    text = """\
+format: 1
+id: demo
+title: Demo
+sources: [https://example.com/demo]
+steps:
+"""
+    for n, metrics in enumerate(["removed: {a/x: {reason: gone, equivalent: b/x}}",
+                                 f"removed: {later}"], start=1):  # fmt: skip
+        text += (
+            f'  - version: "{n}"\n    date: 2026-01-0{n}\n'
+            f"    source: https://example.com/demo/pull/{n}\n    annotation: Boundary.\n"
+            f"    metrics:\n      {metrics}\n"
+        )
+    migration = parse_mapping(text, "m.yaml").migration()
+    resolution = migration.resolve("a/x")
+    assert (resolution.action, resolution.equivalent) == (Action.REMOVED, equivalent)
+    assert (resolution.removal.reason, resolution.versions) == ("gone", ("1", "2"))
+    assert not migration.new_names & migration.old_names

@@ -92,6 +92,8 @@ def _one_by_one(steps, name):
             current = removal.equivalent
         elif removal is not None and current in renamed:
             current = renamed[current]
+        elif removal is not None and current in removed:  # the equivalent is gone too
+            current = removed[current].equivalent
     if removal is not None:
         return (Action.REMOVED, None, current)
     return (Action.RENAMED, current, None)

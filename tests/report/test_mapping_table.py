@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import FIXTURES
 
 from wbmigrate import find_mapping
 from wbmigrate.mapping import Action
 from wbmigrate.report import mapping_table as table
 
-MAPPING = find_mapping("prime-rl")
+# the 3-step prime-rl mapping of 2026: these tests are about the tables' shape, not the history
+MAPPING = find_mapping(FIXTURES / "mappings/valid/prime-rl-2026.yaml")
 MIGRATIONS = [MAPPING.migration(), MAPPING.migration(to="2026.08.21")]
 IDS = ["all-steps", "to-2026.08.21"]
 SMALL = """\
@@ -37,7 +39,7 @@ def of(migration, action: Action) -> list:
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=IDS)
 def test_json_lists_what_the_migration_does(migration):
     data = json.loads(table.to_json(MAPPING, migration))
-    assert (data["id"], data["title"], data["format"]) == ("prime-rl", MAPPING.title, 1)
+    assert (data["id"], data["title"], data["format"]) == ("prime-rl-2026", MAPPING.title, 1)
     assert (data["from"], data["to"]) == (migration.start.version, migration.end.version)
     assert [s["version"] for s in data["steps"]] == [s.version for s in migration.steps]
     assert [s["date"] for s in data["steps"]] == [s.date.isoformat() for s in migration.steps]
@@ -86,7 +88,7 @@ def test_json_of_a_range_stops_at_its_last_step():
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=IDS)
 def test_text_names_every_old_metric_and_its_outcome(migration):
     lines = table.to_text(MAPPING, migration).splitlines()
-    assert lines[0] == "prime-rl: prime-rl off-policy -> staleness metrics"
+    assert lines[0] == "prime-rl-2026: prime-rl off-policy -> staleness metrics"
     assert lines[1].startswith(f"Composed {migration.start.label} .. {migration.end.label} (")
     rows = {line.split()[0]: line for line in lines if line.startswith("  ") and "  " in line[2:]}
     for name, resolution in migration.metrics.items():
@@ -121,7 +123,7 @@ def test_text_aligns_columns_and_numbers_removal_reasons():
 @pytest.mark.parametrize("migration", MIGRATIONS, ids=IDS)
 def test_markdown_tables(migration):
     lines = table.to_markdown(MAPPING, migration).splitlines()
-    assert lines[0] == "## `prime-rl`: prime-rl off-policy -> staleness metrics"
+    assert lines[0] == "## `prime-rl-2026`: prime-rl off-policy -> staleness metrics"
     for r in of(migration, Action.RENAMED):
         steps = ", ".join(f"#{s.source.rpartition('/')[2]}" for s in migration.steps
                           if s.version in r.versions)  # fmt: skip

@@ -47,7 +47,7 @@ SUMMARY = (
 @pytest.mark.parametrize(
     ("migration", "mode", "expected"),
     [
-        (MIGRATION, Mode.DUAL, "Plan: prime-rl 2026.08.19 .. 2026.10.25, dual mode"),
+        (MIGRATION, Mode.DUAL, "Plan: prime-rl 2025.07.07 .. 2026.10.25, dual mode"),
         (MAPPING.migration(start="2026.08.21", to="2026.08.21"), Mode.REPLACE,
          "Plan: prime-rl 2026.08.21 .. 2026.08.21, replace mode"),
     ],
@@ -146,7 +146,7 @@ def test_describe(change, expected):
 def test_markdown_report():
     lines = report.to_markdown(PLAN).splitlines()
     assert lines[:4] == [
-        "## wbmigrate plan: prime-rl 2026.08.19 .. 2026.10.25, dual mode",
+        "## wbmigrate plan: prime-rl 2025.07.07 .. 2026.10.25, dual mode",
         "",
         SUMMARY.removeprefix("Summary: "),
         "",
@@ -217,7 +217,7 @@ def test_json_report(plan):
 
 def test_json_entries():
     data = json.loads(report.to_json(PLAN))
-    assert data["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
+    assert data["mapping"] == {"id": "prime-rl", "from": "2025.07.07", "to": "2026.10.25"}
     error = {"name": "x", "origin": "x.json", "kind": None, "status": "error"}
     assert data["objects"][2] == {**error, "error": "not UTF-8 text"}
     added = data["objects"][0]["changes"][0]

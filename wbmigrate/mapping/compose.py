@@ -125,12 +125,19 @@ def _advance(resolution: Resolution, step: Step) -> Resolution:
 
 
 def _advance_equivalent(resolution: Resolution, step: Step) -> Resolution:
-    equivalent = resolution.equivalent
-    if equivalent is not None and equivalent in step.renamed and resolution.removal:
-        removal = Removal(resolution.removal.reason, step.renamed[equivalent])
-        versions = (*resolution.versions, step.version)
-        return replace(resolution, removal=removal, versions=versions)
-    return resolution
+    """A removed name's equivalent follows a later rename, and a later removal (to that
+    removal's own equivalent, or none): the advice never names a metric no longer logged."""
+    equivalent, removal = resolution.equivalent, resolution.removal
+    if equivalent is None or removal is None:
+        return resolution
+    if equivalent in step.renamed:
+        followed: str | None = step.renamed[equivalent]
+    elif equivalent in step.removed:
+        followed = step.removed[equivalent].equivalent
+    else:
+        return resolution
+    versions = (*resolution.versions, step.version)
+    return replace(resolution, removal=Removal(removal.reason, followed), versions=versions)
 
 
 def _advance_config(
