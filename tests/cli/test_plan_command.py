@@ -76,7 +76,7 @@ def test_plan_demo_summary(run):
     # the 14th warning: the whole history knows the demo's async_level filter key is gone
     assert (
         "    ! filters[0]: orchestrator.async_level was removed in step 2026.05.25-2631 (#2631): "
-        "runs after it have no value; The async barrier is hardcoded to one step"
+        "runs after it have no value. The async barrier is hardcoded to one step"
     ) in result.stdout
 
 

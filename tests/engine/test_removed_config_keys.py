@@ -22,7 +22,7 @@ MAPPING = load_mapping(FIXTURES / "mappings/valid/config-removed.yaml")
 MIGRATION = MAPPING.migration()
 CASES = FIXTURES / "cases"
 WARNING = (
-    "{} was removed in step 2026.05.25 (#2631): runs after it have no value; The async barrier "
+    "{} was removed in step 2026.05.25 (#2631): runs after it have no value. The async barrier "
     "is hardcoded; there is no bound to set."
 )
 

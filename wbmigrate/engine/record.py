@@ -106,7 +106,7 @@ class Record:
         deleted: runs from before the step still have a value for it."""
         if self.in_config:
             step = self.migration.step_label(fate.version)
-            gone = f"{fate.old} was removed in step {step}: runs after it have no value; "
+            gone = f"{fate.old} was removed in step {step}: runs after it have no value. "
             self.note(path, NoteKind.WARNING, gone + fate.reason, field)
             return
         gone = f"{fate.old} is no longer logged and nothing replaces it ({fate.reason})"
