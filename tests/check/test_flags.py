@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from wbmigrate.check.run import check_file
 from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
 from wbmigrate.engine.model import Options
+from wbmigrate.mapping.load import load_mapping
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())
 RENAMES = {
@@ -36,7 +38,10 @@ def fixed(text: str, label: str = "run.sh") -> str | None:
 
 
 def test_both_spellings_and_what_each_becomes():
-    assert TARGETS.flags == RENAMES
+    # The whole list is pinned for the 3-step mapping of 2026 (the bundled one has hundreds).
+    small = load_mapping(FIXTURES / "mappings/valid/prime-rl-2026.yaml").migration()
+    assert Targets(small, Options()).flags == RENAMES
+    assert RENAMES.items() <= TARGETS.flags.items()
 
 
 @pytest.mark.parametrize("old", sorted(RENAMES))

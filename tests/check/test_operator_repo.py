@@ -38,6 +38,7 @@ LEFT_AFTER_FIX = {
     ("analysis/compare.py", 20),  # run.summary.get(...)
     ("analysis/compare.py", 21),  # Api().runs(filters=...)
     ("analysis/compare.py", 28),  # "off_policy/" "max": a key built from parts
+    ("configs/rl.toml", 9),  # [orchestrator.sampling], moved under [orchestrator.train] by #2193
     ("notebooks/staleness.ipynb", 45),  # run.history(keys=[...]) in a cell
 }
 

@@ -39,7 +39,8 @@ def rules(source: str, targets: Targets = TARGETS) -> list[str]:
         ('key = "dispatcher/%s" % name', True),
         ('key = "off_policy/{}/mean".format(name)', True),
         ('key = f"{prefix}/mean"', False),  # no namespace of an old name: too vague to report
-        ('key = f"eval/{name}"', False),
+        ('key = f"eval/{name}"', True),  # eval/samples was removed
+        ('key = f"accuracy/{name}"', False),  # no old name in this namespace
         ('key = f"off_policy/{x}_smoothed"', False),  # cannot end like an old name
     ],
 )

@@ -53,7 +53,7 @@ def test_an_export_file_says_its_kind_and_its_metadata_is_walked_apart():
 def test_only_strings_that_look_like_a_spec_with_an_old_name_are_parsed():
     test = may_embed(TARGETS)
     assert test(json.dumps({"blocks": ["off_policy/mean"]}))
-    assert not test(json.dumps({"blocks": ["loss"]}))  # no old name: nothing to find
+    assert not test(json.dumps({"blocks": ["accuracy"]}))  # no old name: nothing to find
     assert not test(json.dumps({"other": ["off_policy/mean"]}))  # no spec's shape
     assert not test("the blocks of off_policy/mean")  # not JSON text
     document = {"a": json.dumps({"blocks": ["off_policy/mean"]}), "b": "off_policy/mean"}

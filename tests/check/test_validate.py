@@ -15,6 +15,7 @@ from wbmigrate.check import config_models, validate
 pytest.importorskip("pydantic")  # prime-rl's models are pydantic's; the fake's too
 
 FAKE = FIXTURES / "prime-rl-fake"
+SMALL_MAPPING = FIXTURES / "mappings/valid/prime-rl-2026.yaml"
 ABSENT = (
     "--validate: prime_rl is not importable here; configs were checked by key against the "
     "mapping only (run wbmigrate in prime-rl's environment to validate them with its schema)"
@@ -215,7 +216,9 @@ def test_a_prime_rl_that_cannot_be_used_is_said_too(run, fake, tree, monkeypatch
 
 def test_a_loader_crash_is_one_note_never_a_traceback(run, fake, tree):
     tree("rl.toml", '[trainer]\n[orchestrator]\n[[orchestrator.env]]\ntaskset = "not-installed"\n')
-    code, rows, stderr = checked(run, ".")
+    # the 3-step mapping of 2026: the whole history's needs-review of [[orchestrator.env]] (moved
+    # under [orchestrator.train] by #2193) is not what this test is about
+    code, rows, stderr = checked(run, ".", "--mapping", str(SMALL_MAPPING))
     assert code == 0
     assert rows == [
         (
