@@ -121,7 +121,7 @@ def test_backups_are_private_complete_and_written_first(run, live, tmp_path):
     files = list(folder.iterdir())
     assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
+    assert manifest["mapping"] == {"id": "prime-rl", "from": "2025.07.07", "to": "2026.10.25"}
     assert manifest["mode"] == "dual"
     journal = [json.loads(line) for line in (folder / "journal.jsonl").read_text().splitlines()]
     backed_up = [e for e in journal if e["event"] == "backed-up"]

@@ -46,7 +46,7 @@ def test_plan_names_the_last_old_and_first_new_run(run, org):
     result = run("plan", "team/async-rl")
     assert result.exit_code == 0
     assert (
-        "Runs: 7 read, logging the keys of steps 2026.08.19 (#3285) .. 2026.10.25 (#4253). "
+        "Runs: 7 read, logging the keys of steps 2025.07.08 (#536) .. 2026.10.25 (#4253). "
         'Boundary: the last run with old keys is "grpo-old-build" '
         '(2026-11-04); the first with new keys is "grpo-upgrade" (2026-11-02).'
     ) in result.stdout
@@ -150,8 +150,8 @@ def test_plan_entity_prints_the_table_then_the_details(run, org):
         "upgraded",
         "boundary",
     ]
-    assert table[1].split()[:7] == ["team/async-rl", "10", "9", "15", "3", "yes", "last"]
-    assert table[2].split()[:7] == ["team/qwen3-8b", "1", "1", "2", "1", "no", "last"]
+    assert table[1].split()[:7] == ["team/async-rl", "10", "9", "16", "3", "yes", "last"]
+    assert table[2].split()[:7] == ["team/qwen3-8b", "1", "1", "3", "1", "no", "last"]
     assert table[3].startswith("team/locked")
     assert "HTTP 403" in table[3]
     assert "== team/async-rl" in lines
@@ -186,7 +186,7 @@ def test_plan_entity_json_and_markdown(run, org):
     assert "HTTP 403" in projects["team/locked"]["error"]
     assert document["summary"]["projects"] == 3
     markdown = run("plan", "team", "--format", "markdown").stdout
-    assert "| team/async-rl | 10 | 9 | 15 | 3 | yes |" in markdown
+    assert "| team/async-rl | 10 | 9 | 16 | 3 | yes |" in markdown
 
 
 def test_apply_entity_then_rollback_restores_all_three_exactly(run, org):

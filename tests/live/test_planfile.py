@@ -88,7 +88,7 @@ def test_the_saved_document_parses(tmp_path):
     items = planned()
     document = json.loads(save(tmp_path / "plan.json", items).read_text())
     assert (document["format"], document["target"], document["drafts"]) == (FORMAT, TARGET, True)
-    assert document["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
+    assert document["mapping"] == {"id": "prime-rl", "from": "2025.07.07", "to": "2026.10.25"}
     assert document["migration_sha256"] == migration_digest(MIGRATION)
     assert [o["id"] for o in document["objects"]] == [obj.id for obj in OBJECTS]
     assert [o["status"] for o in document["objects"]] == [p.status.value for p, _ in items]
@@ -105,7 +105,7 @@ def test_load_plan_reads_back_what_was_saved(tmp_path):
     items = planned()
     saved = load_plan(save(tmp_path / "plan.json", items, drafts=False))
     mapping = (saved.mapping_id, saved.start, saved.end)
-    assert (saved.target, mapping) == (TARGET, ("prime-rl", "2026.08.19", "2026.10.25"))
+    assert (saved.target, mapping) == (TARGET, ("prime-rl", "2025.07.07", "2026.10.25"))
     assert saved.options == OPTIONS
     assert saved.drafts is False
     assert saved.migration_sha256 == migration_digest(MIGRATION)
@@ -218,7 +218,7 @@ def test_a_plan_for_another_target_is_refused(tmp_path):
 def test_a_plan_made_with_another_mapping_range_is_refused(tmp_path):
     saved = load_plan(save(tmp_path / "plan.json", planned()))
     shorter = find_mapping("prime-rl").migration(to="2026.08.21")
-    with pytest.raises(PlanFileError, match=r"prime-rl 2026\.08\.19\.\.2026\.10\.25 changed"):
+    with pytest.raises(PlanFileError, match=r"prime-rl 2025\.07\.07\.\.2026\.10\.25 changed"):
         check_plan(saved, TARGET, shorter)
 
 
@@ -227,7 +227,7 @@ def test_saved_migration_composes_the_plans_range(tmp_path):
     items = planned(migration=shorter)
     saved = load_plan(save(tmp_path / "plan.json", items, migration=shorter))
     migration = saved_migration(saved, find_mapping("prime-rl"), TARGET)
-    assert (migration.start.version, migration.end.version) == ("2026.08.19", "2026.08.21")
+    assert (migration.start.version, migration.end.version) == ("2025.07.07", "2026.08.21")
     assert migration_digest(migration) == migration_digest(shorter)
 
 

@@ -185,7 +185,7 @@ def test_start_backup_writes_a_manifest(project, live, tmp_path):
     manifest = json.loads((backup.folder / MANIFEST).read_text())
     assert manifest["target"] == TARGET
     assert manifest["base_url"] == live.url
-    assert manifest["mapping"] == {"id": "prime-rl", "from": "2026.08.19", "to": "2026.10.25"}
+    assert manifest["mapping"] == {"id": "prime-rl", "from": "2025.07.07", "to": "2026.10.25"}
     assert manifest["mode"] == "dual"
 
 
