@@ -80,14 +80,8 @@ def _span(text, path):
 # --- an organisation: three projects, runs on both sides of the boundary --------------------
 
 # runs log every old key that lives on under a new name (the gone dispatcher gauges they never did).
-# A fate's `new` that is itself an old name is no key a new build logs: the composed fate of a
-# removed key whose `equivalent:` a later step removed still names that equivalent
-# (metrics/filter/gibberish -> train/agg/all/agent/filters/gibberish/mean, removed by #3261).
-OLD_KEYS = sorted(
-    n
-    for n in MIGRATION.old_names
-    if (f := MIGRATION.fate(n)) and f.new and f.new not in MIGRATION.old_names
-)
+OLD_KEYS = sorted(n for n in MIGRATION.old_names if (f := MIGRATION.fate(n)) and f.new)
+assert not {MIGRATION.fate(n).new for n in OLD_KEYS} & MIGRATION.old_names  # a new build's keys
 NEW_KEYS = sorted({f.new for n in OLD_KEYS if (f := MIGRATION.fate(n)) and f.new})
 UNLOGGED = "staleness/token/masked"  # no run of the upgraded project logs it
 
