@@ -18,7 +18,7 @@ from functools import cached_property
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.mapping import Migration, part_cover
+from wbmigrate.mapping import WORDS, Migration, part_cover
 from wbmigrate.names import trie
 
 # Spec fields whose regexes can match old keys without spelling them out.
@@ -196,14 +196,11 @@ class Targets:
         )
 
 
-_WORDS = re.compile(r"[^_-]+")
-
-
 def distinctive(form: str) -> bool:
     """Whether a config form is a name outside a config file's own structure: a dotted path or
     a last part of two words or more (`max_off_policy_steps`, `--max-off-policy-steps`)."""
     bare = form.lstrip("-")
-    return "." in bare or len(_WORDS.findall(bare)) > 1
+    return "." in bare or len(WORDS.findall(bare)) > 1
 
 
 def _fate_text(migration: Migration, name: str) -> str:

@@ -249,7 +249,7 @@ class Migration:
 
 
 _PARTS = re.compile(r"[^/.]+")  # a name's parts: between `/` and `.`
-_WORDS = re.compile(r"[^_-]+")  # a part's words: between `_` and `-`
+WORDS = re.compile(r"[^_-]+")  # a part's words: between `_` and `-`
 RUN_WORDS = 4  # the longest run of words tried as an anchor, short of the whole part
 MIN_ANCHOR = 3  # a shorter run of words would be found in too much text to skip any
 
@@ -261,7 +261,7 @@ def name_parts(name: str) -> set[str]:
     found = set()
     for part in _PARTS.findall(name.strip("-")):
         found.add(part)
-        words = [(m.start(), m.end()) for m in _WORDS.finditer(part)]
+        words = [(m.start(), m.end()) for m in WORDS.finditer(part)]
         for i, (start, _) in enumerate(words):
             for _, end in words[i : i + RUN_WORDS]:
                 if end - start >= MIN_ANCHOR:

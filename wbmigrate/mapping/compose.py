@@ -70,8 +70,9 @@ class Composer:
                 _follow(following, resolution)
         for name in step.live_again:  # logged again: no earlier step's fate applies to it
             dropped = metrics.pop(name, None)
-            if dropped is not None:
-                following[dropped.new or dropped.equivalent or ""].pop(name, None)
+            tracked = dropped and (dropped.new or dropped.equivalent)
+            if tracked:
+                following[tracked].pop(name, None)
         if step.config or step.config_removed or step.config_live_again or step.aliases_removed:
             self.config, self.config_removed = _advance_config(
                 self.config, self.config_removed, step
