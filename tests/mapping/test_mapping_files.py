@@ -103,3 +103,19 @@ def test_not_a_mapping_document(tmp_path, text):
     path.write_text(text)
     with pytest.raises(MappingError, match=r"m.yaml:1: mapping file must be a YAML mapping"):
         load_mapping(path)
+
+
+def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path):
+    """One process reads a mapping once per text: the same text gives the same Mapping (and
+    the same composed Migration), an edited file a new one."""
+    path = tmp_path / "m.yaml"
+    path.write_bytes((bundled_dir() / "prime-rl.yaml").read_bytes())
+    first = load_mapping(path)
+    assert load_mapping(path) is first
+    assert first.migration() is first.migration()
+    assert first.migration(to=first.versions[0]) is not first.migration()
+    path.write_text(path.read_text().replace('"off_policy/mean":', '"off_policy/edited":', 1))
+    edited = load_mapping(path)
+    assert edited is not first
+    assert "off_policy/edited" in edited.migration().old_names
+    assert "off_policy/edited" not in first.migration().old_names

@@ -10,7 +10,7 @@ from pathlib import Path
 from wbmigrate.check.config import find_config
 from wbmigrate.check.model import FileReport, Rule
 from wbmigrate.check.run import add_findings, check_paths
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import targets_for
 from wbmigrate.check.validate import Validation, load_schema
 from wbmigrate.engine.model import Options
 from wbmigrate.mapping import Migration
@@ -29,7 +29,7 @@ def verify_configs(
     """An old key left in a config (the mapping's key check) and what prime-rl's own schema
     rejects; `status` is told whether the schema could be used. `specs`: the files verified as
     specs already, whose keys are not looked at again."""
-    config, targets = find_config(Path.cwd()), Targets(migration, options)
+    config, targets = find_config(Path.cwd()), targets_for(migration, options)
     ignores = set(Rule) - set(KEPT)
     verified = {Path(path).resolve() for path in specs}
     reports = [

@@ -196,6 +196,22 @@ class Targets:
         )
 
 
+_MADE: dict[tuple[int, Options], Targets] = {}
+
+
+def targets_for(migration: Migration, options: Options) -> Targets:
+    """The Targets of `migration` and `options`, made once per process: building the patterns of
+    the whole-history prime-rl mapping takes about 0.3 s, and the test suite runs some 1,000
+    `check`s in one process with the same mapping (see `mapping.load`)."""
+    key = (id(migration), options)
+    found = _MADE.get(key)
+    if found is None or found.migration is not migration:  # an id is reused only once freed
+        if len(_MADE) >= 8:
+            _MADE.clear()
+        found = _MADE[key] = Targets(migration, options)
+    return found
+
+
 def distinctive(form: str) -> bool:
     """Whether a config form is a name outside a config file's own structure: a dotted path or
     a last part of two words or more (`max_off_policy_steps`, `--max-off-policy-steps`)."""

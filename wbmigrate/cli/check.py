@@ -11,7 +11,7 @@ import click
 from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level
 from wbmigrate.check.run import add_findings, check_paths, fix_files
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.cli.base import CONTEXT, examples, finish
 from wbmigrate.cli.options import migration_options, migration_setup
 from wbmigrate.report import check as check_report
@@ -156,7 +156,7 @@ def check(
     config = find_config(Path.cwd())
     _apply_config(ctx, setup, config)
     migration, options = migration_setup(**setup)
-    targets, ignores = Targets(migration, options), config.ignored(selected, ignored)
+    targets, ignores = targets_for(migration, options), config.ignored(selected, ignored)
     validation = _validation(targets) if validate else None
     reports = check_paths(
         [Path(p) for p in paths or ["."]],

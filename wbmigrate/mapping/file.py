@@ -40,7 +40,15 @@ class Mapping:
         last = self._index(to) if to is not None else len(self.steps) - 1
         if first > last:
             raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
-        return compose(self.id, self.steps[first : last + 1], self.distinct_members)
+        found = self._composed.get((first, last))
+        if found is None:  # composed once per range: a Migration is frozen, and builds its
+            found = compose(self.id, self.steps[first : last + 1], self.distinct_members)
+            self._composed[first, last] = found  # name sets once (see `mapping.load`)
+        return found
+
+    @cached_property
+    def _composed(self) -> dict[tuple[int, int], Migration]:
+        return {}
 
     @cached_property
     def distinct_members(self) -> tuple[tuple[frozenset[str], ...], ...]:
