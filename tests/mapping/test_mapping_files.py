@@ -114,7 +114,8 @@ def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path):
     assert load_mapping(path) is first
     assert first.migration() is first.migration()
     assert first.migration(to=first.versions[0]) is not first.migration()
-    path.write_text(path.read_text().replace('"off_policy/mean":', '"off_policy/edited":', 1))
+    text = path.read_text()
+    path.write_text(text.replace("  off_policy/mean:", "  off_policy/edited:", 1))
     edited = load_mapping(path)
     assert edited is not first
     assert "off_policy/edited" in edited.migration().old_names
