@@ -146,11 +146,8 @@ class Journal:
         }
         write_private(folder / MANIFEST, self._manifest)
         self._last, self._lines = genesis(self._manifest), 0
-        self.end: dict[str, Any] | None = (
-            None  # the journal's length and last checksum, once closed
-        )
-        fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.close(fd)
+        self.end: dict[str, Any] | None = None  # the journal's length and checksum, once closed
+        os.close(os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         self._unsynced, self._new_names = 0, True  # the manifest and journal just made
 
     def close(self) -> str | None:
@@ -206,9 +203,7 @@ class Backup(Journal):
         """Back up the object as fetched, and what is about to be sent in its place: its file,
         written ahead of its turn, which `record` journals once it has come (followed by `sync`
         before the write is sent), or `discard` removes if it never does."""
-        name = f"{file_stem(obj.kind, obj.id)}.json"
-        event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
-        event["file_sha256"] = self._file(name, _original(obj))
+        event = self._file("backed-up", obj, obj)
         return {**event, "title": obj.title, "sending_sha256": digest(obj, sending)}
 
     def record(self, kept: dict[str, Any]) -> None:
@@ -233,17 +228,19 @@ class Backup(Journal):
     def conflict(self, obj: LiveObject, theirs: LiveObject) -> None:
         """Someone else saved the object while it was written: keep their version, as read
         back, beside the original."""
-        name = f"{file_stem(obj.kind, obj.id)}.theirs.json"
-        event = {"event": "conflict", "file": name, "kind": obj.kind, "id": obj.id}
-        event["file_sha256"] = self._file(name, _original(theirs))
+        event = self._file("conflict", obj, theirs, ".theirs")
         self._log({**event, "theirs_sha256": digest(theirs)})
 
-    def _file(self, name: str, data: Any) -> str:
-        """Write one file of the backup (synced by `write_private`); its SHA-256."""
-        sha256 = write_private(self.folder / name, data)
+    def _file(
+        self, event: str, obj: LiveObject, version: LiveObject, suffix: str = ""
+    ) -> dict[str, Any]:
+        """Write a version of `obj` into a file of the backup (synced by `write_private`); the
+        journal line that names it."""
+        name = f"{file_stem(obj.kind, obj.id)}{suffix}.json"
+        sha256 = write_private(self.folder / name, _original(version))
         with self._lock:
             self._new_names = True
-        return sha256
+        return {"event": event, "file": name, "kind": obj.kind, "id": obj.id, "file_sha256": sha256}
 
 
 class BackupSet(Journal):

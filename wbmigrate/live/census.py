@@ -167,10 +167,11 @@ def logged_keys(history_keys: Any, summary: Any) -> frozenset[str]:
 
 
 def _json_object(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):
+    """An object, or JSON text of one (as W&B gives keys, or a cache file); else empty."""
+    if isinstance(value, (str, bytes)):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
     return value if isinstance(value, dict) else {}
 
@@ -197,7 +198,7 @@ class _Cache:
             refused = _refusal(self.path.parent)
             if refused is None:
                 data, status = read_file(self.path, CACHE_LIMIT, follow=False)
-                document = _parsed(data)
+                document = _json_object(data)
                 refused = "owned by another user" if status.st_uid != os.getuid() else None
         except FileNotFoundError:
             return {}
@@ -252,14 +253,6 @@ def _refusal(folder: Path) -> str | None:
         return "its folder is owned by another user"
     mode = stat.S_IMODE(status.st_mode)
     return f"its folder's mode is {oct(mode)}: others may open it" if mode & 0o077 else None
-
-
-def _parsed(data: bytes) -> dict[str, Any]:
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return {}
-    return document if isinstance(document, dict) else {}
 
 
 _SAID: set[str] = set()

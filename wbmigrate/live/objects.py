@@ -177,10 +177,8 @@ def write(client: Client, obj: LiveObject, new_text: str) -> str | None:
     return client.update_trigger(trigger_input(json.loads(new_text)))
 
 
-def stored_as_sent(obj: LiveObject, now: LiveObject | None, sent: str) -> bool:
+def stored_as_sent(obj: LiveObject, now: LiveObject, sent: str) -> bool:
     """Whether what W&B stores now is what was sent (a trigger: the fields wbmigrate writes)."""
-    if now is None:
-        return False
     if obj.view is not None:
         return now.text == sent
     assert now.trigger is not None

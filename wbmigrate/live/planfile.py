@@ -221,6 +221,18 @@ class SavedRewrite(Rewrite):
     def changed(self) -> bool:
         return self.saved_changed
 
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        name: str,
+        changes: tuple[Change, ...],
+        notes: tuple[Note, ...],
+        changed: bool,
+    ) -> SavedRewrite:
+        """Titled as `rewrite.rewrite` names an object (a draft's name says so)."""
+        return cls(kind, f'{kind} "{name}"', None, (), changes, notes, saved_changed=changed)
+
 
 def saved_report(saved: SavedPlan) -> Plan:
     """The plan a saved plan was written from, as far as a report shows it: `plan`'s text,
@@ -247,10 +259,7 @@ def saved_planned(entry: dict[str, Any]) -> Planned:
     kind = _text(entry, "kind")
     changes = tuple(map(_saved_change, entry["changes"]))
     notes = tuple(map(_saved_note, entry["notes"]))
-    title = f'{kind} "{name}"'  # as `rewrite.rewrite` names it
-    result = SavedRewrite(
-        kind, title, None, (), changes, notes, saved_changed=status is Status.CHANGES
-    )
+    result = SavedRewrite.of(kind, name, changes, notes, status is Status.CHANGES)
     return Planned(Source(name, origin, kind=kind, url=url), result)
 
 

@@ -94,18 +94,11 @@ def _as_shown(planned: Planned) -> Planned:
     it: not the spec nor the edits, which memory keeps for no object."""
     from wbmigrate.live.planfile import SavedRewrite
 
-    if planned.result is None:
-        return planned
     result = planned.result
-    light = SavedRewrite(
-        result.kind,
-        f'{result.kind} "{planned.source.name}"',  # as `plan` names it: a draft says so
-        None,
-        (),
-        result.changes,
-        result.notes,
-        saved_changed=result.changed,
-    )
+    if result is None:
+        return planned
+    name = planned.source.name
+    light = SavedRewrite.of(result.kind, name, result.changes, result.notes, result.changed)
     return Planned(planned.source, light)
 
 

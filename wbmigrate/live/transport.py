@@ -168,11 +168,6 @@ def stop_with(event: threading.Event) -> None:
     _current.stop = event
 
 
-def _stopped() -> bool:
-    event: threading.Event | None = getattr(_current, "stop", None)
-    return event is not None and event.is_set()
-
-
 # --- retries ------------------------------------------------------------------------------------
 
 
@@ -213,7 +208,8 @@ class BoundedRetry(Retry):
     def sleep(self, response: BaseHTTPResponse | None = None) -> None:
         """Wait before the next try: `Retry-After` when given and not zero (beyond
         `max_wait` the request fails), else urllib3's exponential backoff."""
-        if _stopped() or self.bounds.closed.is_set():
+        stop: threading.Event | None = getattr(_current, "stop", None)
+        if (stop is not None and stop.is_set()) or self.bounds.closed.is_set():
             raise Stopped(NOT_WANTED)
         asked = self.get_retry_after(response) if response is not None else None
         if response is not None and asked is not None and asked > self.bounds.max_wait:

@@ -126,29 +126,20 @@ def cut(connection: HTTPConnection) -> None:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-def _arm(connection: HTTPConnection) -> None:
-    watch = current()
-    if watch is not None:
-        watch.arm(connection)
-
-
-def _cut_if_expired(connection: HTTPConnection) -> None:
-    """A budget that ran out while the name was resolved (no socket to shut yet)."""
-    watch = current()
-    if watch is not None and watch.expired:
-        cut(connection)
-
-
 class _Connection(HTTPConnection):
     """A connection watched by the per-try budget (TLS too: `_TLSConnection` puts
     HTTPSConnection right after it in the method order)."""
 
     def connect(self) -> None:
         super().connect()
-        _cut_if_expired(self)
+        watch = current()
+        if watch is not None and watch.expired:  # while the name was resolved: no socket yet
+            cut(self)
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        _arm(self)
+        watch = current()
+        if watch is not None:
+            watch.arm(self)
         super().request(*args, **kwargs)
 
 
