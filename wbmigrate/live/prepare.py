@@ -16,15 +16,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.outcomes import (
-    Expected,
-    Outcome,
-    Queued,
-    Rewritten,
-    Spool,
-    Stored,
-    WriteStatus,
-)
+from wbmigrate.live.outcomes import Expected, Outcome, Queued, Rewritten, Spool, Stored, WriteStatus
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.plan_json import mapping_entry

@@ -27,10 +27,7 @@ OPTIONAL = {
     "parentId": (("parentId",), "drafts are saved without it (W&B keeps their report)"),
     "runs/draft": (("runs/draft",), "no drafts are listed"),
     "Entity.triggers": (("triggers", "Entity"), "automations are read per project"),
-    "EntityScopeFields": (
-        ("TriggerScope", "Entity"),
-        "entity-wide automations are not read whole",
-    ),
+    "EntityScopeFields": (("TriggerScope", "Entity"), "entity-wide automations are not read whole"),
     "QueueJobActionFields": (("QueueJobTriggeredAction",), "queue-job actions are read by type"),
     "NoOpActionFields": (("NoOpTriggeredAction",), "no-op actions are read by type"),
     "AriaActionFields": (("ARIATriggeredAction",), "ARIA actions are read by type"),
