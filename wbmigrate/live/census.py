@@ -13,7 +13,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,18 +60,12 @@ def read_run_keys(
     with ThreadPoolExecutor(max_workers=KEYS_AT_ONCE) as pool:
 
         def arrived(page: list[Listed]) -> None:
-            missing = []
-            for item in page:
-                found = cache.get(item)
-                if found is None:
-                    missing.append(item.run.id)
-                else:
-                    keys[item.run.id] = found
+            cached = {item.run.id: cache.get(item) for item in page}
+            keys.update({name: found for name, found in cached.items() if found is not None})
+            missing = [name for name, found in cached.items() if found is None]
             for start in range(0, len(missing), KEYS_BATCH):
                 names = missing[start : start + KEYS_BATCH]
-                asked.append(
-                    pool.submit(lambda n: dict(_run_keys(client, entity, project, n)), names)
-                )
+                asked.append(pool.submit(_run_keys, client, entity, project, names))
 
         total, listed = _list_runs(client, entity, project, cap, arrived)
         for batch in asked:
@@ -145,15 +139,17 @@ def _listed(node: Any, runs_url: str) -> Listed | None:
 
 def _run_keys(
     client: Client, entity: str, project: str, names: list[str]
-) -> Iterator[tuple[str, frozenset[str]]]:
+) -> dict[str, frozenset[str]]:
     filters = json.dumps({"name": {"$in": names}})
     variables = {"entity": entity, "project": project, "filters": filters, "first": len(names)}
     data = client.execute(RUN_KEYS, variables)
     runs = a_dict(a_dict(data.get("project"), "project").get("runs"), "project.runs")
+    found = {}
     for edge in runs.get("edges") or []:
         node = edge.get("node") if isinstance(edge, dict) else None
         if isinstance(node, dict) and isinstance(node.get("name"), str):
-            yield node["name"], logged_keys(node.get("historyKeys"), node.get("summaryMetrics"))
+            found[node["name"]] = logged_keys(node.get("historyKeys"), node.get("summaryMetrics"))
+    return found
 
 
 def logged_keys(history_keys: Any, summary: Any) -> frozenset[str]:
