@@ -182,9 +182,10 @@ class Journal:
             _fsync(self.folder / JOURNAL, os.O_WRONLY | os.O_APPEND)
             self._unsynced = 0
 
-    def _log(self, event: dict[str, Any]) -> None:
+    def record(self, event: dict[str, Any]) -> None:
         """Append one line, durable at the next `sync` (a line cut short by a crash is the
-        last one, and rollback reads the journal without it)."""
+        last one, and rollback reads the journal without it). A file `Backup.keep` wrote
+        counts as backed up once its line is recorded."""
         # A title or reason is anyone's text: the key never reaches the journal either.
         event = {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
         with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
@@ -206,10 +207,6 @@ class Backup(Journal):
         event = self._file("backed-up", obj, obj)
         return {**event, "title": obj.title, "sending_sha256": digest(obj, sending)}
 
-    def record(self, kept: dict[str, Any]) -> None:
-        """Journal a file kept: from now on the object counts as backed up."""
-        self._log(kept)
-
     def discard(self, kept: dict[str, Any]) -> None:
         """Remove a file kept for a write that will not be made (a run stopped first): the
         journal never named it, so rollback would never read it either (nor one left behind
@@ -219,17 +216,17 @@ class Backup(Journal):
 
     def written(self, obj: LiveObject) -> None:
         """Record that the new state was written and read back."""
-        self._log({"event": "written", "id": obj.id})
+        self.record({"event": "written", "id": obj.id})
 
     def not_written(self, obj: LiveObject, reason: str) -> None:
         """Record that what was backed up was not sent after all: rollback leaves it alone."""
-        self._log({"event": "not-written", "id": obj.id, "reason": reason})
+        self.record({"event": "not-written", "id": obj.id, "reason": reason})
 
     def conflict(self, obj: LiveObject, theirs: LiveObject) -> None:
         """Someone else saved the object while it was written: keep their version, as read
         back, beside the original."""
         event = self._file("conflict", obj, theirs, ".theirs")
-        self._log({**event, "theirs_sha256": digest(theirs)})
+        self.record({**event, "theirs_sha256": digest(theirs)})
 
     def _file(
         self, event: str, obj: LiveObject, version: LiveObject, suffix: str = ""
@@ -258,7 +255,7 @@ class BackupSet(Journal):
         return self.folder / sub_folder(target)
 
     def log(self, target: str, event: str, **detail: Any) -> None:
-        self._log({"event": event, "target": target, **detail})
+        self.record({"event": event, "target": target, **detail})
         self.sync()
 
 

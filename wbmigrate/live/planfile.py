@@ -65,26 +65,23 @@ def migration_digest(migration: Migration) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@dataclass
 class PlanFile:
     """A saved plan, written object by object as they are planned, to a temporary file that
     takes the plan's name only when complete (an interrupted run leaves no half plan)."""
 
-    def __init__(
-        self,
-        path: Path,
-        migration: Migration,
-        options: Options,
-        target: str,
-        drafts: bool,
-        host: str,
-    ) -> None:
-        self.path, self.migration, self.options = path, migration, options
-        self.target, self.drafts, self.host = target, drafts, host
+    path: Path
+    migration: Migration
+    options: Options
+    target: str
+    drafts: bool
+    host: str  # the base URL the plan read: `apply --plan` writes there only
+
+    def __post_init__(self) -> None:
         self.tally = Tally()
-        self._file = SafeFile(path)
-        self._document = JsonDocument(
-            self._file.write, mapping_entry(migration, options), "objects"
-        )
+        self._file = SafeFile(self.path)
+        entry = mapping_entry(self.migration, self.options)
+        self._document = JsonDocument(self._file.write, entry, "objects")
 
     def add(self, planned: Planned, obj: LiveObject) -> None:
         self.tally.add(planned)
@@ -98,7 +95,7 @@ class PlanFile:
                 "format": FORMAT,
                 "wbmigrate": __version__,
                 "target": self.target,
-                "host": self.host,  # the base URL the plan read: `apply --plan` writes there only
+                "host": self.host,
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "migration_sha256": migration_digest(self.migration),
                 "drafts": self.drafts,
