@@ -124,28 +124,17 @@ class LiveObject:
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
+        kind, title = VIEW_TYPES[view.type], view.display_name or view.name
         return cls(
-            VIEW_TYPES[view.type],
-            view.id,
-            view.display_name or view.name,
-            view.spec,
-            view.updated_at,
-            view.entity,
-            view.project,
-            view=view,
+            kind, view.id, title, view.spec, view.updated_at, view.entity, view.project, view=view
         )
 
     @classmethod
     def of_trigger(cls, trigger: dict[str, Any], entity: str, project: str) -> LiveObject:
+        trigger_id, title = trigger["id"], trigger.get("name") or ""
+        text, updated_at = canonical(trigger), trigger.get("updatedAt")
         return cls(
-            "automation",
-            trigger["id"],
-            trigger.get("name") or "",
-            canonical(trigger),
-            trigger.get("updatedAt"),
-            entity,
-            project,
-            trigger=trigger,
+            "automation", trigger_id, title, text, updated_at, entity, project, trigger=trigger
         )
 
 

@@ -85,7 +85,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     except OSError as exc:
         reason = f"no {MANIFEST}" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise BackupError(f"{folder}: not a wbmigrate backup folder ({reason})") from None
-    except ValueError:
+    except (ValueError, RecursionError):
         raise BackupError(f"{folder}: not a wbmigrate backup ({MANIFEST} is not JSON)") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
@@ -129,7 +129,7 @@ def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, start=1):
         try:
             event = json.loads(line)  # bytes: a line cut inside a character is a ValueError
-        except ValueError:
+        except (ValueError, RecursionError):
             if number == len(lines) and not finished:
                 break  # a line cut short by a crash: the write it announces never started
             raise BackupError(f"{path}:{number}: not a journal line") from None
@@ -176,7 +176,7 @@ def _stored(
         raise BackupError(f"{folder / name}: cannot read it ({exc.strerror})") from None
     try:
         obj = _live(json.loads(data))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, RecursionError, KeyError, TypeError, AttributeError):
         raise BackupError(f"{folder / name}: not a backup of one object") from None
     where = f"{obj.entity}/{obj.project}"
     if target is not None and where != target:
@@ -252,7 +252,7 @@ class Restoring:
 def is_backup_set(folder: Path) -> bool:
     try:
         data = json.loads(read_file(folder / MANIFEST)[0].decode())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and data.get("format") == SET_FORMAT
 
@@ -266,7 +266,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
         listed = manifest["projects"]
         folders = {_target(t): folder / _member(t, name) for t, name in dict(listed).items()}
         started = _check_journal(folder, manifest)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
     wanted = list(only)
     unknown = [t for t in wanted if t not in folders]
