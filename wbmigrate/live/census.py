@@ -24,7 +24,7 @@ from wbmigrate.engine.history import DEFAULT_RUNS, RunKeys, RunRef
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
-from wbmigrate.live.shapes import a_dict, listing_pages, project_of
+from wbmigrate.live.shapes import a_dict, a_list, listing_pages, project_of
 from wbmigrate.safe_write import PRIVATE_MODE, kind, read_file, write_text
 
 RUNS_PAGE = 100
@@ -145,7 +145,7 @@ def _run_keys(
     data = client.execute(RUN_KEYS, variables)
     runs = a_dict(a_dict(data.get("project"), "project").get("runs"), "project.runs")
     found = {}
-    for edge in runs.get("edges") or []:
+    for edge in a_list(runs.get("edges") or [], "project.runs.edges"):
         node = edge.get("node") if isinstance(edge, dict) else None
         if isinstance(node, dict) and isinstance(node.get("name"), str):
             found[node["name"]] = logged_keys(node.get("historyKeys"), node.get("summaryMetrics"))
