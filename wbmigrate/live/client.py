@@ -198,7 +198,7 @@ class Client:
                     timeout=(min(budget, CONNECT_TIMEOUT), budget),
                     stream=True,
                 )
-                self.bounds.answered()
+                self.bounds.outage.end()
                 body = self._read(response, url)
             except requests.exceptions.RequestException as exc:
                 raise self._failure(exc, watch.expired, url) from None

@@ -126,6 +126,7 @@ class Outage:
             return self._spent <= REFUSED_RETRIES
 
     def end(self) -> None:
+        """The host answered: an outage after this gets its retries again."""
         self._spent = 0
 
 
@@ -141,10 +142,6 @@ class Bounds:
     closed: threading.Event = field(default_factory=threading.Event)
     clock: Clock = CLOCK
     outage: Outage = field(default_factory=Outage)
-
-    def answered(self) -> None:
-        """The host answered: an outage after this gets its retries again."""
-        self.outage.end()
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
