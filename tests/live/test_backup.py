@@ -31,7 +31,7 @@ from wbmigrate.live.backup import (
 )
 from wbmigrate.live.client import View
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.live.restore import load_backup
+from wbmigrate.live.restore import load_backup, load_backups
 
 TRIGGER = json.loads((FIXTURES / "demo-project" / "automations" / "token-max.json").read_text())
 INFO = {"target": "team/async-rl", "mapping": {"id": "prime-rl"}, "mode": "dual"}
@@ -450,6 +450,26 @@ def test_a_folder_without_a_known_manifest_is_refused(folder, manifest):
         (folder / MANIFEST).write_text(manifest)
     with pytest.raises(BackupError, match="not a wbmigrate backup") as error:
         load_backup(folder)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (MANIFEST, r"not a wbmigrate backup \(manifest\.json is not JSON\)"),
+        (JOURNAL, r"journal\.jsonl:2: not a journal line"),
+        ("file", r"report-V1-\w+\.json: not a backup of one object"),
+    ],
+    ids=["manifest", "journal-line", "object-file"],
+)
+def test_json_nested_deeper_than_python_reads_is_one_line(folder, name, message):
+    """`json` raises RecursionError, not ValueError, on such a file: it was a traceback."""
+    path = folder / (name if name in (MANIFEST, JOURNAL) else name_of(REPORT))
+    lines = path.read_text().splitlines(keepends=True)
+    deep = "[" * 100_000 + "\n"
+    path.write_text("".join([*lines[:1], deep, *lines[1:]]) if name == JOURNAL else deep)
+    with pytest.raises(BackupError, match=message) as error:
+        load_backups(folder)
     assert "\n" not in str(error.value)
 
 

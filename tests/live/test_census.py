@@ -24,6 +24,7 @@ from wbmigrate.live.census import (
     read_run_keys,
 )
 from wbmigrate.live.client import Client
+from wbmigrate.live.shapes import ShapeError
 
 BASE = "https://api.wandb.ai"
 MIGRATION = find_mapping("prime-rl").migration()
@@ -304,3 +305,18 @@ def test_a_damaged_cache_is_said_once(client, cached, capsys):
 def test_a_relative_xdg_cache_home_is_ignored(tmp_path):
     assert cache_folder({"XDG_CACHE_HOME": "relative/cache"}) == cache_folder({})
     assert cache_folder({"XDG_CACHE_HOME": "relative/cache", "HOME": "also-relative"}) is None
+
+
+class WrongKeys(FakeRuns):
+    """Its answer of the runs' keys holds edges that are no list."""
+
+    def __call__(self, request) -> tuple[int, dict[str, str], str]:
+        if "WbmigrateRunKeys" in json.loads(request.body)["query"]:
+            return 200, {}, json.dumps({"data": {"project": {"runs": {"edges": 5}}}})
+        return super().__call__(request)
+
+
+def test_keys_answered_in_the_wrong_shape_are_one_line(client):
+    """It was a TypeError: a traceback, where a census W&B cannot give is a warning."""
+    with pytest.raises(ShapeError, match=r"project\.runs\.edges"):
+        census(client, WrongKeys(3))

@@ -217,6 +217,14 @@ def test_an_edited_journal_line_refuses_the_set(tmp_path):
         load_backup_set(folder)
 
 
+def test_a_set_journal_nested_deeper_than_python_reads_is_one_line(tmp_path):
+    folder = written_set(tmp_path)
+    (folder / "journal.jsonl").write_text("[" * 100_000 + "\n")
+    with pytest.raises(BackupError, match="damaged backup set") as error:
+        load_backup_set(folder)
+    assert "\n" not in str(error.value)
+
+
 def test_a_cut_journal_refuses_the_set(tmp_path):
     folder = written_set(tmp_path)
     journal = folder / "journal.jsonl"

@@ -9,7 +9,7 @@ import json
 import pytest
 from helpers import FIXTURES, TARGET, writes
 
-from wbmigrate.live.shapes import GraphQLError
+from wbmigrate.live.shapes import GraphQLError, ShapeError
 from wbmigrate.live.support import Support
 
 NOOP = {"__typename": "NoOpTriggeredAction", "noOp": True}
@@ -137,3 +137,12 @@ def test_a_refusal_names_the_part_it_quotes(message, named):
     assert support.refuse(GraphQLError(message), parts) is (named is not None)
     assert len(said) == (1 if named else 0)
     assert named is None or not support.asks(named)
+
+
+@pytest.mark.parametrize(
+    "answer", [{"serverInfo": "x"}, {"serverInfo": {"features": 5}}], ids=["info", "features"]
+)
+def test_features_of_the_wrong_shape_are_one_line(answer):
+    """They were an AttributeError or a TypeError: a traceback."""
+    with pytest.raises(ShapeError, match="unexpected answer from W&B: serverInfo"):
+        Support(lambda query, variables: answer).enabled("QUERY_AUTOMATIONS_ON_ENTITY")

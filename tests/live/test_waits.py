@@ -410,7 +410,7 @@ def test_a_host_answering_again_gets_its_retries_again():
         retry = BoundedRetry(total=8, bounds=bounds).increment("POST", "/graphql", error=refused)
         with pytest.raises(MaxRetryError):
             retry.increment("POST", "/graphql", error=refused)
-        bounds.answered()
+        bounds.outage.end()
 
 
 def test_a_host_that_does_not_resolve_fails_without_retries(run, live, clock, monkeypatch):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wbmigrate.engine.model import Options, Rewrite
+from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.outcomes import Rewritten
@@ -58,12 +58,7 @@ def plan_write(
         return Planned(source, error=str(exc)), None
     except Exception as exc:  # a bug: said for this object alone, as `plan_one` does
         return Planned(source, error=bug(exc)), None
-    return Planned(source, result), _kept(result, NewText(obj.text, result.edits))
-
-
-def _kept(result: Rewrite, text: NewText) -> Rewritten:
-    """A plan's rewrite as the write will use it: nothing to send, or the text, with the
-    changes and the edits the guard checks it against."""
     if not result.changed:
-        return Rewritten(None)
-    return Rewritten(text, result.changes, result.edits)
+        return Planned(source, result), Rewritten(None)
+    text = NewText(obj.text, result.edits)
+    return Planned(source, result), Rewritten(text, result.changes, result.edits)

@@ -146,11 +146,8 @@ class Journal:
         }
         write_private(folder / MANIFEST, self._manifest)
         self._last, self._lines = genesis(self._manifest), 0
-        self.end: dict[str, Any] | None = (
-            None  # the journal's length and last checksum, once closed
-        )
-        fd = os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.close(fd)
+        self.end: dict[str, Any] | None = None  # the journal's length and checksum, once closed
+        os.close(os.open(folder / JOURNAL, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         self._unsynced, self._new_names = 0, True  # the manifest and journal just made
 
     def close(self) -> str | None:
@@ -185,9 +182,10 @@ class Journal:
             _fsync(self.folder / JOURNAL, os.O_WRONLY | os.O_APPEND)
             self._unsynced = 0
 
-    def _log(self, event: dict[str, Any]) -> None:
+    def record(self, event: dict[str, Any]) -> None:
         """Append one line, durable at the next `sync` (a line cut short by a crash is the
-        last one, and rollback reads the journal without it)."""
+        last one, and rollback reads the journal without it). A file `Backup.keep` wrote
+        counts as backed up once its line is recorded."""
         # A title or reason is anyone's text: the key never reaches the journal either.
         event = {k: redact(v) if isinstance(v, str) else v for k, v in event.items()}
         with self._lock, (self.folder / JOURNAL).open("a", encoding="utf-8") as out:
@@ -206,14 +204,8 @@ class Backup(Journal):
         """Back up the object as fetched, and what is about to be sent in its place: its file,
         written ahead of its turn, which `record` journals once it has come (followed by `sync`
         before the write is sent), or `discard` removes if it never does."""
-        name = f"{file_stem(obj.kind, obj.id)}.json"
-        event = {"event": "backed-up", "file": name, "kind": obj.kind, "id": obj.id}
-        event["file_sha256"] = self._file(name, _original(obj))
+        event = self._file("backed-up", obj, obj)
         return {**event, "title": obj.title, "sending_sha256": digest(obj, sending)}
-
-    def record(self, kept: dict[str, Any]) -> None:
-        """Journal a file kept: from now on the object counts as backed up."""
-        self._log(kept)
 
     def discard(self, kept: dict[str, Any]) -> None:
         """Remove a file kept for a write that will not be made (a run stopped first): the
@@ -224,26 +216,28 @@ class Backup(Journal):
 
     def written(self, obj: LiveObject) -> None:
         """Record that the new state was written and read back."""
-        self._log({"event": "written", "id": obj.id})
+        self.record({"event": "written", "id": obj.id})
 
     def not_written(self, obj: LiveObject, reason: str) -> None:
         """Record that what was backed up was not sent after all: rollback leaves it alone."""
-        self._log({"event": "not-written", "id": obj.id, "reason": reason})
+        self.record({"event": "not-written", "id": obj.id, "reason": reason})
 
     def conflict(self, obj: LiveObject, theirs: LiveObject) -> None:
         """Someone else saved the object while it was written: keep their version, as read
         back, beside the original."""
-        name = f"{file_stem(obj.kind, obj.id)}.theirs.json"
-        event = {"event": "conflict", "file": name, "kind": obj.kind, "id": obj.id}
-        event["file_sha256"] = self._file(name, _original(theirs))
-        self._log({**event, "theirs_sha256": digest(theirs)})
+        event = self._file("conflict", obj, theirs, ".theirs")
+        self.record({**event, "theirs_sha256": digest(theirs)})
 
-    def _file(self, name: str, data: Any) -> str:
-        """Write one file of the backup (synced by `write_private`); its SHA-256."""
-        sha256 = write_private(self.folder / name, data)
+    def _file(
+        self, event: str, obj: LiveObject, version: LiveObject, suffix: str = ""
+    ) -> dict[str, Any]:
+        """Write a version of `obj` into a file of the backup (synced by `write_private`); the
+        journal line that names it."""
+        name = f"{file_stem(obj.kind, obj.id)}{suffix}.json"
+        sha256 = write_private(self.folder / name, _original(version))
         with self._lock:
             self._new_names = True
-        return sha256
+        return {"event": event, "file": name, "kind": obj.kind, "id": obj.id, "file_sha256": sha256}
 
 
 class BackupSet(Journal):
@@ -261,7 +255,7 @@ class BackupSet(Journal):
         return self.folder / sub_folder(target)
 
     def log(self, target: str, event: str, **detail: Any) -> None:
-        self._log({"event": event, "target": target, **detail})
+        self.record({"event": event, "target": target, **detail})
         self.sync()
 
 

@@ -87,20 +87,12 @@ class _Turn:
 
 @dataclass(frozen=True)
 class _Writing:
-    """A write sent: the object just before it, and W&B's answer to come (the save's time)."""
+    """A write sent: the object just before it, and W&B's answer (the save's time), which
+    `_answered` waits for."""
 
     item: _Write
     before: LiveObject
     answer: Future[str | None]
-
-
-@dataclass(frozen=True)
-class _Sent:
-    """A write W&B answered: the object just before it, and the time W&B gave the save."""
-
-    item: _Write
-    before: LiveObject
-    saved_at: str | None
 
 
 class _Run:
@@ -129,7 +121,7 @@ class _Run:
         ready = self._durable(ready)
         kept = self._keep(1)
         writing: list[_Writing] = []  # batch n-1's writes, in flight
-        confirming: list[_Sent] = []  # read back by batch n's read
+        confirming: list[_Writing] = []  # read back by batch n's read
         for n in range(len(self.batches)):
             answered = self._answered(writing)
             more = not stop.is_set() and n + 1 < len(self.batches)
@@ -153,7 +145,7 @@ class _Run:
             self._confirm(confirming, self.reader.read([s.item.job.obj for s in confirming]))
 
     def _read_ahead(
-        self, kept: _Turn, confirming: list[_Sent]
+        self, kept: _Turn, confirming: list[_Writing]
     ) -> tuple[list[_Write], Future[Fresh]]:
         """A batch's turn: journaled as backed up, then read (with read-backs riding on the
         read); the objects to write (once `_durable`), and the read."""
@@ -220,16 +212,19 @@ class _Run:
             self.done(w.index, _not_sent(w.job, now, fresh.failed.get(w.job.obj.id)))
         return writes
 
-    def _answered(self, writes: list[_Writing]) -> list[_Sent]:
+    def _answered(self, writes: list[_Writing]) -> list[_Writing]:
+        """The writes W&B answered; the others failed."""
         sent = []
         for writing in writes:
             try:
-                sent.append(_Sent(writing.item, writing.before, writing.answer.result()))
+                writing.answer.result()
             except (WbmigrateError, OSError) as exc:
                 self.done(writing.item.index, _failed(writing.item.job, one_line(exc)))
+            else:
+                sent.append(writing)
         return sent
 
-    def _confirm(self, confirming: list[_Sent], fresh: Fresh) -> None:
+    def _confirm(self, confirming: list[_Writing], fresh: Fresh) -> None:
         for sent in confirming:
             job = sent.item.job
             error = fresh.failed.get(job.obj.id)
@@ -292,11 +287,11 @@ def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
     return changed(job)
 
 
-def _confirmed(sent: _Sent, back: LiveObject | None) -> Outcome:
+def _confirmed(sent: _Writing, back: LiveObject | None) -> Outcome:
     """What a write came to, from its read-back; journaled."""
     job = sent.item.job
     obj, changes = job.obj, len(job.plan.changes)
-    status = verdict(sent.before, sent.item.text, sent.saved_at, back)
+    status = verdict(sent.before, sent.item.text, sent.answer.result(), back)
     try:
         if status is WriteStatus.APPLIED:
             job.backup.written(obj)

@@ -13,7 +13,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,7 @@ from wbmigrate.engine.history import DEFAULT_RUNS, RunKeys, RunRef
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.client import Client
 from wbmigrate.live.queries import LIST_RUNS, RUN_KEYS
-from wbmigrate.live.shapes import a_dict, listing_pages, project_of
+from wbmigrate.live.shapes import a_dict, a_list, listing_pages, project_of
 from wbmigrate.safe_write import PRIVATE_MODE, kind, read_file, write_text
 
 RUNS_PAGE = 100
@@ -60,18 +60,12 @@ def read_run_keys(
     with ThreadPoolExecutor(max_workers=KEYS_AT_ONCE) as pool:
 
         def arrived(page: list[Listed]) -> None:
-            missing = []
-            for item in page:
-                found = cache.get(item)
-                if found is None:
-                    missing.append(item.run.id)
-                else:
-                    keys[item.run.id] = found
+            cached = {item.run.id: cache.get(item) for item in page}
+            keys.update({name: found for name, found in cached.items() if found is not None})
+            missing = [name for name, found in cached.items() if found is None]
             for start in range(0, len(missing), KEYS_BATCH):
                 names = missing[start : start + KEYS_BATCH]
-                asked.append(
-                    pool.submit(lambda n: dict(_run_keys(client, entity, project, n)), names)
-                )
+                asked.append(pool.submit(_run_keys, client, entity, project, names))
 
         total, listed = _list_runs(client, entity, project, cap, arrived)
         for batch in asked:
@@ -145,15 +139,17 @@ def _listed(node: Any, runs_url: str) -> Listed | None:
 
 def _run_keys(
     client: Client, entity: str, project: str, names: list[str]
-) -> Iterator[tuple[str, frozenset[str]]]:
+) -> dict[str, frozenset[str]]:
     filters = json.dumps({"name": {"$in": names}})
     variables = {"entity": entity, "project": project, "filters": filters, "first": len(names)}
     data = client.execute(RUN_KEYS, variables)
     runs = a_dict(a_dict(data.get("project"), "project").get("runs"), "project.runs")
-    for edge in runs.get("edges") or []:
+    found = {}
+    for edge in a_list(runs.get("edges") or [], "project.runs.edges"):
         node = edge.get("node") if isinstance(edge, dict) else None
         if isinstance(node, dict) and isinstance(node.get("name"), str):
-            yield node["name"], logged_keys(node.get("historyKeys"), node.get("summaryMetrics"))
+            found[node["name"]] = logged_keys(node.get("historyKeys"), node.get("summaryMetrics"))
+    return found
 
 
 def logged_keys(history_keys: Any, summary: Any) -> frozenset[str]:
@@ -167,10 +163,11 @@ def logged_keys(history_keys: Any, summary: Any) -> frozenset[str]:
 
 
 def _json_object(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):
+    """An object, or JSON text of one (as W&B gives keys, or a cache file); else empty."""
+    if isinstance(value, (str, bytes)):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
     return value if isinstance(value, dict) else {}
 
@@ -197,7 +194,7 @@ class _Cache:
             refused = _refusal(self.path.parent)
             if refused is None:
                 data, status = read_file(self.path, CACHE_LIMIT, follow=False)
-                document = _parsed(data)
+                document = _json_object(data)
                 refused = "owned by another user" if status.st_uid != os.getuid() else None
         except FileNotFoundError:
             return {}
@@ -252,14 +249,6 @@ def _refusal(folder: Path) -> str | None:
         return "its folder is owned by another user"
     mode = stat.S_IMODE(status.st_mode)
     return f"its folder's mode is {oct(mode)}: others may open it" if mode & 0o077 else None
-
-
-def _parsed(data: bytes) -> dict[str, Any]:
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return {}
-    return document if isinstance(document, dict) else {}
 
 
 _SAID: set[str] = set()

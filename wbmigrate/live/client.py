@@ -198,7 +198,7 @@ class Client:
                     timeout=(min(budget, CONNECT_TIMEOUT), budget),
                     stream=True,
                 )
-                self.bounds.answered()
+                self.bounds.outage.end()
                 body = self._read(response, url)
             except requests.exceptions.RequestException as exc:
                 raise self._failure(exc, watch.expired, url) from None
@@ -311,12 +311,13 @@ class Client:
         return ask()
 
     def _view_query(self, query: Callable[[bool], str], variables: dict[str, Any]) -> Any:
-        """A query of views, with `parentId` unless the server refused it."""
-        return self.execute(query(self.support.asks("parentId")), variables)
+        """A query of views, with `parentId` unless the server refused it (then asked again)."""
+        return self._refusing(
+            lambda: self.execute(query(self.support.asks("parentId")), variables), ("parentId",)
+        )
 
     def view(self, view_id: str, entity: str, project: str) -> View | None:
-        ask = functools.partial(self._view_query, get_view, {"id": view_id})
-        node = self._refusing(ask, ("parentId",)).get("view")
+        node = self._view_query(get_view, {"id": view_id}).get("view")
         return View.from_node(node, entity, project) if node is not None else None
 
     def views_by_id(self, wanted: Sequence[tuple[str, str, str]]) -> list[View | None]:
@@ -324,8 +325,7 @@ class Client:
         view that no longer exists is None. An answer that leaves one out, or answers with
         another view, is a `ShapeError`: a view not answered for is not a view gone."""
         variables = {f"id{i}": view_id for i, (view_id, _, _) in enumerate(wanted)}
-        query = functools.partial(get_views, len(wanted))
-        data = self._refusing(functools.partial(self._view_query, query, variables), ("parentId",))
+        data = self._view_query(functools.partial(get_views, len(wanted)), variables)
         views: list[View | None] = []
         for i, (view_id, entity, project) in enumerate(wanted):
             node = data.get(f"v{i}")
@@ -374,19 +374,11 @@ class Client:
     def upsert_view(self, view: View, spec: str) -> str | None:
         """Save `spec` into an existing view, every other field copied from it; the time W&B
         gives the save (`updatedAt`)."""
-        fields = {
-            "id": view.id,
-            "entityName": view.entity,
-            "projectName": view.project,
-            "name": view.name,
-            "type": view.type,
-            "displayName": view.display_name,
-            "description": view.description,
-            "spec": spec,
-        }
-        if view.parent_id:
-            fields["parentId"] = view.parent_id
-        data = self.execute(UPSERT_VIEW, {"input": fields})
+        fields = {"entityName": view.entity, "projectName": view.project, **view.node()}
+        del fields["updatedAt"]  # W&B sets it
+        if not view.parent_id:
+            del fields["parentId"]
+        data = self.execute(UPSERT_VIEW, {"input": {**fields, "spec": spec}})
         answer = a_dict(data.get("upsertView"), "upsertView")
         return _saved_at(answer.get("view"), "upsertView.view")
 

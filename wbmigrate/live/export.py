@@ -37,15 +37,10 @@ class Exported:
 def export_text(obj: LiveObject) -> str:
     """The object as an export file (see `files.export_document`)."""
     if obj.view is not None:
-        metadata = {**obj.view.node(), "spec": json.loads(obj.view.spec)}
+        metadata, spec = obj.view.node(), json.loads(obj.view.spec)
     else:
-        metadata = {
-            "id": obj.id,
-            "name": obj.title,
-            "updatedAt": obj.updated_at,
-            "spec": obj.trigger,
-        }
-    return export_document(obj.kind, obj.entity, obj.project, metadata)
+        metadata, spec = {"id": obj.id, "name": obj.title, "updatedAt": obj.updated_at}, obj.trigger
+    return export_document(obj.kind, obj.entity, obj.project, {**metadata, "spec": spec})
 
 
 def file_name(obj: LiveObject) -> str:

@@ -124,28 +124,17 @@ class LiveObject:
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
+        kind, title = VIEW_TYPES[view.type], view.display_name or view.name
         return cls(
-            VIEW_TYPES[view.type],
-            view.id,
-            view.display_name or view.name,
-            view.spec,
-            view.updated_at,
-            view.entity,
-            view.project,
-            view=view,
+            kind, view.id, title, view.spec, view.updated_at, view.entity, view.project, view=view
         )
 
     @classmethod
     def of_trigger(cls, trigger: dict[str, Any], entity: str, project: str) -> LiveObject:
+        trigger_id, title = trigger["id"], trigger.get("name") or ""
+        text, updated_at = canonical(trigger), trigger.get("updatedAt")
         return cls(
-            "automation",
-            trigger["id"],
-            trigger.get("name") or "",
-            canonical(trigger),
-            trigger.get("updatedAt"),
-            entity,
-            project,
-            trigger=trigger,
+            "automation", trigger_id, title, text, updated_at, entity, project, trigger=trigger
         )
 
 
@@ -177,10 +166,8 @@ def write(client: Client, obj: LiveObject, new_text: str) -> str | None:
     return client.update_trigger(trigger_input(json.loads(new_text)))
 
 
-def stored_as_sent(obj: LiveObject, now: LiveObject | None, sent: str) -> bool:
+def stored_as_sent(obj: LiveObject, now: LiveObject, sent: str) -> bool:
     """Whether what W&B stores now is what was sent (a trigger: the fields wbmigrate writes)."""
-    if now is None:
-        return False
     if obj.view is not None:
         return now.text == sent
     assert now.trigger is not None

@@ -65,26 +65,23 @@ def migration_digest(migration: Migration) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@dataclass
 class PlanFile:
     """A saved plan, written object by object as they are planned, to a temporary file that
     takes the plan's name only when complete (an interrupted run leaves no half plan)."""
 
-    def __init__(
-        self,
-        path: Path,
-        migration: Migration,
-        options: Options,
-        target: str,
-        drafts: bool,
-        host: str,
-    ) -> None:
-        self.path, self.migration, self.options = path, migration, options
-        self.target, self.drafts, self.host = target, drafts, host
+    path: Path
+    migration: Migration
+    options: Options
+    target: str
+    drafts: bool
+    host: str  # the base URL the plan read: `apply --plan` writes there only
+
+    def __post_init__(self) -> None:
         self.tally = Tally()
-        self._file = SafeFile(path)
-        self._document = JsonDocument(
-            self._file.write, mapping_entry(migration, options), "objects"
-        )
+        self._file = SafeFile(self.path)
+        entry = mapping_entry(self.migration, self.options)
+        self._document = JsonDocument(self._file.write, entry, "objects")
 
     def add(self, planned: Planned, obj: LiveObject) -> None:
         self.tally.add(planned)
@@ -98,7 +95,7 @@ class PlanFile:
                 "format": FORMAT,
                 "wbmigrate": __version__,
                 "target": self.target,
-                "host": self.host,  # the base URL the plan read: `apply --plan` writes there only
+                "host": self.host,
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "migration_sha256": migration_digest(self.migration),
                 "drafts": self.drafts,
@@ -221,6 +218,18 @@ class SavedRewrite(Rewrite):
     def changed(self) -> bool:
         return self.saved_changed
 
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        name: str,
+        changes: tuple[Change, ...],
+        notes: tuple[Note, ...],
+        changed: bool,
+    ) -> SavedRewrite:
+        """Titled as `rewrite.rewrite` names an object (a draft's name says so)."""
+        return cls(kind, f'{kind} "{name}"', None, (), changes, notes, saved_changed=changed)
+
 
 def saved_report(saved: SavedPlan) -> Plan:
     """The plan a saved plan was written from, as far as a report shows it: `plan`'s text,
@@ -247,10 +256,7 @@ def saved_planned(entry: dict[str, Any]) -> Planned:
     kind = _text(entry, "kind")
     changes = tuple(map(_saved_change, entry["changes"]))
     notes = tuple(map(_saved_note, entry["notes"]))
-    title = f'{kind} "{name}"'  # as `rewrite.rewrite` names it
-    result = SavedRewrite(
-        kind, title, None, (), changes, notes, saved_changed=status is Status.CHANGES
-    )
+    result = SavedRewrite.of(kind, name, changes, notes, status is Status.CHANGES)
     return Planned(Source(name, origin, kind=kind, url=url), result)
 
 

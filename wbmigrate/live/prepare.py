@@ -16,15 +16,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.outcomes import (
-    Expected,
-    Outcome,
-    Queued,
-    Rewritten,
-    Spool,
-    Stored,
-    WriteStatus,
-)
+from wbmigrate.live.outcomes import Expected, Outcome, Queued, Rewritten, Spool, Stored, WriteStatus
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.plan_json import mapping_entry
@@ -94,18 +86,11 @@ def _as_shown(planned: Planned) -> Planned:
     it: not the spec nor the edits, which memory keeps for no object."""
     from wbmigrate.live.planfile import SavedRewrite
 
-    if planned.result is None:
-        return planned
     result = planned.result
-    light = SavedRewrite(
-        result.kind,
-        f'{result.kind} "{planned.source.name}"',  # as `plan` names it: a draft says so
-        None,
-        (),
-        result.changes,
-        result.notes,
-        saved_changed=result.changed,
-    )
+    if result is None:
+        return planned
+    name = planned.source.name
+    light = SavedRewrite.of(result.kind, name, result.changes, result.notes, result.changed)
     return Planned(planned.source, light)
 
 

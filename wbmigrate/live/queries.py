@@ -66,7 +66,6 @@ query WbmigrateViews($entity: String!, $project: String!, $viewType: String!, $f
     }}
   }}
 }}"""
-GET_VIEW = f"query WbmigrateView($id: ID!) {{ view(id: $id) {{ {VIEW_FIELDS} }} }}"
 
 
 def list_views(parent: bool = True) -> str:
@@ -74,7 +73,7 @@ def list_views(parent: bool = True) -> str:
 
 
 def get_view(parent: bool = True) -> str:
-    return GET_VIEW.replace(VIEW_FIELDS, view_fields(parent))
+    return f"query WbmigrateView($id: ID!) {{ view(id: $id) {{ {view_fields(parent)} }} }}"
 
 
 def get_views(count: int, parent: bool = True) -> str:

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
     except OSError as exc:
         reason = f"no {MANIFEST}" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise BackupError(f"{folder}: not a wbmigrate backup folder ({reason})") from None
-    except ValueError:
+    except (ValueError, RecursionError):
         raise BackupError(f"{folder}: not a wbmigrate backup ({MANIFEST} is not JSON)") from None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
@@ -129,7 +129,7 @@ def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, start=1):
         try:
             event = json.loads(line)  # bytes: a line cut inside a character is a ValueError
-        except ValueError:
+        except (ValueError, RecursionError):
             if number == len(lines) and not finished:
                 break  # a line cut short by a crash: the write it announces never started
             raise BackupError(f"{path}:{number}: not a journal line") from None
@@ -176,7 +176,7 @@ def _stored(
         raise BackupError(f"{folder / name}: cannot read it ({exc.strerror})") from None
     try:
         obj = _live(json.loads(data))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, RecursionError, KeyError, TypeError, AttributeError):
         raise BackupError(f"{folder / name}: not a backup of one object") from None
     where = f"{obj.entity}/{obj.project}"
     if target is not None and where != target:
@@ -238,24 +238,26 @@ def _edited_since(item: Restorable, now: LiveObject) -> str:
 
 
 @dataclass(frozen=True)
-class LoadedSet:
-    """A backup set shown whole: its manifest, and the projects chosen, each with its
-    sub-folder and its backup."""
+class Restoring:
+    """The backups of a folder (of `rollback`, or verify's baseline): its manifest, its
+    backups by project (every check passed), whether it is a backup set (reported project by
+    project), and a set's sub-folders of the projects chosen."""
 
     manifest: dict[str, Any]
-    folders: dict[str, Path]  # target -> its backup
     backups: dict[str, Loaded]
+    is_set: bool = True
+    folders: dict[str, Path] = field(default_factory=dict)  # target -> its backup
 
 
 def is_backup_set(folder: Path) -> bool:
     try:
         data = json.loads(read_file(folder / MANIFEST)[0].decode())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and data.get("format") == SET_FORMAT
 
 
-def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
+def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
     """The projects of a backup set (those in `only`, when given), once the whole set is shown
     to be what its run wrote: every sub-backup its journal says was started is there, whole,
     and of the set's host and its own project. Else a BackupError, a line per problem."""
@@ -264,7 +266,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
         listed = manifest["projects"]
         folders = {_target(t): folder / _member(t, name) for t, name in dict(listed).items()}
         started = _check_journal(folder, manifest)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
     wanted = list(only)
     unknown = [t for t in wanted if t not in folders]
@@ -282,7 +284,9 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> LoadedSet:
     if problems:
         raise BackupError("\n".join(problems))
     chosen = [t for t in folders if not wanted or t in wanted]
-    return LoadedSet(manifest, {t: folders[t] for t in chosen}, {t: backups[t] for t in chosen})
+    return Restoring(
+        manifest, {t: backups[t] for t in chosen}, True, {t: folders[t] for t in chosen}
+    )
 
 
 def _target(target: Any) -> str:
@@ -345,21 +349,9 @@ def _sub_backup(
     return loaded
 
 
-@dataclass(frozen=True)
-class Restoring:
-    """The backups of a folder (of `rollback`, or verify's baseline): its manifest, its
-    backups by project (every check passed), and whether it is a backup set (reported
-    project by project)."""
-
-    manifest: dict[str, Any]
-    backups: dict[str, Loaded]
-    is_set: bool
-
-
 def load_backups(folder: Path, only: Iterable[str] = ()) -> Restoring:
     """One backup, or the backups of a set (those of the projects in `only`, when given)."""
     if not is_backup_set(folder):
         loaded = load_backup(folder)
         return Restoring(loaded.manifest, {str(loaded.manifest.get("target")): loaded}, False)
-    chosen = load_backup_set(folder, only)
-    return Restoring(chosen.manifest, chosen.backups, True)
+    return load_backup_set(folder, only)

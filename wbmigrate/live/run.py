@@ -7,6 +7,7 @@ was sent ends with its journal lines and its outcome.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -96,8 +97,7 @@ def _follow(
 
 def _interrupt(stop: threading.Event, stopping: Callable[[], None] | None) -> None:
     stop.set()
-    try:
+    # a second Ctrl-C while it is said: the batch still ends well
+    with contextlib.suppress(KeyboardInterrupt):
         if stopping is not None:
             stopping()
-    except KeyboardInterrupt:  # a second Ctrl-C while it is said: the batch still ends well
-        pass

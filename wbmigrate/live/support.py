@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wbmigrate.live.shapes import GraphQLError
+from wbmigrate.live.shapes import GraphQLError, a_dict, a_list
 from wbmigrate.live.transport import ApiError
 
 FEATURES = "query WbmigrateServerFeatures { serverInfo { features { name isEnabled } } }"
@@ -27,10 +27,7 @@ OPTIONAL = {
     "parentId": (("parentId",), "drafts are saved without it (W&B keeps their report)"),
     "runs/draft": (("runs/draft",), "no drafts are listed"),
     "Entity.triggers": (("triggers", "Entity"), "automations are read per project"),
-    "EntityScopeFields": (
-        ("TriggerScope", "Entity"),
-        "entity-wide automations are not read whole",
-    ),
+    "EntityScopeFields": (("TriggerScope", "Entity"), "entity-wide automations are not read whole"),
     "QueueJobActionFields": (("QueueJobTriggeredAction",), "queue-job actions are read by type"),
     "NoOpActionFields": (("NoOpTriggeredAction",), "no-op actions are read by type"),
     "AriaActionFields": (("ARIATriggeredAction",), "ARIA actions are read by type"),
@@ -75,7 +72,8 @@ class Support:
             if refusal(exc):  # (wandb's `feature_enabled` reads any failure as "off")
                 return {}
             raise
-        features = (data.get("serverInfo") or {}).get("features") or []
+        info = a_dict(data.get("serverInfo") or {}, "serverInfo")
+        features = a_list(info.get("features") or [], "serverInfo.features")
         return {
             f["name"]: f.get("isEnabled") is True
             for f in features

@@ -126,6 +126,7 @@ class Outage:
             return self._spent <= REFUSED_RETRIES
 
     def end(self) -> None:
+        """The host answered: an outage after this gets its retries again."""
         self._spent = 0
 
 
@@ -141,10 +142,6 @@ class Bounds:
     closed: threading.Event = field(default_factory=threading.Event)
     clock: Clock = CLOCK
     outage: Outage = field(default_factory=Outage)
-
-    def answered(self) -> None:
-        """The host answered: an outage after this gets its retries again."""
-        self.outage.end()
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
@@ -166,11 +163,6 @@ def stop_with(event: threading.Event) -> None:
     """Call off this thread's requests once `event` is set: a reader whose consumer has gone
     starts no retry (and reports none) after it."""
     _current.stop = event
-
-
-def _stopped() -> bool:
-    event: threading.Event | None = getattr(_current, "stop", None)
-    return event is not None and event.is_set()
 
 
 # --- retries ------------------------------------------------------------------------------------
@@ -213,7 +205,8 @@ class BoundedRetry(Retry):
     def sleep(self, response: BaseHTTPResponse | None = None) -> None:
         """Wait before the next try: `Retry-After` when given and not zero (beyond
         `max_wait` the request fails), else urllib3's exponential backoff."""
-        if _stopped() or self.bounds.closed.is_set():
+        stop: threading.Event | None = getattr(_current, "stop", None)
+        if (stop is not None and stop.is_set()) or self.bounds.closed.is_set():
             raise Stopped(NOT_WANTED)
         asked = self.get_retry_after(response) if response is not None else None
         if response is not None and asked is not None and asked > self.bounds.max_wait:

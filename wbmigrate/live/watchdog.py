@@ -4,8 +4,8 @@ answer.
 A socket timeout bounds each read, not their sum: a server (or proxy) that drips one byte a
 second never trips it. Here each try is armed as it starts (`Watch.arm`, from the connection's
 `request`), and when its budget runs out the try's socket is shut, which wakes the blocked
-read with an error; `Watch.expired` then tells the client why. One thread of the process
-keeps every armed deadline (a timer thread per try cost half a millisecond each).
+read with an error; `Watch.expired` then tells the client why. Each try has a timer thread of
+its own (a quarter of a millisecond each: nothing beside a request's round trip).
 
 The adapter, pools and connections are urllib3's and requests' own, subclassed only to arm the
 watch: retries, pooling, TLS and proxies work as before.
@@ -14,11 +14,8 @@ watch: retries, pooling, TLS and proxies work as before.
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
 import socket
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,84 +34,51 @@ def current() -> Watch | None:
 
 class Watch:
     """Bounds every try of one request to `budget()` seconds, from the time it starts; used
-    as a context around the request, in the thread that makes it."""
+    as a context around the request, in the thread that makes it. Arming, cancelling and
+    expiring share one lock, so a try that has ended (and whose connection may be reused) is
+    never cut."""
 
     def __init__(self, budget: Callable[[], float]) -> None:
         self.budget = budget
         self.expired = False  # the last try was cut when its time ran out
-        self.attempt = 0  # which try is armed; any other is cancelled
-        self.connection: HTTPConnection | None = None
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None  # the armed try's; any other is cancelled
+        self._connection: HTTPConnection | None = None
 
     def __enter__(self) -> Watch:
         _current.watch = self
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _KEEPER.cancel(self)
+        self.pause()
         _current.watch = None
 
     def arm(self, connection: HTTPConnection) -> None:
-        _KEEPER.arm(self, connection, self.budget())
+        """A try starts on `connection`: cut it when its budget runs out."""
+        with self._lock:
+            self._cancel()
+            self.expired, self._connection = False, connection
+            self._timer = threading.Timer(self.budget(), self._expire)
+            self._timer.daemon = True
+            self._timer.start()
 
     def pause(self) -> None:
         """Between tries: the last one has ended, and its connection may be reused."""
-        _KEEPER.cancel(self)
-
-    def expire(self) -> None:
-        """Called by the keeper, under its lock: the armed try ran out of time."""
-        self.expired = True
-        if self.connection is not None:
-            cut(self.connection)
-
-
-class _Keeper:
-    """The one thread that ends tries whose time ran out: it sleeps until the earliest armed
-    deadline. Arming, cancelling and expiring share one lock, so a try that has ended (and
-    whose connection may be reused) is never cut."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Condition()
-        self._heap: list[tuple[float, int, Watch, int]] = []
-        self._order = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def arm(self, watch: Watch, connection: HTTPConnection, seconds: float) -> None:
         with self._lock:
-            watch.attempt += 1
-            watch.expired = False
-            watch.connection = connection
-            entry = (time.monotonic() + seconds, next(self._order), watch, watch.attempt)
-            heapq.heappush(self._heap, entry)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="wbmigrate-watchdog")
-                self._thread.daemon = True
-                self._thread.start()
-            self._lock.notify()
+            self._cancel()
 
-    def cancel(self, watch: Watch) -> None:
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._connection = None
+
+    def _expire(self) -> None:
+        """On the armed try's timer: its time ran out (unless it ended, or another was armed,
+        while this waited for the lock)."""
         with self._lock:
-            watch.attempt += 1
-            watch.connection = None
-
-    def _run(self) -> None:
-        with self._lock:
-            while True:
-                if not self._heap:
-                    self._lock.wait()
-                    continue
-                when, _, watch, attempt = self._heap[0]
-                if watch.attempt != attempt:  # that try has ended or was re-armed
-                    heapq.heappop(self._heap)
-                    continue
-                left = when - time.monotonic()
-                if left > 0:
-                    self._lock.wait(left)
-                    continue
-                heapq.heappop(self._heap)
-                watch.expire()
-
-
-_KEEPER = _Keeper()
+            if self._timer is threading.current_thread() and self._connection is not None:
+                self.expired = True
+                cut(self._connection)
 
 
 def cut(connection: HTTPConnection) -> None:
@@ -126,29 +90,20 @@ def cut(connection: HTTPConnection) -> None:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-def _arm(connection: HTTPConnection) -> None:
-    watch = current()
-    if watch is not None:
-        watch.arm(connection)
-
-
-def _cut_if_expired(connection: HTTPConnection) -> None:
-    """A budget that ran out while the name was resolved (no socket to shut yet)."""
-    watch = current()
-    if watch is not None and watch.expired:
-        cut(connection)
-
-
 class _Connection(HTTPConnection):
     """A connection watched by the per-try budget (TLS too: `_TLSConnection` puts
     HTTPSConnection right after it in the method order)."""
 
     def connect(self) -> None:
         super().connect()
-        _cut_if_expired(self)
+        watch = current()
+        if watch is not None and watch.expired:  # while the name was resolved: no socket yet
+            cut(self)
 
     def request(self, *args: Any, **kwargs: Any) -> None:
-        _arm(self)
+        watch = current()
+        if watch is not None:
+            watch.arm(self)
         super().request(*args, **kwargs)
 
 
