@@ -1,5 +1,5 @@
 """The benchmarks still run: `python -m benchmarks --quick`, every benchmark end to end at tiny
-sizes. Only the table's structure is checked: timings belong in `python -m benchmarks`, never
+sizes, without added latency. Only the table's structure is checked: timings belong in `python -m benchmarks`, never
 in tests."""
 
 from __future__ import annotations
