@@ -36,7 +36,9 @@ BENCHMARKS = ["plan", "apply", "check", "scaling"]
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one round (a smoke run)")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes, no added latency, one round (a smoke run)"
+    )
     parser.add_argument("--only", choices=BENCHMARKS, action="append", help="only these benchmarks")
     parser.add_argument(
         "--size", choices=list(SIZES), action="append", help="only these live sizes"
@@ -51,29 +53,36 @@ def main() -> int:
     print()
     print(table(rows))
     sizes = "quick sizes" if args.quick else "full sizes"
-    plan = live.PLAN_ROUNDS * rounds
+    plan = plan_rounds(args.quick, rounds)
     print(f"\n({time.perf_counter() - started:.0f} s; {sizes}; {rounds} rounds, plan {plan})")
     return 0 if all(row.met for row in rows) or args.quick else 1
 
 
 def measure(chosen: list[str], sizes: list[str], quick: bool, rounds: int) -> list[Row]:
     given = QUICK if quick else SIZES
+    latency = 0.0 if quick else live.LATENCY
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:
             if {"plan", "apply"} & set(chosen):
-                project = live.make_project(Path(folder), *given[size])
+                project = live.make_project(Path(folder), *given[size], latency)
             if "plan" in chosen:
-                rows += timed(f"plan {size}", partial(live.plan_rows, project, rounds))
+                work = partial(live.plan_rows, project, plan_rounds(quick, rounds))
+                rows += timed(f"plan {size}", work)
             if "apply" in chosen:  # the SDK loop beside the small size's apply
                 work = partial(live.apply_rows, project, rounds, size == "small")
                 rows += timed(f"apply {size}", work)
         if "check" in chosen:
-            rows += timed("check", partial(tree.check_rows, 200 if quick else 5_000, rounds))
+            rows += timed("check", partial(tree.check_rows, 50 if quick else 5_000, rounds))
         if "scaling" in chosen:
             small, large = given["small"], given["large"]
             rows += timed("scaling", partial(scaling.rows, Path(folder), small, large, rounds))
     return rows
+
+
+def plan_rounds(quick: bool, rounds: int) -> int:
+    """A plan's rounds: more than an apply's (see live.PLAN_ROUNDS); a smoke run's one."""
+    return 1 if quick else live.PLAN_ROUNDS * rounds
 
 
 def timed(name: str, work: Callable[[], list[Row]]) -> list[Row]:

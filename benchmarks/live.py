@@ -33,7 +33,7 @@ from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE
 from wbmigrate.live.queries import LIST_RUNS, LIST_TRIGGERS, LIST_VIEWS, RUN_KEYS
 from wbmigrate.live.support import FEATURES
 
-LATENCY = 0.1
+LATENCY = 0.1  # a W&B round trip (a smoke run, `--quick`, adds none)
 JOBS = 4  # apply's default --jobs
 LOOP_SAMPLE = 50  # reports the SDK loop migrates (its time is per object)
 VIEW_TYPES = [REPORT, DRAFT, WORKSPACE]
@@ -46,9 +46,11 @@ QUIET = {"WANDB_SILENT": "true", "WANDB_ERROR_REPORTING": "false"}
 
 @dataclass(frozen=True)
 class Project:
-    """A generated project: its server state file, and a folder for everything else."""
+    """A generated project: its server state file, the seconds its server adds to every
+    request, and a folder for everything else."""
 
     state: Path
+    latency: float
     folder: Path
     views: int
     triggers: int
@@ -70,10 +72,10 @@ class Project:
         return {**server.env, "XDG_CACHE_HOME": str(self.scratch("cache"))}
 
 
-def make_project(folder: Path, views: int, triggers: int) -> Project:
+def make_project(folder: Path, views: int, triggers: int, latency: float) -> Project:
     state = folder / f"state-{views}.json"
     server_state(state, views, triggers)
-    return Project(state, folder, views, triggers)
+    return Project(state, latency, folder, views, triggers)
 
 
 @dataclass(frozen=True)
@@ -91,9 +93,9 @@ PLAN_ROUNDS = 3
 
 
 def plan_rows(project: Project, rounds: int) -> list[Row]:
-    measured = plan_vs_floor(project, PLAN_ROUNDS * rounds)
+    measured = plan_vs_floor(project, rounds)
     ours, theirs = measured.ours.total, measured.theirs.total
-    where = f"{project.size}, {LATENCY * 1000:.0f} ms"
+    where = f"{project.size}, {project.latency * 1000:.0f} ms"
     return [
         at_most(f"live plan vs floor, {where}:", measured.timed, 1.2),
         Row(
@@ -107,7 +109,7 @@ def plan_rows(project: Project, rounds: int) -> list[Row]:
 def apply_rows(project: Project, rounds: int, loop: bool) -> list[Row]:
     measured = apply_vs_floor(project, rounds)
     ours, theirs = measured.ours, measured.theirs
-    where = f"{project.size}, {LATENCY * 1000:.0f} ms"
+    where = f"{project.size}, {project.latency * 1000:.0f} ms"
     rows = [
         at_most(f"live apply vs floor, {where}:", measured.timed, 1.25),
         Row(
@@ -125,7 +127,7 @@ def apply_rows(project: Project, rounds: int, loop: bool) -> list[Row]:
 def plan_vs_floor(project: Project, rounds: int) -> Measured:
     """Both sides against one server: planning writes nothing."""
     counts: dict[str, Requests] = {}
-    with running(project.state, LATENCY) as server:
+    with running(project.state, project.latency) as server:
         job = floor_job(project, server)
 
         def counted(side: str, command: list[str], env: dict[str, str]) -> float:
@@ -148,7 +150,7 @@ def apply_vs_floor(project: Project, rounds: int) -> Measured:
     counts: dict[str, Requests] = {}
 
     def fresh(side: str, command: Callable[[Server], list[str]]) -> float:
-        with running(project.state, LATENCY) as server:
+        with running(project.state, project.latency) as server:
             seconds = run(command(server), project.env(server))
             counts[side] = server.since(0)
             return seconds
@@ -173,7 +175,7 @@ def loop_row(project: Project, apply: float) -> Row:
     migration = find_mapping("prime-rl").migration()
     renames = {old: r.new for old, r in migration.metrics.items() if r.new}
     sample = min(LOOP_SAMPLE, project.views)
-    with running(project.state, LATENCY) as server:
+    with running(project.state, project.latency) as server:
         job = project.scratch("loop") / "job.json"
         reports = [server.report_url(i) for i in range(sample)]
         document = {"entity": ENTITY, "project": PROJECT, "reports": reports, "renames": renames}

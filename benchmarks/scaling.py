@@ -25,7 +25,7 @@ class Cost:
 
 
 def rows(folder: Path, small: tuple[int, int], large: tuple[int, int], rounds: int) -> list[Row]:
-    projects = [make_project(folder, *size) for size in [(0, 0), small, large]]
+    projects = [make_project(folder, *size, 0.0) for size in [(0, 0), small, large]]
     rows, peaks = [], []
     for command in ("plan", "apply"):
         costs = [cost(project, command, rounds) for project in projects]
@@ -45,7 +45,7 @@ def cost(project: Project, command: str, rounds: int) -> Cost:
         args = [command, TARGET]
         if command == "apply":
             args += ["--yes", "--backup-dir", str(project.scratch("backups") / "b")]
-        with running(project.state, latency=0.0) as server:
+        with running(project.state, project.latency) as server:
             started = time.perf_counter()
             kib.append(peak(wbmigrate(*args), project.env(server)))
             seconds.append(time.perf_counter() - started)

@@ -15,6 +15,9 @@ settings.register_profile("suite", derandomize=True, database=None)
 settings.load_profile("suite")
 
 
+ENGINE_MATCH_TIMEOUT = regexes.MATCH_TIMEOUT
+
+
 @pytest.fixture(autouse=True)
 def unhurried_regexes(monkeypatch):
     """The engine judges a regex within wall-clock budgets; on a loaded machine (both cores
@@ -23,6 +26,13 @@ def unhurried_regexes(monkeypatch):
     set their own."""
     monkeypatch.setattr(regexes, "MATCH_TIMEOUT", 1.0)
     monkeypatch.setattr(regexes, "TOTAL_TIMEOUT", 30.0)
+
+
+@pytest.fixture
+def engine_match_budget(monkeypatch):
+    """The engine's own budget for one match, for a test of a catastrophic pattern: it is cut
+    there whichever budget, and the unhurried one would let each of its matches run a second."""
+    monkeypatch.setattr(regexes, "MATCH_TIMEOUT", ENGINE_MATCH_TIMEOUT)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The benchmarks still run: `python -m benchmarks --quick`, every benchmark end to end at tiny
-sizes. Only the table's structure is checked: timings belong in `python -m benchmarks`, never
-in tests."""
+sizes without added latency. Only the table's structure is checked: timings belong in
+`python -m benchmarks`, never in tests."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from wbmigrate import find_mapping
 from wbmigrate.check.model import FileReport, Finding
 from wbmigrate.check.run import check_file
 from wbmigrate.check.suppress import Ignores
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping.load import load_mapping
 
@@ -86,7 +86,7 @@ def fixed_file(case: Path) -> Path:
 def targets(case: Path) -> Targets:
     mapping = config(case).get("mapping")
     migration = load_mapping(FIXTURES / mapping).migration() if mapping else MIGRATION
-    return Targets(migration, Options(mode=Mode(config(case).get("mode", "dual"))))
+    return targets_for(migration, Options(mode=Mode(config(case).get("mode", "dual"))))
 
 
 def check(case: Path, data: bytes | str, folder: Path) -> FileReport:

@@ -18,7 +18,7 @@ from wbmigrate.check.documents import check_json, check_yaml
 from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Rule
 from wbmigrate.check.specs import find
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.files import EXPORT_FORMAT
 from wbmigrate.mapping.load import load_mapping
@@ -101,7 +101,7 @@ def dig(document: object, path: tuple[object, ...], as_string: bool) -> object:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SPECS, st.sampled_from(WRAPPERS), st.sampled_from(["json", "yaml"]), st.booleans(), MODES)
 def test_specs_anywhere_are_fixed_as_the_engine_fixes_them(spec, how, syntax, flow, mode):
-    targets = Targets(MIGRATION, Options(mode=mode))
+    targets = targets_for(MIGRATION, Options(mode=mode))
     document, roots, as_string = wrapped(spec, how)
     text = dumped(document, syntax, flow)
     checked = check(text, syntax, targets)
@@ -373,7 +373,7 @@ SHAPE_KEYS += ["metric", "name", "runSets", "orchestrator", "max_off_policy_step
 )
 def test_no_document_makes_the_check_raise(document, syntax, mode):
     text = dumped(document, syntax, flow=False)
-    checked = check(text, syntax, Targets(MIGRATION, Options(mode=mode)))
+    checked = check(text, syntax, targets_for(MIGRATION, Options(mode=mode)))
     assert not [f for f in checked.findings if f.rule is Rule.INTERNAL_ERROR]
     new = fixed(text, checked)
     if new is not None:

@@ -17,7 +17,7 @@ from wbmigrate.check import run as run_module
 from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.model import Rule
 from wbmigrate.check.run import KINDS, check_paths, checker
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import targets_for
 from wbmigrate.engine.model import Mode, Options
 
 MIGRATION = find_mapping("prime-rl").migration()
@@ -55,7 +55,7 @@ def forking(monkeypatch):
 @pytest.mark.parametrize("mode", list(Mode))
 def test_workers_report_what_one_process_reports(tree, mode, monkeypatch, forking):
     monkeypatch.setattr(parallel, "CHUNK", 4)  # many chunks, some for each process
-    targets = Targets(MIGRATION, Options(mode=mode))
+    targets = targets_for(MIGRATION, Options(mode=mode))
     args = ([tree], targets, CheckConfig())
     serial = check_paths(*args, fixes=True, processes=1)
     assert len(serial) > 100
@@ -94,7 +94,7 @@ def test_a_kind_registered_as_the_docs_say_is_checked_by_workers(tmp_path, monke
     for i in range(run_module.PARALLEL_FILES + 20):
         (tree / f"run{i}.ini").write_text("[panel]\nmetric = off_policy/mean\n")
     forking[:] = [0, 0]
-    reports = check_paths([tree], Targets(MIGRATION, Options()), CheckConfig())
+    reports = check_paths([tree], targets_for(MIGRATION, Options()), CheckConfig())
     assert list(forking) == [1, 1]  # checked here and in a worker
     assert len(reports) == run_module.PARALLEL_FILES + 20
     for report in reports:

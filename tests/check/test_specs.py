@@ -17,7 +17,7 @@ from wbmigrate.check.specs import (
     find,
     may_embed,
 )
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.files import EXPORT_FORMAT
 
@@ -184,7 +184,7 @@ def test_a_removed_key_beside_live_keys_is_kept_in_dual_mode_only(mode):
             }
         ]
     }
-    targets = Targets(MIGRATION, Options(mode=mode))
+    targets = targets_for(MIGRATION, Options(mode=mode))
     pending, _ = check_spec(spec, (), "report", "f", targets, 0)
     removed = [p for p in pending if p.rule is Rule.REMOVED_METRIC]
     assert len(removed) == (0 if mode is Mode.DUAL else 1)

@@ -7,7 +7,7 @@ from strategies import MIGRATION
 
 from wbmigrate.check.model import Rule
 from wbmigrate.check.sweeps import check_sweep
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import targets_for
 from wbmigrate.edit.edits import RenameKey, Set
 from wbmigrate.engine.model import Mode, Options
 
@@ -22,7 +22,7 @@ def sweep(metric: str, **parameters: object) -> dict[str, object]:
 
 @pytest.mark.parametrize("mode", [Mode.DUAL, Mode.REPLACE])
 def test_the_metric_moves_to_the_new_key_in_both_modes(mode):
-    targets = Targets(MIGRATION, Options(mode=mode))
+    targets = targets_for(MIGRATION, Options(mode=mode))
     (found,) = check_sweep(sweep("off_policy/mean"), ("s",), targets)
     assert found.rule is Rule.RENAMED_METRIC
     assert found.edits == [Set(("s", "metric", "name"), "staleness/rollout/mean")]
@@ -30,7 +30,7 @@ def test_the_metric_moves_to_the_new_key_in_both_modes(mode):
 
 
 def test_a_removed_metric_moves_to_its_equivalent_or_is_left_for_review():
-    targets = Targets(MIGRATION, Options())
+    targets = targets_for(MIGRATION, Options())
     (equivalent,) = check_sweep(sweep("off_policy/token/max"), (), targets)
     assert equivalent.rule is Rule.REMOVED_METRIC
     assert equivalent.edits == [Set(("metric", "name"), "staleness/rollout/max")]
@@ -48,7 +48,7 @@ def test_swept_config_keys_are_renamed_in_every_spelling():
         orchestrator=nested,
         max_off_policy_steps_hint={"value": 1},
     )
-    found = check_sweep(config, (), Targets(MIGRATION, Options()))
+    found = check_sweep(config, (), targets_for(MIGRATION, Options()))
     assert [f.edits for f in found] == [
         [RenameKey(("parameters", "max_off_policy_steps"), "max_staleness")],
         [
@@ -68,6 +68,6 @@ def test_swept_config_keys_are_renamed_in_every_spelling():
 
 def test_a_key_whose_new_name_is_swept_too_is_not_renamed_into_it():
     config = sweep("loss", max_off_policy_steps={"value": 1}, max_staleness={"value": 1})
-    (found,) = check_sweep(config, (), Targets(MIGRATION, Options()))
+    (found,) = check_sweep(config, (), targets_for(MIGRATION, Options()))
     assert found.edits == []
     assert "max_staleness is set too" in found.message

@@ -11,7 +11,7 @@ from helpers import FIXTURES
 
 from wbmigrate import find_mapping
 from wbmigrate.check.model import Rule
-from wbmigrate.check.targets import Targets
+from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.check.unread import by_path, unread
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.rewrite import rewrite
@@ -20,7 +20,7 @@ MIGRATION = find_mapping("prime-rl").migration()
 
 
 def targets(mode: Mode = Mode.DUAL) -> Targets:
-    return Targets(MIGRATION, Options(mode=mode))
+    return targets_for(MIGRATION, Options(mode=mode))
 
 
 def left(spec: dict, kind: str = "workspace", mode: Mode = Mode.DUAL) -> list[tuple]:

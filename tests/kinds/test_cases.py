@@ -28,6 +28,12 @@ MIGRATION = find_mapping("prime-rl").migration()
 UPDATE = os.environ.get("WBMIGRATE_UPDATE_FIXTURES") == "1"
 
 
+@pytest.fixture(autouse=True)
+def catastrophic_under_the_engines_budget(request):
+    if "catastrophic" in request.node.name:
+        request.getfixturevalue("engine_match_budget")
+
+
 def case_options(case: Path) -> Options:
     config = (
         yaml.safe_load((case / "case.yaml").read_text()) if (case / "case.yaml").exists() else {}

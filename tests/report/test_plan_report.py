@@ -82,7 +82,7 @@ def test_unchanged_objects_are_hidden_unless_verbose():
     assert "line-metric-regex-inactive" not in report.to_markdown(PLAN)
 
 
-def test_an_unchanged_object_needing_review_is_shown():
+def test_an_unchanged_object_needing_review_is_shown(engine_match_budget):
     options = Options(project_keys=SLOW_KEYS)
     plan = make_plan([case("line-metric-regex-catastrophic")], MIGRATION, options)
     text = report.to_text(plan)
@@ -161,7 +161,7 @@ def test_markdown_report():
     assert lines[-6:] == ['### "x"', "", "`x.json`", "", "**Error:** not UTF-8 text", ""]
 
 
-def test_markdown_escapes_pipes_and_angle_brackets():
+def test_markdown_escapes_pipes_and_angle_brackets(engine_match_budget):
     bad = Source(name="y", origin="y.json", error="bad | <x>")
     options = Options(project_keys=SLOW_KEYS)
     plan = make_plan([case("line-metric-regex-catastrophic", "a|b <c>"), bad], MIGRATION, options)
