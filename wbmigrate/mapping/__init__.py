@@ -194,9 +194,7 @@ class Migration:
     @cached_property
     def new_names(self) -> frozenset[str]:
         """Names the migration writes: rename targets and the equivalents of removed keys."""
-        names = {r.new for r in self.metrics.values() if r.new}
-        names |= {r.equivalent for r in self.metrics.values() if r.equivalent}
-        return frozenset(names)
+        return frozenset(fate.new for fate in self._fates.values() if fate.new)
 
     @cached_property
     def known_names(self) -> frozenset[str]:

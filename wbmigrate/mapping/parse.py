@@ -182,11 +182,10 @@ class _Checker:
         hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
         if value != value.strip() or any(ch in value for ch in "\n\r\t"):
             message = f"{what} {value!r} has surrounding or control whitespace"
-        elif hidden:  # NUL, bidi controls, zero-width characters
+            self.error(path, "bad-name", message, line)
+            return None
+        if hidden:  # NUL, bidi controls, zero-width characters
             message = f"{what} {value!r} has invisible characters ({hidden})"
-        else:
-            message = ""
-        if message:
             self.error(path, "bad-name", message, line)
             return None
         # The scripts of its letters (`LATIN`, `CYRILLIC`...), by their Unicode names.
@@ -264,16 +263,9 @@ class _Checker:
             self.config_removal(c, (*path, "config", "removed", i), fields["version"])
             for i, c in enumerate(config.get("removed", []))
         ]
-        live = self.names(
-            metrics.get("live_again", []), (*at, "live_again"), "live-again metric name"
-        )
-        config_live, aliases = (
-            self.names(config.get(key, []), (*path, "config", key), what)
-            for key, what in (
-                ("live_again", "live-again config path"),
-                ("aliases_removed", "dropped alias"),
-            )
-        )
+        live = self.names(metrics, at, "live_again", "live-again metric name")
+        config_live = self.names(config, (*path, "config"), "live_again", "live-again config path")
+        aliases = self.names(config, (*path, "config"), "aliases_removed", "dropped alias")
         lists = (live, config_live, aliases)
         if renamed is None or removed is None or None in (*configs, *gone, *lists):
             return None
@@ -292,8 +284,11 @@ class _Checker:
             aliases_removed=aliases or (),
         )
 
-    def names(self, items: list[Any], path: YamlPath, what: str) -> tuple[str, ...] | None:
-        """A `live_again:` or `aliases_removed:` list: names, each once."""
+    def names(
+        self, fields: dict[str, Any], at: YamlPath, key: str, what: str
+    ) -> tuple[str, ...] | None:
+        """A `live_again:` or `aliases_removed:` list (`key` of `fields`): names, each once."""
+        items, path = fields.get(key, []), (*at, key)
         result: dict[str, None] = {}
         for j, item in enumerate(items):
             name = self.name(item, (*path, j), what)
