@@ -207,13 +207,10 @@ class Migration:
         return mention_pattern(self.old_names)
 
     @cached_property
-    def anchors(self) -> tuple[str, ...]:
-        """Substrings of which every old name holds one: text without any cannot need a change."""
-        return part_cover(self.metrics)
-
-    @cached_property
     def anchor_bytes(self) -> tuple[bytes, ...]:
-        return tuple(anchor.encode() for anchor in self.anchors)
+        """Substrings (UTF-8) of which every old name holds one: text without any cannot need a
+        change."""
+        return tuple(anchor.encode() for anchor in part_cover(self.metrics))
 
     @cached_property
     def config_fates(self) -> dict[str, Fate]:

@@ -116,7 +116,8 @@ def pair(
 def _one_to_one(removed: Places, added: Places) -> list[Pair]:
     """A key replaced by one other in the same function of the same file."""
     pairs = []
-    for where in {(p.file, p.scope) for p in removed.values()}:
+    # in the order of `removed`: a set's order, and so the draft's, changed from run to run
+    for where in dict.fromkeys((p.file, p.scope) for p in removed.values()):
         olds = [k for k, p in removed.items() if (p.file, p.scope) == where]
         news = [k for k, p in added.items() if (p.file, p.scope) == where]
         if len(olds) == len(news) == 1:

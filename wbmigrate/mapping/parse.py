@@ -136,16 +136,9 @@ class _Checker:
     located: Located
     problems: list[Problem] = field(default_factory=list)
 
-    def error(
-        self,
-        path: YamlPath,
-        code: str,
-        message: str,
-        line: int | None = None,
-        severity: Severity = Severity.ERROR,
-    ) -> None:
+    def error(self, path: YamlPath, code: str, message: str, line: int | None = None) -> None:
         line = line if line is not None else self.located.line(path)
-        self.problems.append(Problem(self.file, line, code, message, severity))
+        self.problems.append(Problem(self.file, line, code, message))
 
     def fields(self, obj: Any, path: YamlPath, spec: Spec, what: str) -> dict[str, Any] | None:
         """The valid fields of one object; every unknown, missing or mistyped one is an error."""
@@ -172,7 +165,8 @@ class _Checker:
 
     def name(self, value: Any, path: YamlPath, what: str, *, key: bool = False) -> str | None:
         """A metric name, config path or flag: a non-empty string without surrounding space."""
-        line = self.located.key_lines.get(path) if key else self.located.value_lines.get(path)
+        lines = self.located.key_lines if key else self.located.value_lines
+        line = lines.get(path) or self.located.line(path)  # lines count from 1
         if not isinstance(value, str):
             self.error(path, "wrong-type", f"{what} must be a string", line)
             return None
@@ -195,7 +189,8 @@ class _Checker:
                 f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a look-alike "
                 "letter makes it another name"
             )
-            self.error(path, "mixed-script", message, line, Severity.WARNING)
+            warning = Problem(self.file, line, "mixed-script", message, Severity.WARNING)
+            self.problems.append(warning)
         return value
 
     def mapping(self, data: Any) -> Mapping | None:

@@ -212,12 +212,11 @@ def _reintroduced(
     if resolution is not None and resolution.new == entry.old:
         loop = " -> ".join([*resolution.chain, entry.new])
         return Broken(entry.path, "cycle", f"cycle across steps: {loop}")
-    return Broken(
-        entry.path,
-        "name-reused",
+    message = (
         f"{what} {entry.old!r} is renamed to {entry.new!r}, a name step "
-        f"{retired[entry.new]} renamed or removed; a mapping cannot reuse a name",
+        f"{retired[entry.new]} renamed or removed; a mapping cannot reuse a name"
     )
+    return Broken(entry.path, "name-reused", message)
 
 
 def _check_many_to_one(mapping: Mapping) -> Iterator[Broken]:
