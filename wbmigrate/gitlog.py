@@ -84,21 +84,10 @@ def resolve(repo: Path, rev: str) -> str:
 def main_line(repo: Path, start: str, to: str) -> list[Commit]:
     """The commits from `start` (included) to `to` along `to`'s first parents, oldest first."""
     first, last = resolve(repo, start), resolve(repo, to)
-    raw = git(
-        repo,
-        "log",
-        "--first-parent",
-        "--reverse",
-        "--diff-merges=first-parent",
-        "--name-only",
-        "--no-renames",  # a rename is a file removed and one added; detecting it reads blobs
-        "-z",
-        "--format=%x01%H %P%x1f%cs%x1f%s",
-        last,
-        "--not",
-        f"{first}^@",
-        "--",
-    )
+    line = ["--first-parent", "--reverse", "--diff-merges=first-parent", "--name-only"]
+    # --no-renames: a rename is a file removed and one added; detecting it reads blobs
+    listing = ["--no-renames", "-z", "--format=%x01%H %P%x1f%cs%x1f%s"]
+    raw = git(repo, "log", *line, *listing, last, "--not", f"{first}^@", "--")
     commits = [_commit(chunk) for chunk in raw.decode("utf-8", "replace").split("\x01")[1:]]
     if not commits or commits[0].rev != first:
         raise GitError(f"{start} is not on the first-parent line of {to}")

@@ -101,8 +101,8 @@ class Stamp:
 
     def holds(self, path: Path) -> bool:
         try:
-            stat = path.stat()
-            if (stat.st_size, stat.st_mtime_ns) == (self.size, self.mtime_ns):
+            status = path.stat()
+            if (status.st_size, status.st_mtime_ns) == (self.size, self.mtime_ns):
                 return True  # unchanged by size and time; the hash settles a touched file
             return hashlib.sha256(read_file(path)[0]).hexdigest() == self.sha256
         except OSError:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from wbmigrate import gitlog
 from wbmigrate.check.infer import infer
 from wbmigrate.cli import cli
-from wbmigrate.mapping.infer import draft, to_yaml
+from wbmigrate.mapping.infer import Place, draft, pair, to_yaml
 from wbmigrate.mapping.parse import parse_mapping
 
 URL = "https://github.com/me/trainer"
@@ -603,4 +603,14 @@ def test_an_answer_over_the_output_cap_is_one_error(
     assert (result.exit_code, result.stderr) == (
         2,
         "Error: git rev-parse answered more than 10 bytes\n",
+    )
+
+
+def test_keys_replaced_one_for_one_in_several_functions_pair_in_the_order_given() -> None:
+    """The draft lists them as the commit's keys come, whatever the process's hash seed (a
+    set of places once ordered them differently in every run)."""
+    removed = {f"old/k{i}": Place(f"f{i}.py", 1, f"fn{i}", "x") for i in range(8)}
+    added = {f"new/k{i}": Place(f"f{i}.py", 1, f"fn{i}", "x") for i in range(8)}
+    assert [(p.old, p.new) for p in pair(removed, added).renamed] == list(
+        zip(removed, added, strict=True)
     )

@@ -59,7 +59,7 @@ def dt_replace(step: Step, s: int) -> Step:
 def plan_all(steps: tuple[Step, ...]) -> int:
     """Everything planning asks of a mapping: compose, anchors, name sets, then the demo."""
     migration = compose("scale", steps)
-    assert migration.anchors
+    assert migration.anchor_bytes
     assert migration.known_names
     assert migration.mention
     changes = 0
@@ -96,10 +96,11 @@ def test_the_anchor_cover_covers_every_name_with_few_parts():
     assert all(any(a in name for a in anchors) for name in names)
     assert part_cover(["a/loss", "b/loss", "c/acc", "/"]) == ("loss", "acc", "/")
     prime_2026 = find_mapping(FIXTURES / "mappings/valid/prime-rl-2026.yaml").migration()
-    assert prime_2026.anchors == ("off_policy", "dispatcher")  # a run of words of every old name
+    assert prime_2026.anchor_bytes == (b"off_policy", b"dispatcher")  # a run of words of each name
     prime = find_mapping("prime-rl").migration()  # the whole history: 602 names, 34 anchors
-    assert all(any(a in name for a in prime.anchors) for name in prime.old_names)
-    assert len(prime.anchors) == 34
+    anchors = [anchor.decode() for anchor in prime.anchor_bytes]
+    assert all(any(a in name for a in anchors) for name in prime.old_names)
+    assert len(anchors) == 34
     assert prime.old_names is prime.old_names  # built once per migration
 
 

@@ -263,18 +263,17 @@ def _rebuild(
     lead = text[start + 1 : members[0].start] if members else ""
     trail = text[members[-1].end : end - 1] if members else ""
     seps = [text[a.end : b.start] for a, b in itertools.pairwise(members)]
-    indent = (
-        _line_indent(text, members[0].start)
-        if members
-        else (_line_indent(text, start) + (style.indent or ""))
-    )
+    if members:
+        indent = _line_indent(text, members[0].start)
+    else:
+        indent = _line_indent(text, start) + (style.indent or "")
     typical = seps[0] if seps else (style.item_sep if style.indent is None else ",\n" + indent)
 
     def new(key: str | None, value: Any) -> tuple[str, int | None]:
         body = style.dumps(value, indent)
-        return (
-            json.dumps(key, ensure_ascii=False) + style.key_sep + body
-        ) if is_object else body, None
+        if is_object:
+            body = json.dumps(key, ensure_ascii=False) + style.key_sep + body
+        return body, None
 
     pieces: list[tuple[str, int | None]] = []  # (text, original position or None)
     for i, member in enumerate(members):

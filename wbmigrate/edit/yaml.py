@@ -232,9 +232,7 @@ def _emptied(text: str, collection: yaml.CollectionNode) -> Replacement:
     start = value_start(text, collection)
     if collection.flow_style:
         return Replacement(start, collection.end_mark.index, empty)
-    back = start
-    while back > 0 and text[back - 1] in " \t\r\n":
-        back -= 1
+    back = len(text[:start].rstrip(" \t\r\n"))
     if back > 0 and text[back - 1] in ":-":
         return Replacement(back, _content_end(text, collection), f" {empty}")
     return Replacement(start, _content_end(text, collection), empty)
@@ -242,10 +240,8 @@ def _emptied(text: str, collection: yaml.CollectionNode) -> Replacement:
 
 def _content_end(text: str, node: yaml.Node) -> int:
     """Where a node's own text ends (block collections end at the next line's start)."""
-    end = node.end_mark.index
-    while end > node.start_mark.index and text[end - 1] in " \t\r\n":
-        end -= 1
-    return end
+    start = node.start_mark.index
+    return start + len(text[start : node.end_mark.index].rstrip(" \t\r\n"))
 
 
 def _line_end(text: str, offset: int) -> int:

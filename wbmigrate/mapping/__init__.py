@@ -194,9 +194,7 @@ class Migration:
     @cached_property
     def new_names(self) -> frozenset[str]:
         """Names the migration writes: rename targets and the equivalents of removed keys."""
-        names = {r.new for r in self.metrics.values() if r.new}
-        names |= {r.equivalent for r in self.metrics.values() if r.equivalent}
-        return frozenset(names)
+        return frozenset(fate.new for fate in self._fates.values() if fate.new)
 
     @cached_property
     def known_names(self) -> frozenset[str]:
@@ -209,13 +207,10 @@ class Migration:
         return mention_pattern(self.old_names)
 
     @cached_property
-    def anchors(self) -> tuple[str, ...]:
-        """Substrings of which every old name holds one: text without any cannot need a change."""
-        return part_cover(self.metrics)
-
-    @cached_property
     def anchor_bytes(self) -> tuple[bytes, ...]:
-        return tuple(anchor.encode() for anchor in self.anchors)
+        """Substrings (UTF-8) of which every old name holds one: text without any cannot need a
+        change."""
+        return tuple(anchor.encode() for anchor in part_cover(self.metrics))
 
     @cached_property
     def config_fates(self) -> dict[str, Fate]:

@@ -106,38 +106,31 @@ def _follow(following: Following, resolution: Resolution) -> None:
 
 
 def _advance(resolution: Resolution, step: Step) -> Resolution:
-    """Carry one name's fate through one more step."""
+    """Carry one name's fate through one more step, which renames or removes the name it is
+    followed by (`_moved_by` gives no other)."""
     versions = (*resolution.versions, step.version)
     current = resolution.new
     if current is None:  # removed: only its equivalent can still move
-        return _advance_equivalent(resolution, step)
+        return _advance_equivalent(resolution, step, versions)
     if current in step.renamed:
         new = step.renamed[current]
         return replace(resolution, new=new, chain=(*resolution.chain, new), versions=versions)
-    if current in step.removed:
-        return replace(
-            resolution,
-            action=Action.REMOVED,
-            new=None,
-            removal=step.removed[current],
-            versions=versions,
-        )
-    return resolution
+    removal = step.removed[current]
+    return replace(resolution, action=Action.REMOVED, new=None, removal=removal, versions=versions)
 
 
-def _advance_equivalent(resolution: Resolution, step: Step) -> Resolution:
+def _advance_equivalent(
+    resolution: Resolution, step: Step, versions: tuple[str, ...]
+) -> Resolution:
     """A removed name's equivalent follows a later rename, and a later removal (to that
     removal's own equivalent, or none): the advice never names a metric no longer logged."""
-    equivalent, removal = resolution.equivalent, resolution.removal
-    if equivalent is None or removal is None:
-        return resolution
+    removal, equivalent = resolution.removal, resolution.equivalent
+    assert removal is not None  # a removal is followed by its equivalent alone
+    assert equivalent is not None
     if equivalent in step.renamed:
         followed: str | None = step.renamed[equivalent]
-    elif equivalent in step.removed:
-        followed = step.removed[equivalent].equivalent
     else:
-        return resolution
-    versions = (*resolution.versions, step.version)
+        followed = step.removed[equivalent].equivalent
     return replace(resolution, removal=Removal(removal.reason, followed), versions=versions)
 
 

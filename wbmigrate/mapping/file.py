@@ -3,7 +3,7 @@ of them into the one lookup the engine uses."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -25,6 +25,11 @@ class Mapping:
     description: str = ""
     distinct: Groups = ()  # metrics never to be merged into one, as the file names them
     warnings: tuple[Problem, ...] = ()
+    # each range composed once (a Migration is frozen, and builds its name sets once; see
+    # `mapping.load`)
+    _composed: dict[tuple[int, int], Migration] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -41,14 +46,10 @@ class Mapping:
         if first > last:
             raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
         found = self._composed.get((first, last))
-        if found is None:  # composed once per range: a Migration is frozen, and builds its
+        if found is None:
             found = compose(self.id, self.steps[first : last + 1], self.distinct_members)
-            self._composed[first, last] = found  # name sets once (see `mapping.load`)
+            self._composed[first, last] = found
         return found
-
-    @cached_property
-    def _composed(self) -> dict[tuple[int, int], Migration]:
-        return {}
 
     @cached_property
     def distinct_members(self) -> tuple[tuple[frozenset[str], ...], ...]:
@@ -61,10 +62,9 @@ class Mapping:
         return self.migration().resolve(name)
 
     def _index(self, version: str) -> int:
-        for i, step in enumerate(self.steps):
-            if step.version == version:
-                return i
-        known = ", ".join(step.label for step in self.steps)
-        raise UnknownVersionError(
-            f"mapping {self.id} has no version {version!r} (versions: {known})"
-        )
+        if version not in self.versions:
+            known = ", ".join(step.label for step in self.steps)
+            raise UnknownVersionError(
+                f"mapping {self.id} has no version {version!r} (versions: {known})"
+            )
+        return self.versions.index(version)

@@ -30,6 +30,10 @@ class Place:
     code: str
 
 
+Places = dict[str, Place]  # keys a commit removed (or added), each with where it was
+Scored = tuple[float, float, str, str]  # (score, similarity, old, new)
+
+
 @dataclass(frozen=True)
 class Pair:
     """A rename candidate, with the evidence for it."""
@@ -89,9 +93,7 @@ class InferredStep:
 
 
 def pair(
-    removed: dict[str, Place],
-    added: dict[str, Place],
-    aliases: dict[str, tuple[str, ...]] | None = None,
+    removed: Places, added: Places, aliases: dict[str, tuple[str, ...]] | None = None
 ) -> Found:
     """Pair removed and added keys of one commit into renames; the rest are removed or added.
     `aliases`: an added key's old names that still validate (a config field's aliases)."""
@@ -111,10 +113,11 @@ def pair(
     )
 
 
-def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+def _one_to_one(removed: Places, added: Places) -> list[Pair]:
     """A key replaced by one other in the same function of the same file."""
     pairs = []
-    for where in {(p.file, p.scope) for p in removed.values()}:
+    # in the order of `removed`: a set's order, and so the draft's, changed from run to run
+    for where in dict.fromkeys((p.file, p.scope) for p in removed.values()):
         olds = [k for k, p in removed.items() if (p.file, p.scope) == where]
         news = [k for k, p in added.items() if (p.file, p.scope) == where]
         if len(olds) == len(news) == 1:
@@ -124,7 +127,7 @@ def _one_to_one(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair
     return pairs
 
 
-def _same_line(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+def _same_line(removed: Places, added: Places) -> list[Pair]:
     """A key whose line of code is the same but for the key (`"a/x": n,` -> `"b/y": n,`, or
     `self.n`): the value says which new key took which old one's place."""
     pairs = []
@@ -155,7 +158,7 @@ def _alike(one: str, other: str) -> bool:
     return one.endswith(other) or other.endswith(one)
 
 
-def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
+def ranked(removed: Places, added: Places) -> list[Pair]:
     """Pairs of similar names, best first (then same function, then same file); each pair
     taken out of `removed` and `added`."""
     scored = []
@@ -186,12 +189,7 @@ def ranked(removed: dict[str, Place], added: dict[str, Place]) -> list[Pair]:
 
 
 def _tied(
-    scored: list[tuple[float, float, str, str]],
-    score: float,
-    old: str,
-    new: str,
-    removed: dict[str, Place],
-    added: dict[str, Place],
+    scored: list[Scored], score: float, old: str, new: str, removed: Places, added: Places
 ) -> bool:
     """Whether `old` is as like another key still unpaired as `new`, or `new` as like another
     (`filters`, `pre_batch_filters`, `post_batch_filters`): the alphabet is no evidence."""
@@ -208,10 +206,8 @@ def similarity(old: str, new: str) -> float:
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     if "/" in old + new:  # quick_ratio bounds ratio from above, fast
         return matcher.ratio() if matcher.quick_ratio() >= MIN_RATIO else 0.0
-    (old_section, _, old_leaf), (new_section, _, new_leaf) = (
-        old.rpartition("."),
-        new.rpartition("."),
-    )
+    old_section, _, old_leaf = old.rpartition(".")
+    new_section, _, new_leaf = new.rpartition(".")
     leaf = difflib.SequenceMatcher(None, old_leaf, new_leaf).ratio()
     if _qualified(old_leaf, new_leaf):  # `filters` -> `pre_batch_filters`
         leaf = max(leaf, MIN_RATIO)

@@ -136,16 +136,9 @@ class _Checker:
     located: Located
     problems: list[Problem] = field(default_factory=list)
 
-    def error(
-        self,
-        path: YamlPath,
-        code: str,
-        message: str,
-        line: int | None = None,
-        severity: Severity = Severity.ERROR,
-    ) -> None:
+    def error(self, path: YamlPath, code: str, message: str, line: int | None = None) -> None:
         line = line if line is not None else self.located.line(path)
-        self.problems.append(Problem(self.file, line, code, message, severity))
+        self.problems.append(Problem(self.file, line, code, message))
 
     def fields(self, obj: Any, path: YamlPath, spec: Spec, what: str) -> dict[str, Any] | None:
         """The valid fields of one object; every unknown, missing or mistyped one is an error."""
@@ -172,7 +165,8 @@ class _Checker:
 
     def name(self, value: Any, path: YamlPath, what: str, *, key: bool = False) -> str | None:
         """A metric name, config path or flag: a non-empty string without surrounding space."""
-        line = self.located.key_lines.get(path) if key else self.located.value_lines.get(path)
+        lines = self.located.key_lines if key else self.located.value_lines
+        line = lines.get(path) or self.located.line(path)  # lines count from 1
         if not isinstance(value, str):
             self.error(path, "wrong-type", f"{what} must be a string", line)
             return None
@@ -182,11 +176,10 @@ class _Checker:
         hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
         if value != value.strip() or any(ch in value for ch in "\n\r\t"):
             message = f"{what} {value!r} has surrounding or control whitespace"
-        elif hidden:  # NUL, bidi controls, zero-width characters
+            self.error(path, "bad-name", message, line)
+            return None
+        if hidden:  # NUL, bidi controls, zero-width characters
             message = f"{what} {value!r} has invisible characters ({hidden})"
-        else:
-            message = ""
-        if message:
             self.error(path, "bad-name", message, line)
             return None
         # The scripts of its letters (`LATIN`, `CYRILLIC`...), by their Unicode names.
@@ -196,7 +189,8 @@ class _Checker:
                 f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a look-alike "
                 "letter makes it another name"
             )
-            self.error(path, "mixed-script", message, line, Severity.WARNING)
+            warning = Problem(self.file, line, "mixed-script", message, Severity.WARNING)
+            self.problems.append(warning)
         return value
 
     def mapping(self, data: Any) -> Mapping | None:
@@ -264,16 +258,9 @@ class _Checker:
             self.config_removal(c, (*path, "config", "removed", i), fields["version"])
             for i, c in enumerate(config.get("removed", []))
         ]
-        live = self.names(
-            metrics.get("live_again", []), (*at, "live_again"), "live-again metric name"
-        )
-        config_live, aliases = (
-            self.names(config.get(key, []), (*path, "config", key), what)
-            for key, what in (
-                ("live_again", "live-again config path"),
-                ("aliases_removed", "dropped alias"),
-            )
-        )
+        live = self.names(metrics, at, "live_again", "live-again metric name")
+        config_live = self.names(config, (*path, "config"), "live_again", "live-again config path")
+        aliases = self.names(config, (*path, "config"), "aliases_removed", "dropped alias")
         lists = (live, config_live, aliases)
         if renamed is None or removed is None or None in (*configs, *gone, *lists):
             return None
@@ -292,8 +279,11 @@ class _Checker:
             aliases_removed=aliases or (),
         )
 
-    def names(self, items: list[Any], path: YamlPath, what: str) -> tuple[str, ...] | None:
-        """A `live_again:` or `aliases_removed:` list: names, each once."""
+    def names(
+        self, fields: dict[str, Any], at: YamlPath, key: str, what: str
+    ) -> tuple[str, ...] | None:
+        """A `live_again:` or `aliases_removed:` list (`key` of `fields`): names, each once."""
+        items, path = fields.get(key, []), (*at, key)
         result: dict[str, None] = {}
         for j, item in enumerate(items):
             name = self.name(item, (*path, j), what)

@@ -36,10 +36,8 @@ def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
         found += _check_equivalents(step, i)
         for what, entries in _config_tables(step, i):
             found += _check_step(entries, what)
-    found += _check_versions(mapping)
-    found += _check_across(mapping)
-    found += _check_aliases(mapping)
-    found += _check_many_to_one(mapping)
+    for rule in (_check_versions, _check_across, _check_aliases, _check_many_to_one):
+        found += rule(mapping)
     found += check_distinct(mapping.distinct, mapping.steps)
     return [broken.at(file, located.line(broken.path)) for broken in found]
 
@@ -185,9 +183,8 @@ def _check_aliases(mapping: Mapping) -> Iterator[Broken]:
                     f"dropped alias {name!r} is not the old path of an earlier deprecated "
                     "config rename that still loads"
                 )
-                yield Broken(
-                    ("steps", i, "config", "aliases_removed", j), "not-deprecated", message
-                )
+                path = ("steps", i, "config", "aliases_removed", j)
+                yield Broken(path, "not-deprecated", message)
         aliased -= {*step.aliases_removed, *step.config_live_again}
         aliased |= {rename.old for rename in step.config if rename.deprecated}
 
@@ -215,12 +212,11 @@ def _reintroduced(
     if resolution is not None and resolution.new == entry.old:
         loop = " -> ".join([*resolution.chain, entry.new])
         return Broken(entry.path, "cycle", f"cycle across steps: {loop}")
-    return Broken(
-        entry.path,
-        "name-reused",
+    message = (
         f"{what} {entry.old!r} is renamed to {entry.new!r}, a name step "
-        f"{retired[entry.new]} renamed or removed; a mapping cannot reuse a name",
+        f"{retired[entry.new]} renamed or removed; a mapping cannot reuse a name"
     )
+    return Broken(entry.path, "name-reused", message)
 
 
 def _check_many_to_one(mapping: Mapping) -> Iterator[Broken]:
