@@ -22,14 +22,12 @@ from wbmigrate.cli.base import (
     status,
 )
 from wbmigrate.cli.options import (
-    DRAFTS,
     FORMAT,
-    RUNS,
     Connection,
     connection_options,
+    live_options,
     migration_options,
     migration_setup,
-    only_option,
 )
 from wbmigrate.cli.project import (
     find_projects,
@@ -41,18 +39,11 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
+from wbmigrate.live import planfile
 from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
-from wbmigrate.live.planfile import (
-    SavedPlan,
-    check_host,
-    check_options,
-    load_plan,
-    saved_migration,
-    saved_report,
-)
 from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
@@ -97,9 +88,7 @@ from wbmigrate.report.words import plural
     help="Objects written at once.",
 )
 @FORMAT
-@DRAFTS
-@only_option
-@RUNS
+@live_options
 @click.option(
     "--verbose",
     "-v",
@@ -160,7 +149,7 @@ def apply(
     if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
         plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
     chosen = live_targets(targets) if targets else None  # refused before any plan is read
-    saved = load_plan(Path(plan_path)) if plan_path else None
+    saved = planfile.load_plan(Path(plan_path)) if plan_path else None
     selectors = chosen or _targets(saved)
     live = one_project(selectors)
     if live is None:
@@ -173,10 +162,12 @@ def apply(
     folder = backup_folder("-".join(live), backup_dir)
     migration, options = migration_setup(**setup)
     if saved is not None:
-        migration = saved_migration(saved, find_mapping(setup["mapping_ref"]), "/".join(live))
+        migration = planfile.saved_migration(
+            saved, find_mapping(setup["mapping_ref"]), "/".join(live)
+        )
         context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
         named = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")  # if set
-        check_options(
+        planfile.check_options(
             saved,
             options,
             drafts == "migrate",
@@ -185,7 +176,7 @@ def apply(
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     if saved is not None:
-        check_host(saved, project.client.base_url)
+        planfile.check_host(saved, project.client.base_url)
     counts = Counts()
     objects = project.read(counts)
     if saved is None:  # a saved plan carries the census it was made with
@@ -208,17 +199,21 @@ def apply(
 
 
 def _plan(
-    migration: Migration, options: Options, work: Work, saved: SavedPlan | None, verbose: bool
+    migration: Migration,
+    options: Options,
+    work: Work,
+    saved: planfile.SavedPlan | None,
+    verbose: bool,
 ) -> Iterator[str]:
     """The plan shown before the question, as `plan` shows it; of a saved plan, as `show`
     shows it: what was saved is what is applied."""
     if saved is not None:
-        yield plan_report.to_text(saved_report(saved), verbose)
+        yield plan_report.to_text(planfile.saved_report(saved), verbose)
     elif work.planned is not None:
         yield from plan_report.text_chunks(migration, options, work.planned, verbose)
 
 
-def _targets(saved: SavedPlan | None) -> list[Selector]:
+def _targets(saved: planfile.SavedPlan | None) -> list[Selector]:
     """With no TARGET, the project of the saved plan."""
     if saved is None:  # as click says it of a required argument
         raise click.UsageError("Missing argument 'TARGET...'.", click.get_current_context())

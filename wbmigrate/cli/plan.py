@@ -20,13 +20,11 @@ from wbmigrate.cli.base import (
     print_plan,
 )
 from wbmigrate.cli.options import (
-    DRAFTS,
-    RUNS,
     Connection,
     connection_options,
+    live_options,
     migration_options,
     migration_setup,
-    only_option,
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
@@ -64,9 +62,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     is_flag=True,
     help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
-@DRAFTS
-@only_option
-@RUNS
+@live_options
 @click.option(
     "--quiet",
     "-q",

@@ -10,13 +10,11 @@ import click
 
 from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
 from wbmigrate.cli.options import (
-    DRAFTS,
-    RUNS,
     Connection,
     connection_options,
+    live_options,
     migration_options,
     migration_setup,
-    only_option,
 )
 from wbmigrate.cli.project import (
     connect,
@@ -73,9 +71,7 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
     help="Exit 0 even when something does not hold (2 still means a usage, mapping, auth or "
     "connection error), as `check --exit-zero`: report in CI without failing it.",
 )
-@DRAFTS
-@only_option
-@RUNS
+@live_options
 @connection_options
 @interruptible("nothing written")
 def verify(
