@@ -12,9 +12,9 @@ import click
 
 from wbmigrate.cli.base import (
     CONTEXT,
+    QUIET,
     UserError,
     asks,
-    be_quiet,
     confirm_or_refuse,
     examples,
     finish,
@@ -145,7 +145,8 @@ def apply(
     per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
     that cannot be read is reported (exit 1) and the others are migrated.
     """
-    be_quiet(quiet)
+    if quiet:
+        QUIET.set()
     if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
         plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
     chosen = live_targets(targets) if targets else None  # refused before any plan is read

@@ -11,9 +11,9 @@ import click
 from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
     CONTEXT,
+    QUIET,
     DetailedCommand,
     UserError,
-    be_quiet,
     examples,
     finish,
     interruptible,
@@ -115,7 +115,8 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
-    be_quiet(quiet)
+    if quiet:
+        QUIET.set()
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")

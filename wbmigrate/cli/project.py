@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from wbmigrate.cli.base import UserError, drawn_on, is_quiet, status
+from wbmigrate.cli.base import QUIET, UserError, drawn_on, status
 from wbmigrate.cli.options import ONLY, Connection
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
@@ -187,7 +187,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[Outcome], None]]:
     """At a terminal, a progress bar when the run is long enough to need one. Elsewhere (a
     pipe, a CI log) a plain line every `PROGRESS_EVERY` seconds while the run goes on, so a
     long apply is never silent; a run shorter than that prints none."""
-    if not sys.stderr.isatty() or is_quiet():  # -q: `status` prints none of those lines
+    if not sys.stderr.isatty() or QUIET.is_set():  # -q: `status` prints none of those lines
         with _progress_lines(total, label) as tick:
             yield tick
         return

@@ -14,11 +14,7 @@ _DEPRECATED = " (deprecated: the old key still loads)"
 
 
 def to_json(mapping: Mapping, migration: Migration) -> str:
-    return json.dumps(_as_dict(mapping, migration), indent=2, ensure_ascii=False) + "\n"
-
-
-def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
-    return {
+    document = {
         "id": mapping.id,
         "title": mapping.title,
         "format": mapping.format,
@@ -65,6 +61,7 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
             for group in _distinct(mapping)
         ],
     }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _resolution_dict(resolution: Resolution) -> dict[str, Any]:
