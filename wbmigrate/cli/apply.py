@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from wbmigrate.cli.base import (
-    CONTEXT,
     QUIET,
     UserError,
     asks,
@@ -55,7 +54,6 @@ from wbmigrate.report.words import plural
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate apply my-team/my-project --yes",
         "wbmigrate apply plan.json                    # a plan saved by `plan --out`",

@@ -24,7 +24,6 @@ from wbmigrate.redact import RedactingStream, forget, redact
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import colours, terminal_safe
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
 
 

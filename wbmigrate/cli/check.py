@@ -12,7 +12,7 @@ from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets, targets_for
-from wbmigrate.cli.base import CONTEXT, examples, finish
+from wbmigrate.cli.base import examples, finish
 from wbmigrate.cli.options import migration_options, migration_setup
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
@@ -50,7 +50,6 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate check .",
         "wbmigrate check dashboards/ configs/ --fix",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, Group, examples, finish, warn
+from wbmigrate.cli.base import Group, examples, finish, warn
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import MappingError
 from wbmigrate.mapping.load import bundled_ids, find_mapping, load_mapping
@@ -16,14 +16,13 @@ from wbmigrate.report import mapping_table
 from wbmigrate.report.words import plural
 
 
-@click.group(cls=Group, context_settings=CONTEXT)
+@click.group(cls=Group)
 def mappings() -> None:
     """List, show and validate mapping files. Infer one from git history, compare two."""
 
 
 @mappings.command(
     "list",
-    context_settings=CONTEXT,
     epilog=examples("wbmigrate mappings list", "wbmigrate mappings list --long"),
 )
 @click.option("--long", "-l", "long_", is_flag=True, help="Also print versions and title.")
@@ -39,7 +38,6 @@ def mappings_list(long_: bool) -> None:
 
 @mappings.command(
     "show",
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate mappings show prime-rl",
         "wbmigrate mappings show prime-rl --to 2026.08.21",
@@ -78,7 +76,6 @@ def mappings_show(mapping: str, start: str | None, to: str | None, format_: str)
 
 @mappings.command(
     "validate",
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate mappings validate my-mapping.yaml",
         "wbmigrate mappings validate mappings/*.yaml",
@@ -111,7 +108,6 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
 
 @mappings.command(
     "infer",
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate mappings infer ../prime-rl --from 0630b7bff --to 2441fd514",
         "wbmigrate mappings infer ../trainer --from v1.0 --to main --path 'src/*' --out draft.yaml",
@@ -176,7 +172,6 @@ def mappings_infer(
 
 @mappings.command(
     "diff",
-    context_settings=CONTEXT,
     epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"),
 )
 @click.argument("first", metavar="A")

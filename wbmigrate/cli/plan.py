@@ -10,7 +10,6 @@ import click
 
 from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
-    CONTEXT,
     QUIET,
     DetailedCommand,
     UserError,
@@ -36,7 +35,6 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 
 @click.command(
     cls=DetailedCommand,
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate plan fixtures/demo-project",
         "wbmigrate plan my-team/my-project --out plan.json",

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from wbmigrate.cli.base import (
-    CONTEXT,
     UserError,
     confirm_or_refuse,
     examples,
@@ -24,7 +23,6 @@ from wbmigrate.report.words import plural
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate rollback wbmigrate-backups/my-team-my-project-20261129T101500Z --yes",
     ),

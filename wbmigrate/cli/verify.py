@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
+from wbmigrate.cli.base import UserError, examples, finish, interruptible, status
 from wbmigrate.cli.options import (
     Connection,
     connection_options,
@@ -47,7 +47,6 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate verify my-team/my-project",
         "wbmigrate verify my-team/my-project --baseline wbmigrate-backups/my-team-my-project-...",
