@@ -40,12 +40,7 @@ def _split(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
     """--select and --ignore: rules, comma-separated and repeatable."""
     return click.option(
-        name,
-        dest,
-        multiple=True,
-        metavar="RULE[,RULE]",
-        callback=_split,
-        help=text,
+        name, dest, multiple=True, metavar="RULE[,RULE]", callback=_split, help=text
     )
 
 

@@ -16,10 +16,7 @@ from wbmigrate.report import live as live_report
 
 
 @click.command(
-    epilog=examples(
-        "wbmigrate export my-team/my-project dashboards/",
-        "wbmigrate plan dashboards/",
-    ),
+    epilog=examples("wbmigrate export my-team/my-project dashboards/", "wbmigrate plan dashboards/")
 )
 @click.argument("target", metavar="ENTITY/PROJECT")
 @click.argument("folder", type=click.Path(), metavar="DIR")

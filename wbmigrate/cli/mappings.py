@@ -22,8 +22,7 @@ def mappings() -> None:
 
 
 @mappings.command(
-    "list",
-    epilog=examples("wbmigrate mappings list", "wbmigrate mappings list --long"),
+    "list", epilog=examples("wbmigrate mappings list", "wbmigrate mappings list --long")
 )
 @click.option("--long", "-l", "long_", is_flag=True, help="Also print versions and title.")
 def mappings_list(long_: bool) -> None:
@@ -77,8 +76,7 @@ def mappings_show(mapping: str, start: str | None, to: str | None, format_: str)
 @mappings.command(
     "validate",
     epilog=examples(
-        "wbmigrate mappings validate my-mapping.yaml",
-        "wbmigrate mappings validate mappings/*.yaml",
+        "wbmigrate mappings validate my-mapping.yaml", "wbmigrate mappings validate mappings/*.yaml"
     ),
 )
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
@@ -126,11 +124,7 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
 )
 @click.option("--url", help="The repository's web address (default: its GitHub origin).")
 @click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
+    "--format", "format_", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
 )
 def mappings_infer(
     repo: Path,
@@ -170,10 +164,7 @@ def mappings_infer(
     click.echo(f"Wrote {out}: {written} {'step' if written == 1 else 'steps'} to review.", err=True)
 
 
-@mappings.command(
-    "diff",
-    epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"),
-)
+@mappings.command("diff", epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"))
 @click.argument("first", metavar="A")
 @click.argument("second", metavar="B")
 def mappings_diff(first: str, second: str) -> None:

@@ -7,13 +7,7 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import (
-    UserError,
-    confirm_or_refuse,
-    examples,
-    interruptible,
-    status,
-)
+from wbmigrate.cli.base import UserError, confirm_or_refuse, examples, interruptible, status
 from wbmigrate.cli.options import FORMAT, Connection, connection_options
 from wbmigrate.cli.project import connect
 from wbmigrate.cli.writes import restore_projects

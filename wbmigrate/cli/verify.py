@@ -34,14 +34,7 @@ from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Source
 from wbmigrate.report import verify as verify_report
-from wbmigrate.verify import (
-    Finding,
-    Verification,
-    Verified,
-    findings,
-    split_of_alerts,
-    verify_one,
-)
+from wbmigrate.verify import Finding, Verification, Verified, findings, split_of_alerts, verify_one
 
 FORMATS = click.Choice(list(verify_report.RENDERERS))
 
