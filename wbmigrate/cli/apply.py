@@ -166,12 +166,8 @@ def apply(
         )
         context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
         named = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")  # if set
-        planfile.check_options(
-            saved,
-            options,
-            drafts == "migrate",
-            {name for name in named if context.get_parameter_source(name) is given},
-        )
+        changed = {name for name in named if context.get_parameter_source(name) is given}
+        planfile.check_options(saved, options, drafts == "migrate", changed)
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     if saved is not None:

@@ -152,14 +152,9 @@ def check(
     migration, options = migration_setup(**setup)
     targets, ignores = targets_for(migration, options), config.ignored(selected, ignored)
     validation = _validation(targets) if validate else None
+    roots = [Path(p) for p in paths or ["."]]
     reports = check_paths(
-        [Path(p) for p in paths or ["."]],
-        targets,
-        config,
-        ignores,
-        exclude,
-        fixes=fix or diff,
-        force_exclude=force_exclude,
+        roots, targets, config, ignores, exclude, fixes=fix or diff, force_exclude=force_exclude
     )
     fixed = 0
     if fix and not diff:

@@ -135,11 +135,6 @@ def _plan_files(
     `check DIR` reads (a file named alone is always read)."""
     tally = Tally()
     exclude = find_config(Path.cwd()).exclude if target.is_dir() else ()
-    print_plan(
-        format_,
-        migration,
-        options,
-        verbose,
-        map(tally.add, plan_files(target, exclude, migration, options)),
-    )
+    planned = plan_files(target, exclude, migration, options)
+    print_plan(format_, migration, options, verbose, map(tally.add, planned))
     return tally

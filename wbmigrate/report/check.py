@@ -227,12 +227,8 @@ def to_diff(reports: list[FileReport]) -> str:
     for report in reports:
         if report.fixed is None or report.fixed == report.text:
             continue
-        lines = difflib.unified_diff(
-            report.text.splitlines(keepends=True),
-            report.fixed.splitlines(keepends=True),
-            f"a/{report.path}",
-            f"b/{report.path}",
-        )
+        before, after = (text.splitlines(keepends=True) for text in (report.text, report.fixed))
+        lines = difflib.unified_diff(before, after, f"a/{report.path}", f"b/{report.path}")
         out += [
             line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
             for line in lines
