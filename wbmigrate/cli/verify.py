@@ -132,11 +132,8 @@ def _live(
     one = one_project(selectors)
     many = one is None
     client = connect(connection)
-    if one is None:
-        projects = resolve(client, selectors)
-        label = ", ".join(map(str, selectors))
-    else:
-        projects, label = [one], "/".join(one)
+    projects = [one] if one else resolve(client, selectors)
+    label = "/".join(one) if one else ", ".join(map(str, selectors))
     if base is not None:
         try:
             base.check_host(client.base_url)
