@@ -241,10 +241,8 @@ def apply_many(
     folder = backup_folder(safe_name("-".join(map(str, selectors))), many.backup_dir)
     client, projects = find_projects(selectors, many.connection)
     cache = cache_folder(os.environ) if many.runs else None
-    drafts, runs = many.drafts, many.runs
-    shown = asks(many.yes)
     results = prepare_projects(
-        client, projects, migration, options, drafts, runs, cache, status, shown
+        client, projects, migration, options, many.drafts, many.runs, cache, status, asks(many.yes)
     )
     unreadable = {r.target: str(r.error) for r in results if r.error is not None}
     ready: list[Prepared] = [r.value for r in results if r.error is None]

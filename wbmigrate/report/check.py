@@ -210,12 +210,11 @@ def _markdown_tables(reports: list[FileReport], keep: Callable[[Finding], bool])
             "| Line | Level | Rule | Finding | Fix |",
             "|---|---|---|---|---|",
         ]
-        for f in findings:
-            fix = "yes" if f.fixable else ""
-            out.append(
-                f"| {f.line}:{f.column} | {f.level.value} | `{f.rule.value}` | "
-                f"{markdown(f.message)} | {fix} |"
-            )
+        out += [
+            f"| {f.line}:{f.column} | {f.level.value} | `{f.rule.value}` | "
+            f"{markdown(f.message)} | {'yes' if f.fixable else ''} |"
+            for f in findings
+        ]
         out.append("")
     return out
 
