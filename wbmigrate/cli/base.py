@@ -215,7 +215,7 @@ def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any
                 return command(*args, **kwargs)
             except KeyboardInterrupt:
                 click.echo(f"Interrupted; {what}.", err=True)  # said under -q too
-                raise SystemExit(exit_code(interrupted=True)) from None
+                finish(interrupted=True)
 
         return run
 

@@ -153,15 +153,15 @@ def mappings_infer(
     ident = re.sub(r"[^a-z0-9._-]", "-", url.rpartition("/")[2].lower()).strip("-.") or "inferred"
     render = to_json if format_ == "json" else to_yaml
     text = render(steps, url, ident, f"{start}..{to}")
-    if not any(step.entries for step in steps):
+    written = sum(1 for step in steps if step.entries)
+    if not written:
         click.echo(f"Found no renamed or removed key from {start} to {to}.", err=True)
         return
     if out is None:
         click.echo(text, nl=False)
         return
     write_text(out, text)
-    written = sum(1 for step in steps if step.entries)
-    click.echo(f"Wrote {out}: {written} {'step' if written == 1 else 'steps'} to review.", err=True)
+    click.echo(f"Wrote {out}: {plural(written, 'step')} to review.", err=True)
 
 
 @mappings.command("diff", epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"))

@@ -110,10 +110,8 @@ def _selector(
         rest = "live commands take ENTITY/PROJECT" if alone else "give one alone, or projects only"
         raise UserError(f"{shown}: this is a folder or file; {rest}")
     entity = os.environ.get("WANDB_ENTITY")
-    text = target
-    if "/" not in text.strip("/") and entity and text.strip("/") != entity:
-        text = f"{entity}/{text}"
-    found = selector(text)
+    bare = "/" not in target.strip("/") and entity and target.strip("/") != entity
+    found = selector(f"{entity}/{target}" if bare else target)
     if found is None:
         also = "no such file or folder, and " if alone and files_too else ""
         what = "ENTITY/PROJECT" if alone else "ENTITY, ENTITY/PROJECT or ENTITY/GLOB"

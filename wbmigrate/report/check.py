@@ -158,9 +158,8 @@ class FixRegions:
     found by path, and each file's line index is made once, on its first fix."""
 
     def __init__(self, reports: list[FileReport]) -> None:
-        self._texts: dict[str, str] = {}
-        for report in reports:
-            self._texts.setdefault(report.path, report.text)  # the first, as a search would
+        # of a path named twice, the first text, as a search would find it
+        self._texts = {report.path: report.text for report in reversed(reports)}
         self._lines: dict[str, Lines] = {}
 
     def __call__(self, finding: Finding) -> list[dict[str, Any]]:

@@ -139,10 +139,9 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
     if removed:
         out += ["| Removed metric | Use instead | Why | Steps |", "|---|---|---|---|"]
         for r in removed:
-            assert r.removal is not None
-            instead = f"`{r.removal.equivalent}`" if r.removal.equivalent else "none"
+            instead = f"`{r.equivalent}`" if r.equivalent else "none"
             steps = ", ".join(labels[v] for v in r.versions)
-            out.append(f"| `{r.name}` | {instead} | {_cell(r.removal.reason)} | {steps} |")
+            out.append(f"| `{r.name}` | {instead} | {_cell(_reason(r))} | {steps} |")
         out.append("")
     if migration.config:
         out += ["| Old config key | New config key | TOML | Flags |", "|---|---|---|---|"]
