@@ -70,18 +70,7 @@ def to_json(run: Verification) -> str:
         "format": FORMAT,
         "target": run.target,
         "baseline": run.baseline or None,
-        "findings": [
-            {
-                "check": f.check.value,
-                "level": f.level,
-                "object": f.title,
-                "origin": f.origin,
-                "where": list(f.where),
-                "pointer": f.pointer,
-                "message": f.message,
-            }
-            for f in run.found
-        ],
+        "findings": [_entry(f) for f in run.found],
         "unreadable": [
             {"name": v.title, "origin": v.source.origin, "error": v.error}
             for v in run.verified
@@ -94,6 +83,18 @@ def to_json(run: Verification) -> str:
         },
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _entry(finding: Finding) -> dict[str, Any]:
+    return {
+        "check": finding.check.value,
+        "level": finding.level,
+        "object": finding.title,
+        "origin": finding.origin,
+        "where": list(finding.where),
+        "pointer": finding.pointer,
+        "message": finding.message,
+    }
 
 
 def to_sarif(run: Verification) -> str:
