@@ -98,10 +98,7 @@ Panels = dict[str, frozenset[str]]
 
 
 def verify_one(
-    source: Source,
-    migration: Migration,
-    options: Options,
-    baseline: Panels | None = None,
+    source: Source, migration: Migration, options: Options, baseline: Panels | None = None
 ) -> Verified:
     """Every check on one object (`baseline`: its panels before the migration)."""
     planned = plan_one(source, migration, replace(options, annotate=False))
@@ -279,11 +276,7 @@ def split_of_alerts(
 
 
 def _unlogged(
-    result: Rewrite,
-    source: Source,
-    migration: Migration,
-    options: Options,
-    places: Iterable[Place],
+    result: Rewrite, source: Source, migration: Migration, options: Options, places: Iterable[Place]
 ) -> Iterator[Finding]:
     """Keys the migration points to (new names) that no run logged; old names left are the
     first check's, and other keys are not the migration's business."""

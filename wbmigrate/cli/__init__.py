@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from wbmigrate import __version__
-from wbmigrate.cli.base import CONTEXT, Group, examples
+from wbmigrate.cli.base import Group, examples
 from wbmigrate.live import DEFAULT_BASE_URL
 
 __all__ = ["cli", "main"]
@@ -29,7 +29,8 @@ COMMANDS = {
 @click.group(
     cls=Group,
     lazy=COMMANDS,
-    context_settings=CONTEXT,
+    # every command and group below inherits these from the root
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=examples(
         "wbmigrate plan fixtures/demo-project",
         "wbmigrate plan my-team/my-project --out plan.json",

@@ -11,10 +11,9 @@ from typing import Any
 import click
 
 from wbmigrate.cli.base import (
-    CONTEXT,
+    QUIET,
     UserError,
     asks,
-    be_quiet,
     confirm_or_refuse,
     examples,
     finish,
@@ -22,14 +21,12 @@ from wbmigrate.cli.base import (
     status,
 )
 from wbmigrate.cli.options import (
-    DRAFTS,
     FORMAT,
-    RUNS,
     Connection,
     connection_options,
+    live_options,
     migration_options,
     migration_setup,
-    only_option,
 )
 from wbmigrate.cli.project import (
     find_projects,
@@ -41,18 +38,11 @@ from wbmigrate.cli.project import (
 )
 from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
+from wbmigrate.live import planfile
 from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
-from wbmigrate.live.planfile import (
-    SavedPlan,
-    check_host,
-    check_options,
-    load_plan,
-    saved_migration,
-    saved_report,
-)
 from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
@@ -64,7 +54,6 @@ from wbmigrate.report.words import plural
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate apply my-team/my-project --yes",
         "wbmigrate apply plan.json                    # a plan saved by `plan --out`",
@@ -97,9 +86,7 @@ from wbmigrate.report.words import plural
     help="Objects written at once.",
 )
 @FORMAT
-@DRAFTS
-@only_option
-@RUNS
+@live_options
 @click.option(
     "--verbose",
     "-v",
@@ -156,11 +143,12 @@ def apply(
     per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
     that cannot be read is reported (exit 1) and the others are migrated.
     """
-    be_quiet(quiet)
+    if quiet:
+        QUIET.set()
     if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
         plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
     chosen = live_targets(targets) if targets else None  # refused before any plan is read
-    saved = load_plan(Path(plan_path)) if plan_path else None
+    saved = planfile.load_plan(Path(plan_path)) if plan_path else None
     selectors = chosen or _targets(saved)
     live = one_project(selectors)
     if live is None:
@@ -173,19 +161,17 @@ def apply(
     folder = backup_folder("-".join(live), backup_dir)
     migration, options = migration_setup(**setup)
     if saved is not None:
-        migration = saved_migration(saved, find_mapping(setup["mapping_ref"]), "/".join(live))
+        migration = planfile.saved_migration(
+            saved, find_mapping(setup["mapping_ref"]), "/".join(live)
+        )
         context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
         named = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")  # if set
-        check_options(
-            saved,
-            options,
-            drafts == "migrate",
-            {name for name in named if context.get_parameter_source(name) is given},
-        )
+        changed = {name for name in named if context.get_parameter_source(name) is given}
+        planfile.check_options(saved, options, drafts == "migrate", changed)
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     if saved is not None:
-        check_host(saved, project.client.base_url)
+        planfile.check_host(saved, project.client.base_url)
     counts = Counts()
     objects = project.read(counts)
     if saved is None:  # a saved plan carries the census it was made with
@@ -208,17 +194,21 @@ def apply(
 
 
 def _plan(
-    migration: Migration, options: Options, work: Work, saved: SavedPlan | None, verbose: bool
+    migration: Migration,
+    options: Options,
+    work: Work,
+    saved: planfile.SavedPlan | None,
+    verbose: bool,
 ) -> Iterator[str]:
     """The plan shown before the question, as `plan` shows it; of a saved plan, as `show`
     shows it: what was saved is what is applied."""
     if saved is not None:
-        yield plan_report.to_text(saved_report(saved), verbose)
+        yield plan_report.to_text(planfile.saved_report(saved), verbose)
     elif work.planned is not None:
         yield from plan_report.text_chunks(migration, options, work.planned, verbose)
 
 
-def _targets(saved: SavedPlan | None) -> list[Selector]:
+def _targets(saved: planfile.SavedPlan | None) -> list[Selector]:
     """With no TARGET, the project of the saved plan."""
     if saved is None:  # as click says it of a required argument
         raise click.UsageError("Missing argument 'TARGET...'.", click.get_current_context())
@@ -251,10 +241,8 @@ def apply_many(
     folder = backup_folder(safe_name("-".join(map(str, selectors))), many.backup_dir)
     client, projects = find_projects(selectors, many.connection)
     cache = cache_folder(os.environ) if many.runs else None
-    drafts, runs = many.drafts, many.runs
-    shown = asks(many.yes)
     results = prepare_projects(
-        client, projects, migration, options, drafts, runs, cache, status, shown
+        client, projects, migration, options, many.drafts, many.runs, cache, status, asks(many.yes)
     )
     unreadable = {r.target: str(r.error) for r in results if r.error is not None}
     ready: list[Prepared] = [r.value for r in results if r.error is None]

@@ -24,7 +24,6 @@ from wbmigrate.redact import RedactingStream, forget, redact
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import colours, terminal_safe
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
 
 
@@ -44,17 +43,6 @@ def drawn_on() -> Any:
     wbmigrate's own words): as the terminal gets it, since its carriage returns and escapes
     would be printed escaped through `Shown`."""
     return sys.stderr.unescaped() if isinstance(sys.stderr, Shown) else sys.stderr
-
-
-@contextmanager
-def redacted_output() -> Iterator[None]:
-    """stdout and stderr pass through the redactor and `terminal_safe` while a command runs."""
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Shown(sys.stdout), Shown(sys.stderr)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = streams
 
 
 class UserError(click.ClickException):
@@ -99,12 +87,18 @@ class Group(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        if ctx.parent is None:  # the root group: secrets are kept out of stdout and stderr
-            forget()
-            _quiet.clear()
-            with redacted_output(), colours(ctx), _detailed_errors(ctx):
+        if ctx.parent is not None:
+            return self._invoke(ctx)
+        # The root group: stdout and stderr pass through the redactor and `terminal_safe`.
+        forget()
+        QUIET.clear()
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = Shown(sys.stdout), Shown(sys.stderr)
+        try:
+            with colours(ctx), _detailed_errors(ctx):
                 return self._invoke(ctx)
-        return self._invoke(ctx)
+        finally:
+            sys.stdout, sys.stderr = streams
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
@@ -153,18 +147,12 @@ def print_plan(
     else:
         render = plan_report.text_chunks if format_ == "text" else plan_report.markdown_chunks
         chunks = render(migration, options, planned, verbose)
-        if format_ == "text" and _quiet.is_set():
-            chunks = _objects_only(chunks)
+        if format_ == "text" and QUIET.is_set():  # as ruff's -q prints the diagnostics alone:
+            # the pieces without the first (heading, census, legend) and the last (the summary)
+            chunks = (piece for piece, _ in itertools.pairwise(itertools.islice(chunks, 1, None)))
     pieces = list(itertools.islice(chunks, 2))  # the heading, then the first object's piece
     for piece in itertools.chain(pieces, chunks):
         click.echo(piece, nl=False)
-
-
-def _objects_only(chunks: Iterator[str]) -> Iterator[str]:
-    """A text plan's pieces without its first (heading, census, legend) and its last (the
-    summary), as ruff's -q prints the diagnostics and nothing else."""
-    for piece, _ in itertools.pairwise(itertools.islice(chunks, 1, None)):
-        yield piece
 
 
 def warn(problems: tuple[Any, ...]) -> None:
@@ -185,23 +173,14 @@ def finish(
         raise SystemExit(code)
 
 
-_quiet = threading.Event()  # -q: no progress or status lines; set for the command's run
-
-
-def be_quiet(on: bool) -> None:
-    """-q (as ruff's): from now on, `status` shows warnings only (errors never go through it).
-    An event, not the click context: status lines come from worker threads too."""
-    if on:
-        _quiet.set()
-
-
-def is_quiet() -> bool:
-    return _quiet.is_set()
+# -q (as ruff's), set for the command's run: `status` shows warnings only (errors never go
+# through it). An event, not the click context: status lines come from worker threads too.
+QUIET = threading.Event()
 
 
 def status(message: str) -> None:
     """Progress and status go to stderr; stdout is for the report. Under -q, only warnings."""
-    if not _quiet.is_set() or message.startswith("Warning:"):
+    if not QUIET.is_set() or message.startswith("Warning:"):
         click.echo(message, err=True)
 
 
@@ -236,7 +215,7 @@ def interruptible(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any
                 return command(*args, **kwargs)
             except KeyboardInterrupt:
                 click.echo(f"Interrupted; {what}.", err=True)  # said under -q too
-                raise SystemExit(exit_code(interrupted=True)) from None
+                finish(interrupted=True)
 
         return run
 

@@ -12,7 +12,7 @@ from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
 from wbmigrate.check.model import FileReport, Level
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets, targets_for
-from wbmigrate.cli.base import CONTEXT, examples, finish
+from wbmigrate.cli.base import examples, finish
 from wbmigrate.cli.options import migration_options, migration_setup
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
@@ -40,17 +40,11 @@ def _split(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
     """--select and --ignore: rules, comma-separated and repeatable."""
     return click.option(
-        name,
-        dest,
-        multiple=True,
-        metavar="RULE[,RULE]",
-        callback=_split,
-        help=text,
+        name, dest, multiple=True, metavar="RULE[,RULE]", callback=_split, help=text
     )
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate check .",
         "wbmigrate check dashboards/ configs/ --fix",
@@ -158,14 +152,9 @@ def check(
     migration, options = migration_setup(**setup)
     targets, ignores = targets_for(migration, options), config.ignored(selected, ignored)
     validation = _validation(targets) if validate else None
+    roots = [Path(p) for p in paths or ["."]]
     reports = check_paths(
-        [Path(p) for p in paths or ["."]],
-        targets,
-        config,
-        ignores,
-        exclude,
-        fixes=fix or diff,
-        force_exclude=force_exclude,
+        roots, targets, config, ignores, exclude, fixes=fix or diff, force_exclude=force_exclude
     )
     fixed = 0
     if fix and not diff:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
+from wbmigrate.cli.base import UserError, examples, finish, interruptible, status
 from wbmigrate.cli.options import DRAFTS, Connection, connection_options, only_option
 from wbmigrate.cli.project import live_targets, one_project, open_project, tell_found
 from wbmigrate.live.export import export_objects, prepare_folder
@@ -16,11 +16,7 @@ from wbmigrate.report import live as live_report
 
 
 @click.command(
-    context_settings=CONTEXT,
-    epilog=examples(
-        "wbmigrate export my-team/my-project dashboards/",
-        "wbmigrate plan dashboards/",
-    ),
+    epilog=examples("wbmigrate export my-team/my-project dashboards/", "wbmigrate plan dashboards/")
 )
 @click.argument("target", metavar="ENTITY/PROJECT")
 @click.argument("folder", type=click.Path(), metavar="DIR")

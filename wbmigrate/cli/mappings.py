@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, Group, examples, finish, warn
+from wbmigrate.cli.base import Group, examples, finish, warn
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import MappingError
 from wbmigrate.mapping.load import bundled_ids, find_mapping, load_mapping
@@ -16,15 +16,13 @@ from wbmigrate.report import mapping_table
 from wbmigrate.report.words import plural
 
 
-@click.group(cls=Group, context_settings=CONTEXT)
+@click.group(cls=Group)
 def mappings() -> None:
     """List, show and validate mapping files. Infer one from git history, compare two."""
 
 
 @mappings.command(
-    "list",
-    context_settings=CONTEXT,
-    epilog=examples("wbmigrate mappings list", "wbmigrate mappings list --long"),
+    "list", epilog=examples("wbmigrate mappings list", "wbmigrate mappings list --long")
 )
 @click.option("--long", "-l", "long_", is_flag=True, help="Also print versions and title.")
 def mappings_list(long_: bool) -> None:
@@ -39,7 +37,6 @@ def mappings_list(long_: bool) -> None:
 
 @mappings.command(
     "show",
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate mappings show prime-rl",
         "wbmigrate mappings show prime-rl --to 2026.08.21",
@@ -78,10 +75,8 @@ def mappings_show(mapping: str, start: str | None, to: str | None, format_: str)
 
 @mappings.command(
     "validate",
-    context_settings=CONTEXT,
     epilog=examples(
-        "wbmigrate mappings validate my-mapping.yaml",
-        "wbmigrate mappings validate mappings/*.yaml",
+        "wbmigrate mappings validate my-mapping.yaml", "wbmigrate mappings validate mappings/*.yaml"
     ),
 )
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
@@ -111,7 +106,6 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
 
 @mappings.command(
     "infer",
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate mappings infer ../prime-rl --from 0630b7bff --to 2441fd514",
         "wbmigrate mappings infer ../trainer --from v1.0 --to main --path 'src/*' --out draft.yaml",
@@ -130,11 +124,7 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
 )
 @click.option("--url", help="The repository's web address (default: its GitHub origin).")
 @click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
+    "--format", "format_", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
 )
 def mappings_infer(
     repo: Path,
@@ -163,22 +153,18 @@ def mappings_infer(
     ident = re.sub(r"[^a-z0-9._-]", "-", url.rpartition("/")[2].lower()).strip("-.") or "inferred"
     render = to_json if format_ == "json" else to_yaml
     text = render(steps, url, ident, f"{start}..{to}")
-    if not any(step.entries for step in steps):
+    written = sum(1 for step in steps if step.entries)
+    if not written:
         click.echo(f"Found no renamed or removed key from {start} to {to}.", err=True)
         return
     if out is None:
         click.echo(text, nl=False)
         return
     write_text(out, text)
-    written = sum(1 for step in steps if step.entries)
-    click.echo(f"Wrote {out}: {written} {'step' if written == 1 else 'steps'} to review.", err=True)
+    click.echo(f"Wrote {out}: {plural(written, 'step')} to review.", err=True)
 
 
-@mappings.command(
-    "diff",
-    context_settings=CONTEXT,
-    epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"),
-)
+@mappings.command("diff", epilog=examples("wbmigrate mappings diff prime-rl draft.yaml"))
 @click.argument("first", metavar="A")
 @click.argument("second", metavar="B")
 def mappings_diff(first: str, second: str) -> None:

@@ -230,3 +230,6 @@ def only_option(command: Command) -> Command:
         help="Work on this report, workspace or automation alone (its exact title, its id, or "
         "its W&B URL; a report with its drafts); repeatable.",
     )(with_only)  # type: ignore[return-value]
+
+
+live_options = stacked(DRAFTS, only_option, RUNS)  # which objects of a live project, which runs

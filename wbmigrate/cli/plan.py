@@ -10,23 +10,20 @@ import click
 
 from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
-    CONTEXT,
+    QUIET,
     DetailedCommand,
     UserError,
-    be_quiet,
     examples,
     finish,
     interruptible,
     print_plan,
 )
 from wbmigrate.cli.options import (
-    DRAFTS,
-    RUNS,
     Connection,
     connection_options,
+    live_options,
     migration_options,
     migration_setup,
-    only_option,
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
@@ -38,7 +35,6 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 
 @click.command(
     cls=DetailedCommand,
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate plan fixtures/demo-project",
         "wbmigrate plan my-team/my-project --out plan.json",
@@ -64,9 +60,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     is_flag=True,
     help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
-@DRAFTS
-@only_option
-@RUNS
+@live_options
 @click.option(
     "--quiet",
     "-q",
@@ -119,7 +113,8 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
-    be_quiet(quiet)
+    if quiet:
+        QUIET.set()
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")
@@ -140,11 +135,6 @@ def _plan_files(
     `check DIR` reads (a file named alone is always read)."""
     tally = Tally()
     exclude = find_config(Path.cwd()).exclude if target.is_dir() else ()
-    print_plan(
-        format_,
-        migration,
-        options,
-        verbose,
-        map(tally.add, plan_files(target, exclude, migration, options)),
-    )
+    planned = plan_files(target, exclude, migration, options)
+    print_plan(format_, migration, options, verbose, map(tally.add, planned))
     return tally

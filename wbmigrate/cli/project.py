@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from wbmigrate.cli.base import UserError, drawn_on, is_quiet, status
+from wbmigrate.cli.base import QUIET, UserError, drawn_on, status
 from wbmigrate.cli.options import ONLY, Connection
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
@@ -110,10 +110,8 @@ def _selector(
         rest = "live commands take ENTITY/PROJECT" if alone else "give one alone, or projects only"
         raise UserError(f"{shown}: this is a folder or file; {rest}")
     entity = os.environ.get("WANDB_ENTITY")
-    text = target
-    if "/" not in text.strip("/") and entity and text.strip("/") != entity:
-        text = f"{entity}/{text}"
-    found = selector(text)
+    bare = "/" not in target.strip("/") and entity and target.strip("/") != entity
+    found = selector(f"{entity}/{target}" if bare else target)
     if found is None:
         also = "no such file or folder, and " if alone and files_too else ""
         what = "ENTITY/PROJECT" if alone else "ENTITY, ENTITY/PROJECT or ENTITY/GLOB"
@@ -187,7 +185,7 @@ def progress(total: int, label: str) -> Iterator[Callable[[Outcome], None]]:
     """At a terminal, a progress bar when the run is long enough to need one. Elsewhere (a
     pipe, a CI log) a plain line every `PROGRESS_EVERY` seconds while the run goes on, so a
     long apply is never silent; a run shorter than that prints none."""
-    if not sys.stderr.isatty() or is_quiet():  # -q: `status` prints none of those lines
+    if not sys.stderr.isatty() or QUIET.is_set():  # -q: `status` prints none of those lines
         with _progress_lines(total, label) as tick:
             yield tick
         return

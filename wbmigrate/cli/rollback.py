@@ -7,14 +7,7 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import (
-    CONTEXT,
-    UserError,
-    confirm_or_refuse,
-    examples,
-    interruptible,
-    status,
-)
+from wbmigrate.cli.base import UserError, confirm_or_refuse, examples, interruptible, status
 from wbmigrate.cli.options import FORMAT, Connection, connection_options
 from wbmigrate.cli.project import connect
 from wbmigrate.cli.writes import restore_projects
@@ -24,7 +17,6 @@ from wbmigrate.report.words import plural
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate rollback wbmigrate-backups/my-team-my-project-20261129T101500Z --yes",
     ),

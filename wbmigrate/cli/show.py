@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, examples, status
+from wbmigrate.cli.base import examples, status
 from wbmigrate.live.planfile import load_plan, saved_report
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
@@ -20,7 +20,6 @@ RENDER = {
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate show plan.json",
         "wbmigrate show plan.json --format markdown > plan.md",

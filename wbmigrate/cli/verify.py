@@ -8,15 +8,13 @@ from typing import Any
 
 import click
 
-from wbmigrate.cli.base import CONTEXT, UserError, examples, finish, interruptible, status
+from wbmigrate.cli.base import UserError, examples, finish, interruptible, status
 from wbmigrate.cli.options import (
-    DRAFTS,
-    RUNS,
     Connection,
     connection_options,
+    live_options,
     migration_options,
     migration_setup,
-    only_option,
 )
 from wbmigrate.cli.project import (
     connect,
@@ -36,20 +34,12 @@ from wbmigrate.live.transport import ApiError
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Source
 from wbmigrate.report import verify as verify_report
-from wbmigrate.verify import (
-    Finding,
-    Verification,
-    Verified,
-    findings,
-    split_of_alerts,
-    verify_one,
-)
+from wbmigrate.verify import Finding, Verification, Verified, findings, split_of_alerts, verify_one
 
 FORMATS = click.Choice(list(verify_report.RENDERERS))
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=examples(
         "wbmigrate verify my-team/my-project",
         "wbmigrate verify my-team/my-project --baseline wbmigrate-backups/my-team-my-project-...",
@@ -73,9 +63,7 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
     help="Exit 0 even when something does not hold (2 still means a usage, mapping, auth or "
     "connection error), as `check --exit-zero`: report in CI without failing it.",
 )
-@DRAFTS
-@only_option
-@RUNS
+@live_options
 @connection_options
 @interruptible("nothing written")
 def verify(
@@ -144,11 +132,8 @@ def _live(
     one = one_project(selectors)
     many = one is None
     client = connect(connection)
-    if one is None:
-        projects = resolve(client, selectors)
-        label = ", ".join(map(str, selectors))
-    else:
-        projects, label = [one], "/".join(one)
+    projects = [one] if one else resolve(client, selectors)
+    label = "/".join(one) if one else ", ".join(map(str, selectors))
     if base is not None:
         try:
             base.check_host(client.base_url)

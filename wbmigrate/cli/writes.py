@@ -172,6 +172,4 @@ def conclude(
         conflicts = live_report.conflicts(everything, undo)
         if conflicts:
             echo(conflicts)
-    if batch.interrupted:
-        finish(interrupted=True)
-    finish(bool(unreadable) or failed(everything))
+    finish(bool(unreadable) or failed(everything), interrupted=batch.interrupted)

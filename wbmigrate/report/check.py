@@ -158,9 +158,8 @@ class FixRegions:
     found by path, and each file's line index is made once, on its first fix."""
 
     def __init__(self, reports: list[FileReport]) -> None:
-        self._texts: dict[str, str] = {}
-        for report in reports:
-            self._texts.setdefault(report.path, report.text)  # the first, as a search would
+        # of a path named twice, the first text, as a search would find it
+        self._texts = {report.path: report.text for report in reversed(reports)}
         self._lines: dict[str, Lines] = {}
 
     def __call__(self, finding: Finding) -> list[dict[str, Any]]:
@@ -210,12 +209,11 @@ def _markdown_tables(reports: list[FileReport], keep: Callable[[Finding], bool])
             "| Line | Level | Rule | Finding | Fix |",
             "|---|---|---|---|---|",
         ]
-        for f in findings:
-            fix = "yes" if f.fixable else ""
-            out.append(
-                f"| {f.line}:{f.column} | {f.level.value} | `{f.rule.value}` | "
-                f"{markdown(f.message)} | {fix} |"
-            )
+        out += [
+            f"| {f.line}:{f.column} | {f.level.value} | `{f.rule.value}` | "
+            f"{markdown(f.message)} | {'yes' if f.fixable else ''} |"
+            for f in findings
+        ]
         out.append("")
     return out
 
@@ -227,12 +225,8 @@ def to_diff(reports: list[FileReport]) -> str:
     for report in reports:
         if report.fixed is None or report.fixed == report.text:
             continue
-        lines = difflib.unified_diff(
-            report.text.splitlines(keepends=True),
-            report.fixed.splitlines(keepends=True),
-            f"a/{report.path}",
-            f"b/{report.path}",
-        )
+        before, after = (text.splitlines(keepends=True) for text in (report.text, report.fixed))
+        lines = difflib.unified_diff(before, after, f"a/{report.path}", f"b/{report.path}")
         out += [
             line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
             for line in lines

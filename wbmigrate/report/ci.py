@@ -12,12 +12,13 @@ from typing import Any
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
 from wbmigrate.redact import printable
-from wbmigrate.report.check import FixRegions, and_list, findings_of, summary
+from wbmigrate.report.check import REGION, FixRegions, and_list, findings_of, summary
 from wbmigrate.report.words import plural
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 GITHUB_LEVELS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
-REGION = ("line", "col", "endLine", "endColumn")  # an annotation's properties, in order
+ANNOTATION_REGION = ("line", "col", "endLine", "endColumn")  # an annotation's, in order
+SARIF_REGION = ("startLine", "startColumn", "endLine", "endColumn")
 NOUNS = {"error": "error", "warning": "warning", "notice": "note"}  # a GitHub level, counted
 
 
@@ -94,7 +95,7 @@ def github(annotations: list[Annotation], command: str, cap: int = GITHUB_CAP) -
 def _annotation(a: Annotation) -> str:
     places = [] if a.file is None else [f"file={_property(a.file)}"]
     if a.region:
-        places += [f"{k}={v}" for k, v in zip(REGION, a.region, strict=True)]
+        places += [f"{k}={v}" for k, v in zip(ANNOTATION_REGION, a.region, strict=True)]
     properties = ",".join([*places, f"title={_property(a.title)}"])
     return f"::{a.level} {properties}::{_data(a.message)}"
 
@@ -151,12 +152,7 @@ def to_sarif(reports: list[FileReport]) -> str:
 def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
     replacements = [
         {
-            "deletedRegion": {
-                "startLine": r["start_line"],
-                "startColumn": r["start_column"],
-                "endLine": r["end_line"],
-                "endColumn": r["end_column"],
-            },
+            "deletedRegion": dict(zip(SARIF_REGION, (r[k] for k in REGION[:4]), strict=True)),
             "insertedContent": {"text": r["text"]},
         }
         for r in regions(finding)
@@ -168,12 +164,7 @@ def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
 def _region(f: Finding) -> dict[str, int]:
     """SARIF's region: a region on one line never ends before it starts."""
     end_column = f.end_column if f.end_line > f.line else max(f.end_column, f.column)
-    return {
-        "startLine": f.line,
-        "startColumn": f.column,
-        "endLine": f.end_line,
-        "endColumn": end_column,
-    }
+    return dict(zip(SARIF_REGION, (f.line, f.column, f.end_line, end_column), strict=True))
 
 
 def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:

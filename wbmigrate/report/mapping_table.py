@@ -14,11 +14,7 @@ _DEPRECATED = " (deprecated: the old key still loads)"
 
 
 def to_json(mapping: Mapping, migration: Migration) -> str:
-    return json.dumps(_as_dict(mapping, migration), indent=2, ensure_ascii=False) + "\n"
-
-
-def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
-    return {
+    document = {
         "id": mapping.id,
         "title": mapping.title,
         "format": mapping.format,
@@ -65,6 +61,7 @@ def _as_dict(mapping: Mapping, migration: Migration) -> dict[str, Any]:
             for group in _distinct(mapping)
         ],
     }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _resolution_dict(resolution: Resolution) -> dict[str, Any]:
@@ -142,10 +139,9 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
     if removed:
         out += ["| Removed metric | Use instead | Why | Steps |", "|---|---|---|---|"]
         for r in removed:
-            assert r.removal is not None
-            instead = f"`{r.removal.equivalent}`" if r.removal.equivalent else "none"
+            instead = f"`{r.equivalent}`" if r.equivalent else "none"
             steps = ", ".join(labels[v] for v in r.versions)
-            out.append(f"| `{r.name}` | {instead} | {_cell(r.removal.reason)} | {steps} |")
+            out.append(f"| `{r.name}` | {instead} | {_cell(_reason(r))} | {steps} |")
         out.append("")
     if migration.config:
         out += ["| Old config key | New config key | TOML | Flags |", "|---|---|---|---|"]

@@ -10,18 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from wbmigrate import plan_json
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import NoteKind, Options
 from wbmigrate.live.org import ProjectPlan, Result
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned, Status, Tally
-from wbmigrate.plan_json import (
-    JsonDocument,
-    history_entry,
-    mapping_entry,
-    object_entry,
-    summary_entry,
-)
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.plan import printed
@@ -34,7 +28,7 @@ FORMAT = "wbmigrate-plan-projects/2"  # /1: `summary.changes` counted objects
 def renderer(format_: str, verbose: bool) -> Callable[[Options, Iterator[Planned]], Any]:
     """What each project's planned objects become while it is planned."""
     if format_ == "json":
-        return lambda options, objects: [object_entry(p) for p in objects]
+        return lambda options, objects: [plan_json.object_entry(p) for p in objects]
     if format_ == "markdown":
         return lambda options, objects: [plan_report.markdown_object(p, verbose) for p in objects]
     return lambda options, objects: [plan_report.text_object(p, verbose) for p in objects]
@@ -75,8 +69,7 @@ def totals(results: list[Result]) -> str:
         tally.merge(plan.tally)
     failed = len(results) - len(done)
     upgraded = sum(1 for p in done if p.options.history and p.options.history.upgraded)
-    head = f"{plural(len(results), 'project')}"
-    head += f" ({failed} could not be read)" if failed else ""
+    head = plural(len(results), "project") + (f" ({failed} could not be read)" if failed else "")
     return f"{head}, {upgraded} upgraded. {plan_report.summary(tally)}"
 
 
@@ -121,8 +114,8 @@ def markdown_chunks(migration: Migration, options: Options, results: list[Result
 
 def json_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
     chunks: list[str] = []
-    head = {"format": FORMAT, **mapping_entry(migration, options)}
-    document = JsonDocument(chunks.append, head, "projects")
+    head = {"format": FORMAT, **plan_json.mapping_entry(migration, options)}
+    document = plan_json.JsonDocument(chunks.append, head, "projects")
     tally = Tally()
     for result in results:
         if result.error is not None:
@@ -134,14 +127,14 @@ def json_chunks(migration: Migration, options: Options, results: list[Result]) -
         document.add(
             {
                 "target": result.target,
-                "history": history_entry(history, keys=False) if history else None,
+                "history": plan_json.history_entry(history, keys=False) if history else None,
                 "census_problem": plan.problem,
-                "summary": summary_entry(plan.tally),
+                "summary": plan_json.summary_entry(plan.tally),
                 "objects": plan.rendered,
             }
         )
     failed = sum(r.error is not None for r in results)
     document.close(
-        {"summary": {"projects": len(results), "failed": failed, **summary_entry(tally)}}
+        {"summary": {"projects": len(results), "failed": failed, **plan_json.summary_entry(tally)}}
     )
     yield from chunks
