@@ -22,6 +22,7 @@ from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
 from wbmigrate.check.places import hash_comments
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.replacement import Replacement
+from wbmigrate.engine.shapes import nodes
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Load = Callable[[str], Any]  # a text -> its data, None when it does not parse
@@ -122,17 +123,13 @@ def _renamed(text: str, targets: Targets) -> str:
 
 
 def holds_flag(data: Any, targets: Targets) -> bool:
-    """Whether a string in parsed data (keys too) holds an old flag."""
+    """Whether a string in parsed data (keys too: the last part of a value's path) holds an
+    old flag."""
     pattern = targets.flag_pattern
-    if pattern is None:
-        return False
-    if isinstance(data, str):
-        return pattern.search(data) is not None
-    if isinstance(data, dict):
-        return any(holds_flag(k, targets) or holds_flag(v, targets) for k, v in data.items())
-    if isinstance(data, list):
-        return any(holds_flag(item, targets) for item in data)
-    return False
+    texts = (part for path, node in nodes(data) for part in (*path[-1:], node))
+    return pattern is not None and any(
+        isinstance(text, str) and pattern.search(text) is not None for text in texts
+    )
 
 
 def _unfixed(finding: Finding, why: str) -> Finding:

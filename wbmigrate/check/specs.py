@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wbmigrate import kinds
-from wbmigrate.check.model import Rule
+from wbmigrate.check.model import Pending, Rule
 from wbmigrate.check.targets import Targets, distinctive
 from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
@@ -34,21 +34,6 @@ _SPEC_MARKERS = (*SPEC_MARKERS, '"Trigger"')  # the keys `plan DIR` looks for, a
 
 class TooDeep(Exception):
     """A document nested deeper than MAX_DEPTH."""
-
-
-@dataclass
-class Pending:
-    """A finding before it is located: `path` (in its host document) and whether it is about
-    the key there, its rule and message, and the edits that fix it (none: not fixable)."""
-
-    path: Path
-    key: bool
-    rule: Rule
-    message: str
-    edits: list[Edit] = field(default_factory=list)
-    unit: int = -1  # the spec whose migration note goes with the fix (-1: none)
-    whole: bool = True  # False: only the start of `path` (names inside still get results)
-    name: str | None = None  # a name inside the string at `path` (an alert's filter JSON)
 
 
 @dataclass
@@ -156,10 +141,8 @@ def check_spec(
             message = f"{note.message} ({where})"
             path, name = gone_name(spec, note.path, targets) or (note.path, None)
             pending.append(Pending((*root, *path), False, Rule.NEEDS_REVIEW, message, name=name))
-    pending += [
-        Pending((*root, *u.path), u.key, u.rule, u.message, name=u.name)
-        for u in unread(spec, kind, result, targets, lambda path: same((*root, *path)))
-    ]
+    left = unread(spec, kind, result, targets, lambda path: same((*root, *path)))
+    pending += [replace(u, path=(*root, *u.path)) for u in left]
     return pending, [_rooted(e, root) for e in notes]
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wbmigrate.check.model import Rule
-from wbmigrate.check.specs import Pending
+from wbmigrate.check.model import Pending, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.edits import Path, RenameKey, Set
 from wbmigrate.mapping import Fate
