@@ -305,8 +305,7 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             new = targets.config_keys.get(dotted) if config else None
             message = f"{dotted} -> {new} (config key)"
             if config and dotted in targets.removed_keys:  # no right value to write: left as is
-                why = targets.removed_keys[dotted]
-                message = f"{dotted} (config key) was {why}"
+                message = f"{dotted} (config key) was {targets.removed_keys[dotted]}"
                 yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
             elif new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
                 # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,

@@ -223,5 +223,4 @@ def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
 
 
 def _unescape(raw: str) -> str:
-    value: str = tomllib.loads(f"k = {raw}")["k"]
-    return value
+    return str(tomllib.loads(f"k = {raw}")["k"])
