@@ -45,10 +45,7 @@ _Ignored = Callable[[Path, Path, Ignores, str], bool]
 
 
 def find_files(
-    paths: Iterable[Path],
-    exclude: Iterable[str] = (),
-    *,
-    force_exclude: bool = False,
+    paths: Iterable[Path], exclude: Iterable[str] = (), *, force_exclude: bool = False
 ) -> Iterator[Path]:
     """Every file to read, each once, in a stable order: each path in the order given, a
     folder's files before its subfolders, both by name.

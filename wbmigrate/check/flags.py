@@ -47,14 +47,13 @@ def flag_findings(
     findings = []
     for start, end in within or [(0, len(lines.text))]:
         for match in pattern.finditer(lines.text, start, end):
-            old, new = match.group(), targets.flags.get(match.group())
+            (start, end), old = match.span(), match.group()
+            new = targets.flags.get(old)
             if new is None:
-                findings.append(targets.removed(label, lines, *match.span(), old, "flag"))
+                findings.append(targets.removed(label, lines, start, end, old, "flag"))
                 continue
-            fix = (Replacement(match.start(), match.end(), new),)
-            message = f"{old} -> {new} (flag)"
-            rule = targets.config_rule(old)
-            findings.append(lines.finding(label, match.start(), match.end(), rule, message, fix))
+            fix, rule = (Replacement(start, end, new),), targets.config_rule(old)
+            findings.append(lines.finding(label, start, end, rule, f"{old} -> {new} (flag)", fix))
     return findings
 
 

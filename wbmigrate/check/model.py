@@ -46,15 +46,11 @@ class Rule(enum.Enum):
     @property
     def level(self) -> Level:
         """The level a finding of this rule usually has (a finding without a fix is a warning)."""
+        warnings = (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR, Rule.CONFIG_INVALID, Rule.UNKNOWN_RULE)
         if self in (Rule.MENTION, Rule.NOT_VALIDATED):
             return Level.NOTE
-        if self in (
-            Rule.NEEDS_REVIEW,
-            Rule.PARSE_ERROR,
-            Rule.CONFIG_INVALID,
-            Rule.UNKNOWN_RULE,
-            Rule.DEPRECATED_CONFIG,  # the old spelling still loads: fix it, nothing fails yet
-        ):
+        # a deprecated config key's old spelling still loads: fix it, nothing fails yet
+        if self in warnings or self is Rule.DEPRECATED_CONFIG:
             return Level.WARNING
         return Level.ERROR
 

@@ -110,13 +110,7 @@ def at(document: Any, path: Path) -> Any:
 
 
 def check_spec(
-    spec: Any,
-    root: Path,
-    kind: str,
-    label: str,
-    targets: Targets,
-    unit: int,
-    same: Same = by_path,
+    spec: Any, root: Path, kind: str, label: str, targets: Targets, unit: int, same: Same = by_path
 ) -> tuple[list[Pending], list[Edit] | None]:
     """The findings of one spec (paths rooted at `root`) and the edits of its migration note
     (None: the spec could not be read). A spec the engine cannot read is one needs-review
