@@ -227,11 +227,9 @@ def _ignoring(root: Path, project: Path, excluded: GitIgnoreSpec | None) -> _Ign
 
     def ignored(path: Path, real: Path, ignores: Ignores, suffix: str) -> bool:
         if excluded is not None and excluded.patterns:
-            inside = (
-                real.relative_to(project)
-                if real.is_relative_to(project)
-                else path.relative_to(root)
-            )
+            inside = path.relative_to(root)  # (a path walked from `root`)
+            if real.is_relative_to(project):
+                inside = real.relative_to(project)
             if excluded.match_file(inside.as_posix() + suffix):
                 return True
         return _git_ignored(real, ignores, suffix == "/")

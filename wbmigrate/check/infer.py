@@ -88,9 +88,8 @@ class _State:
             for p in files
             if (commit.rev, p) in texts
         }
-        metrics, metric_notes = _apart(
-            self._metrics(commit, parent, before, after), texts, parent, commit.rev
-        )
+        found = self._metrics(commit, parent, before, after)
+        metrics, metric_notes = _apart(found, texts, parent, commit.rev)
         config, config_notes = self._config(files, after)
         config, apart = _apart(config, texts, parent, commit.rev)
         notes = (*metric_notes, *config_notes, *apart)
@@ -244,10 +243,8 @@ def _collapse(found: Found) -> Found:
         return new.endswith(f".{old}") or old.endswith(f".{new}")
 
     def carried(old: str, new: str) -> bool:
-        (old_parent, _, old_leaf), (new_parent, _, new_leaf) = (
-            old.rpartition("."),
-            new.rpartition("."),
-        )
+        old_parent, _, old_leaf = old.rpartition(".")
+        new_parent, _, new_leaf = new.rpartition(".")
         return old_leaf == new_leaf and bool(old_parent) and moved.get(old_parent) == new_parent
 
     kept = [p for p in found.renamed if not carried(p.old, p.new) and not rooted(p.old, p.new)]

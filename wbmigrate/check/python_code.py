@@ -64,11 +64,8 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
             _parameter(source, node, parent)
         elif isinstance(node, ast.JoinedStr | ast.BinOp | ast.Call):
             findings += _computed(source, node, parent)
-    return Checked(
-        sorted(findings, key=lambda f: (f.line, f.column)),
-        seen=source.seen,
-        place=python_places(text, tree),
-    )
+    findings.sort(key=lambda f: (f.line, f.column))
+    return Checked(findings, seen=source.seen, place=python_places(text, tree))
 
 
 # --- string literals --------------------------------------------------------------------------

@@ -90,12 +90,9 @@ def may_embed(targets: Targets) -> Callable[[str], bool]:
     string is parsed unless it looks like one and may hold an old name)."""
 
     def test(text: str) -> bool:
-        return (
-            len(text) > 16
-            and _JSON_TEXT.match(text) is not None
-            and any(marker in text for marker in _SPEC_MARKERS)
-            and targets.may_contain(text, spec_like=True)
-        )
+        if len(text) <= 16 or _JSON_TEXT.match(text) is None:
+            return False
+        return any(m in text for m in _SPEC_MARKERS) and targets.may_contain(text, spec_like=True)
 
     return test
 
@@ -308,7 +305,6 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
                 rule = targets.config_rule(dotted)
                 yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
             elif new is not None:  # to another table: a one-word key gets no other result
-                yield Pending(
-                    child, True, targets.config_rule(dotted), message + "; move it by hand"
-                )
+                message += "; move it by hand"
+                yield Pending(child, True, targets.config_rule(dotted), message)
             stack.append((child, value))

@@ -82,14 +82,9 @@ def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, 
 def is_layout(path: Path, node: Any) -> bool:
     """Whether `node` (at `path`) is a panel's layout, whose keys are grid coordinates, never
     metrics (a mapping that renames a metric `x` leaves `"layout": {"x": 0}` alone)."""
-    return (
-        bool(path)
-        and path[-1] == "layout"
-        and isinstance(node, dict)
-        and bool(node)
-        and node.keys() <= LAYOUT
-        and all(isinstance(v, int | float) for v in node.values())
-    )
+    if not path or path[-1] != "layout" or not isinstance(node, dict) or not node:
+        return False
+    return node.keys() <= LAYOUT and all(isinstance(v, int | float) for v in node.values())
 
 
 def layout_keys(document: Any) -> Iterator[Path]:
