@@ -154,15 +154,12 @@ def read_source(
     """The source at `path`, if it is a string or a list of strings the text holds as parsed
     (a duplicate key can make them differ: the cell is then left to the residual pass)."""
     text = document.text
-    if isinstance(value, str):
-        start, end = document.locate(path)
-        spans = [(start, end)]
-    elif isinstance(value, list) and all(isinstance(line, str) for line in value):
-        start, end = document.locate(path)
-        spans = [(m.value_start, m.end) for m in document.members(start)]
-    else:
+    listed = isinstance(value, list) and all(isinstance(line, str) for line in value)
+    if not (listed or isinstance(value, str)):
         return None
-    values = value if isinstance(value, list) else [value]
+    start, end = document.locate(path)
+    spans = [(m.value_start, m.end) for m in document.members(start)] if listed else [(start, end)]
+    values: list[str] = value if isinstance(value, list) else [str(value)]
     if not values or len(spans) != len(values):
         return None
     strings, at = [], 0
@@ -175,4 +172,4 @@ def read_source(
         strings.append(JsonString(token_start, token_end, at, line, read[1]))
         at += len(line)
     source = "".join(values)
-    return CellSource(text, source, tuple(strings), isinstance(value, list), (start, end))
+    return CellSource(text, source, tuple(strings), listed, (start, end))
