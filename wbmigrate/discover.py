@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,13 +41,11 @@ SKIPPED_FOLDERS = {
     ".hypothesis",
 }
 Ignores = list[tuple[Path, GitIgnore]]  # (the folder of a .gitignore, resolved; its rules)
+_Ignored = Callable[[Path, Path, Ignores, str], bool]
 
 
 def find_files(
-    paths: Iterable[Path],
-    exclude: Iterable[str] = (),
-    *,
-    force_exclude: bool = False,
+    paths: Iterable[Path], exclude: Iterable[str] = (), *, force_exclude: bool = False
 ) -> Iterator[Path]:
     """Every file to read, each once, in a stable order: each path in the order given, a
     folder's files before its subfolders, both by name.
@@ -153,7 +151,7 @@ class _Folder:
 def _walk(root: Path, excluded: GitIgnoreSpec | None, project: Path) -> Iterator[Path]:
     """Regular files under `root`, depth first; symlinks and special files are skipped, read
     from their directory entries alone (no file is opened to find out what it is)."""
-    ignored = _Ignored(root, project, excluded)
+    ignored = _ignoring(root, project, excluded)
     real, above = root.resolve(), _ignores_above(root)
     stack = [] if _in_ignored_folder(real, above) else [_Folder(root, real, above)]
     while stack:
@@ -221,27 +219,22 @@ def _spec(lines: list[str]) -> GitIgnoreSpec | None:
     return GitIgnoreSpec.from_lines(lines)
 
 
-@dataclass(frozen=True)
-class _Ignored:
-    """Whether a configured exclude or a `.gitignore` ignores a path met walking `root`."""
+def _ignoring(root: Path, project: Path, excluded: GitIgnoreSpec | None) -> _Ignored:
+    """Whether a configured exclude or a `.gitignore` ignores a path met walking `root`:
+    `path` as walked, `real` in its real folder; `suffix` is "/" for a folder. Excludes see the
+    path relative to the project when it is inside, else to the folder walked; a `.gitignore`,
+    relative to its own folder (resolved)."""
 
-    root: Path  # the folder being walked
-    project: Path  # the current folder, resolved
-    excluded: GitIgnoreSpec | None
-
-    def __call__(self, path: Path, real: Path, ignores: Ignores, suffix: str) -> bool:
-        """`path` as walked, `real` in its real folder; `suffix` is "/" for a folder. Excludes
-        see the path relative to the project when it is inside, else to the folder walked;
-        a `.gitignore`, relative to its own folder (`base`, resolved)."""
-        if self.excluded is not None and self.excluded.patterns:
-            inside = (
-                real.relative_to(self.project)
-                if real.is_relative_to(self.project)
-                else path.relative_to(self.root)
-            )
-            if self.excluded.match_file(inside.as_posix() + suffix):
+    def ignored(path: Path, real: Path, ignores: Ignores, suffix: str) -> bool:
+        if excluded is not None and excluded.patterns:
+            inside = path.relative_to(root)  # (a path walked from `root`)
+            if real.is_relative_to(project):
+                inside = real.relative_to(project)
+            if excluded.match_file(inside.as_posix() + suffix):
                 return True
         return _git_ignored(real, ignores, suffix == "/")
+
+    return ignored
 
 
 def _in_ignored_folder(real: Path, ignores: Ignores) -> bool:

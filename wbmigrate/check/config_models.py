@@ -21,6 +21,7 @@ from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import placed
 from wbmigrate.check.toml_keys import Scan
 from wbmigrate.edit.located_yaml import load_located_all
+from wbmigrate.engine.shapes import nodes
 
 Span = tuple[int, int]
 DataPath = tuple[str | int, ...]
@@ -94,9 +95,7 @@ def _known(cls: Any, data: Any, leaves: dict[str, str]) -> int:
 
 def _count(data: Any) -> int:
     """How many keys `data` holds, at every depth."""
-    if isinstance(data, dict):
-        return sum(1 + _count(value) for value in data.values())
-    return sum(map(_count, data)) if isinstance(data, list) else 0
+    return sum(len(node) for _, node in nodes(data) if isinstance(node, dict))
 
 
 @functools.cache

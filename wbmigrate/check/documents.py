@@ -18,18 +18,9 @@ from functools import partial
 import yaml
 
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
-from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule
+from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
-from wbmigrate.check.specs import (
-    Found,
-    Pending,
-    TooDeep,
-    at,
-    check_spec,
-    config_keys,
-    find,
-    may_embed,
-)
+from wbmigrate.check.specs import Found, TooDeep, at, check_spec, config_keys, find, may_embed
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.unread import LAYOUT, layout_keys

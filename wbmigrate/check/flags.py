@@ -22,6 +22,7 @@ from wbmigrate.check.model import Checked, Finding, Lines, Place, apply_fixes
 from wbmigrate.check.places import hash_comments
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.replacement import Replacement
+from wbmigrate.engine.shapes import nodes
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Load = Callable[[str], Any]  # a text -> its data, None when it does not parse
@@ -46,14 +47,13 @@ def flag_findings(
     findings = []
     for start, end in within or [(0, len(lines.text))]:
         for match in pattern.finditer(lines.text, start, end):
-            old, new = match.group(), targets.flags.get(match.group())
+            (start, end), old = match.span(), match.group()
+            new = targets.flags.get(old)
             if new is None:
-                findings.append(targets.removed(label, lines, *match.span(), old, "flag"))
+                findings.append(targets.removed(label, lines, start, end, old, "flag"))
                 continue
-            fix = (Replacement(match.start(), match.end(), new),)
-            message = f"{old} -> {new} (flag)"
-            rule = targets.config_rule(old)
-            findings.append(lines.finding(label, match.start(), match.end(), rule, message, fix))
+            fix, rule = (Replacement(start, end, new),), targets.config_rule(old)
+            findings.append(lines.finding(label, start, end, rule, f"{old} -> {new} (flag)", fix))
     return findings
 
 
@@ -122,17 +122,13 @@ def _renamed(text: str, targets: Targets) -> str:
 
 
 def holds_flag(data: Any, targets: Targets) -> bool:
-    """Whether a string in parsed data (keys too) holds an old flag."""
+    """Whether a string in parsed data (keys too: the last part of a value's path) holds an
+    old flag."""
     pattern = targets.flag_pattern
-    if pattern is None:
-        return False
-    if isinstance(data, str):
-        return pattern.search(data) is not None
-    if isinstance(data, dict):
-        return any(holds_flag(k, targets) or holds_flag(v, targets) for k, v in data.items())
-    if isinstance(data, list):
-        return any(holds_flag(item, targets) for item in data)
-    return False
+    texts = (part for path, node in nodes(data) for part in (*path[-1:], node))
+    return pattern is not None and any(
+        isinstance(text, str) and pattern.search(text) is not None for text in texts
+    )
 
 
 def _unfixed(finding: Finding, why: str) -> Finding:

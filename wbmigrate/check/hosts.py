@@ -18,6 +18,7 @@ import yaml
 
 from wbmigrate.check.embedded import StringText, json_string, yaml_string
 from wbmigrate.check.model import Fix
+from wbmigrate.check.unread import by_path
 from wbmigrate.edit.edits import AddKey, Delete, Edit, EditConflict, Insert, Path, RenameKey, Set
 from wbmigrate.edit.json import JsonText, container_of
 from wbmigrate.edit.located_yaml import Located, value_start
@@ -48,9 +49,7 @@ class JsonHost:
     def seen(self, root: Path) -> list[Span]:
         return [self.span(root)]
 
-    def same(self, path: Path) -> Hashable:
-        """What value `path` reaches: one value per path."""
-        return path
+    same = staticmethod(by_path)  # what value a path reaches: one value per path
 
     def fix(self, edits: list[Edit]) -> Fix:
         try:
@@ -192,9 +191,7 @@ class StringSpec:
     def seen(self, root: Path) -> list[Span]:
         return [self.literal]
 
-    def same(self, path: Path) -> Hashable:
-        """What value `path` reaches: one value per path."""
-        return path
+    same = staticmethod(by_path)  # what value a path reaches: one value per path
 
     def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix: spliced within the containers of its edits (exact, so the

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from wbmigrate import gitlog
 from wbmigrate.check.logged_keys import ConfigClass, ConfigField, Keys, config_paths, logged_keys
@@ -28,6 +29,8 @@ from wbmigrate.mapping.infer import (
     ranked,
     similarity,
 )
+
+T = TypeVar("T")
 
 
 def infer(repo: Path, start: str, to: str, paths: tuple[str, ...] = ()) -> list[InferredStep]:
@@ -85,32 +88,26 @@ class _State:
             for p in files
             if (commit.rev, p) in texts
         }
-        metrics, notes = _apart(
-            self._metrics(commit, parent, before, after), texts, parent, commit.rev
-        )
+        found = self._metrics(commit, parent, before, after)
+        metrics, metric_notes = _apart(found, texts, parent, commit.rev)
         config, config_notes = self._config(files, after)
         config, apart = _apart(config, texts, parent, commit.rev)
-        notes += config_notes + apart
-        old_patterns = _patterns(before)
-        new_patterns = _patterns(after)
-        patterns = [("removed", k, v) for k, v in old_patterns.items() if k not in new_patterns]
-        patterns += [("added", k, v) for k, v in new_patterns.items() if k not in old_patterns]
+        notes = (*metric_notes, *config_notes, *apart)
+        old = _merged({p: keys.patterns for p, keys in before.items()})
+        new = _merged({p: keys.patterns for p, keys in after.items()})
+        patterns = (
+            *(("removed", k, v) for k, v in old.items() if k not in new),
+            *(("added", k, v) for k, v in new.items() if k not in old),
+        )
         return InferredStep(
-            commit.rev,
-            commit.pull,
-            commit.date,
-            commit.subject,
-            metrics,
-            config,
-            tuple(patterns),
-            tuple(notes),
+            commit.rev, commit.pull, commit.date, commit.subject, metrics, config, patterns, notes
         )
 
     def _metrics(
         self, commit: gitlog.Commit, parent: str, before: dict[str, Keys], after: dict[str, Keys]
     ) -> Found:
-        old = _metrics(before)
-        new = _metrics(after)
+        old = _merged({p: keys.metrics for p, keys in before.items()})
+        new = _merged({p: keys.metrics for p, keys in after.items()})
         removed = {k: v for k, v in old.items() if k not in new}
         added = {k: v for k, v in new.items() if k not in old}
         # A key another file still names is not removed; one another file named is not new.
@@ -246,10 +243,8 @@ def _collapse(found: Found) -> Found:
         return new.endswith(f".{old}") or old.endswith(f".{new}")
 
     def carried(old: str, new: str) -> bool:
-        (old_parent, _, old_leaf), (new_parent, _, new_leaf) = (
-            old.rpartition("."),
-            new.rpartition("."),
-        )
+        old_parent, _, old_leaf = old.rpartition(".")
+        new_parent, _, new_leaf = new.rpartition(".")
         return old_leaf == new_leaf and bool(old_parent) and moved.get(old_parent) == new_parent
 
     kept = [p for p in found.renamed if not carried(p.old, p.new) and not rooted(p.old, p.new)]
@@ -266,16 +261,9 @@ def _spread(before: dict[str, Keys], after: dict[str, Keys]) -> dict[str, Place]
     return {key: new[key, scope] for key, scope in sorted(new.keys() - old) if key in kept}
 
 
-def _merged(classes: dict[str, dict[str, ConfigClass]]) -> dict[str, ConfigClass]:
-    return {name: found for path in sorted(classes) for name, found in classes[path].items()}
-
-
-def _metrics(keys: dict[str, Keys]) -> dict[str, Place]:
-    return {k: v for path in sorted(keys) for k, v in keys[path].metrics.items()}
-
-
-def _patterns(keys: dict[str, Keys]) -> dict[str, Place]:
-    return {k: v for path in sorted(keys) for k, v in keys[path].patterns.items()}
+def _merged(tables: dict[str, dict[str, T]]) -> dict[str, T]:
+    """One table of the tables of several files, read in the order of their paths."""
+    return {k: v for path in sorted(tables) for k, v in tables[path].items()}
 
 
 def repository_url(repo: Path) -> str | None:

@@ -105,13 +105,11 @@ def _written(table: ast.Dict, key: ast.AST) -> bool:
 
 def _pattern(node: ast.JoinedStr) -> str:
     """`f"eval/{env}/avg"` as written, `eval/{env}/avg`; empty when it has no fixed `/`."""
-    parts = []
-    for value in node.values:
-        if isinstance(value, ast.Constant):
-            parts.append(str(value.value))
-        elif isinstance(value, ast.FormattedValue):
-            parts.append("{" + ast.unparse(value.value) + "}")
-    text = "".join(parts)
+    text = "".join(
+        str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+        for v in node.values
+        if isinstance(v, ast.Constant | ast.FormattedValue)
+    )
     fixed = "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant))
     return text if "/" in fixed and "\n" not in text else ""
 

@@ -94,11 +94,9 @@ def _check_block(label: str, text: str, targets: Targets, checkers: tuple[Checke
     """The block's findings from each of its language's checkers, and a fix that makes the
     chosen ones with each checker in turn, as `check` fixes a file."""
     results = [checker(label, text, targets) for checker in checkers]
-    merged = Checked(
-        [f for r in results for f in r.findings],
-        seen=[s for r in results for s in r.seen],
-        place=results[0].place,
-    )
+    findings = [f for r in results for f in r.findings]
+    seen = [s for r in results for s in r.seen]
+    merged = Checked(findings, seen=seen, place=results[0].place)
 
     def fix(chosen: list[Finding]) -> str | None:
         current = text

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from wbmigrate.edit.edits import Edit, Path
 from wbmigrate.edit.replacement import Replacement, apply
 
 if TYPE_CHECKING:
@@ -45,15 +46,11 @@ class Rule(enum.Enum):
     @property
     def level(self) -> Level:
         """The level a finding of this rule usually has (a finding without a fix is a warning)."""
+        warnings = (Rule.NEEDS_REVIEW, Rule.PARSE_ERROR, Rule.CONFIG_INVALID, Rule.UNKNOWN_RULE)
         if self in (Rule.MENTION, Rule.NOT_VALIDATED):
             return Level.NOTE
-        if self in (
-            Rule.NEEDS_REVIEW,
-            Rule.PARSE_ERROR,
-            Rule.CONFIG_INVALID,
-            Rule.UNKNOWN_RULE,
-            Rule.DEPRECATED_CONFIG,  # the old spelling still loads: fix it, nothing fails yet
-        ):
+        # a deprecated config key's old spelling still loads: fix it, nothing fails yet
+        if self in warnings or self is Rule.DEPRECATED_CONFIG:
             return Level.WARNING
         return Level.ERROR
 
@@ -121,6 +118,21 @@ class FileReport:
     fixed: str | None = None  # None when nothing can be fixed
     suppressed: int = 0
     read: Stamp | None = None  # the file as read: a fix is written only over that
+
+
+@dataclass
+class Pending:
+    """A finding before it is located: `path` (in its host document) and whether it is about
+    the key there, its rule and message, and the edits that fix it (none: not fixable)."""
+
+    path: Path
+    key: bool
+    rule: Rule
+    message: str
+    edits: list[Edit] = field(default_factory=list)
+    unit: int = -1  # the spec whose migration note goes with the fix (-1: none)
+    whole: bool = True  # False: only the start of `path` (names inside still get results)
+    name: str | None = None  # a name inside the string at `path` (an alert's filter JSON)
 
 
 @dataclass(frozen=True)

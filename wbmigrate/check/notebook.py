@@ -17,11 +17,9 @@ Reading a source out of its JSON strings and writing it back is `notebook_source
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
-from wbmigrate import json_values
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import check_flags, flag_findings
 from wbmigrate.check.markdown import check_markdown
@@ -33,6 +31,7 @@ from wbmigrate.check.residual import residual
 from wbmigrate.check.snippets import Part, constant, lift
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.json import JsonText
+from wbmigrate.files import Unreadable, read_json
 
 METADATA = Place("the notebook's metadata")
 NOT_A_NOTEBOOK = Place("a notebook wbmigrate cannot read (it reads nbformat 4)")
@@ -57,11 +56,9 @@ _CELL_MAGIC = re.compile(r"[ \t]*%%(?P<name>\w*)")
 
 def check_notebook(label: str, text: str, targets: Targets) -> Checked:
     try:
-        data = json_values.loads(text)
-    except json.JSONDecodeError as exc:
-        return parse_error(label, text, exc.pos, f"not valid JSON: {exc.msg}")
-    except RecursionError:
-        return parse_error(label, text, 0, "JSON nested too deeply to read")
+        data = read_json(text)
+    except Unreadable as exc:
+        return parse_error(label, text, exc.offset, exc.problem)
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         return Checked(place=constant(NOT_A_NOTEBOOK))

@@ -24,15 +24,8 @@ class JsonString:
     start: int  # the opening quote
     end: int  # after the closing quote
     at: int  # where its text starts in the cell's source
+    value: str  # its text
     offsets: list[int]  # the file offset of each character of its text (and the closing quote's)
-
-    @property
-    def length(self) -> int:
-        return len(self.offsets) - 1
-
-    def position(self, offset: int) -> int:
-        """Where the character at `offset` of the string's text starts in the file."""
-        return self.offsets[offset]
 
 
 @dataclass(frozen=True)
@@ -54,7 +47,7 @@ class CellSource:
         """The file offset of an offset of the text; a span's end at a line's end stays in
         that line's string."""
         string = self.strings[self._string(offset, end)]
-        return string.position(offset - string.at)
+        return string.offsets[offset - string.at]
 
     def encode(self, new: str) -> tuple[Replacement, ...]:
         """Edits of the file that make `new` the source. Lines that stay keep their bytes; a
@@ -62,7 +55,7 @@ class CellSource:
         anew, split as nbformat splits them (`str.splitlines`)."""
         if not self.listed:
             return self._in_string(new)
-        old_lines = [self.text[s.at : s.at + s.length] for s in self.strings]
+        old_lines = [s.value for s in self.strings]
         new_lines = new.splitlines(True)
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
         edits: list[Replacement] = []
@@ -90,19 +83,14 @@ class CellSource:
     def _line(self, index: int, line: str) -> Replacement:
         """String `index`, one line, becomes `line`: only its changed characters."""
         string = self.strings[index]
-        change = minimal(self.text[string.at : string.at + string.length], line)
-        at = string.at
-        return self._moved(at + change.start, at + change.end, change.text, index)
+        change = minimal(string.value, line)
+        escaped = json.dumps(change.text, ensure_ascii=False)[1:-1]
+        return Replacement(string.offsets[change.start], string.offsets[change.end], escaped)
 
-    def _moved(self, start: int, end: int, text: str, index: int | None = None) -> Replacement:
-        """text[start:end] becomes `text`, inside one string (string `index`, when given)."""
+    def _moved(self, start: int, end: int, text: str) -> Replacement:
+        """text[start:end] becomes `text`, inside one string."""
         escaped = json.dumps(text, ensure_ascii=False)[1:-1]
-        if index is None:
-            return Replacement(self.outer(start), self.outer(end, end=True), escaped)
-        string = self.strings[index]
-        return Replacement(
-            string.position(start - string.at), string.position(end - string.at), escaped
-        )
+        return Replacement(self.outer(start), self.outer(end, end=True), escaped)
 
     def move(self, edit: Replacement) -> Replacement | None:
         """An edit of the text as an edit inside one of the file's strings; None when it
@@ -166,15 +154,12 @@ def read_source(
     """The source at `path`, if it is a string or a list of strings the text holds as parsed
     (a duplicate key can make them differ: the cell is then left to the residual pass)."""
     text = document.text
-    if isinstance(value, str):
-        start, end = document.locate(path)
-        spans = [(start, end)]
-    elif isinstance(value, list) and all(isinstance(line, str) for line in value):
-        start, end = document.locate(path)
-        spans = [(m.value_start, m.end) for m in document.members(start)]
-    else:
+    listed = isinstance(value, list) and all(isinstance(line, str) for line in value)
+    if not (listed or isinstance(value, str)):
         return None
-    values = value if isinstance(value, list) else [value]
+    start, end = document.locate(path)
+    spans = [(m.value_start, m.end) for m in document.members(start)] if listed else [(start, end)]
+    values: list[str] = value if isinstance(value, list) else [str(value)]
     if not values or len(spans) != len(values):
         return None
     strings, at = [], 0
@@ -184,7 +169,7 @@ def read_source(
         read = json_chars(text, token_start, token_end)
         if read is None or read[0] != line:
             return None
-        strings.append(JsonString(token_start, token_end, at, read[1]))
+        strings.append(JsonString(token_start, token_end, at, line, read[1]))
         at += len(line)
     source = "".join(values)
-    return CellSource(text, source, tuple(strings), isinstance(value, list), (start, end))
+    return CellSource(text, source, tuple(strings), listed, (start, end))

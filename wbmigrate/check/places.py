@@ -88,12 +88,9 @@ def _python_places(text: str, tree: ast.AST) -> Places:
     except (tokenize.TokenError, SyntaxError):
         pass
     docstrings = {
-        (
-            lines.offset(node.lineno, node.col_offset),
-            lines.offset(node.end_lineno, node.end_col_offset),
-        )
-        for node in _docstrings(tree)
-        if node.end_lineno is not None and node.end_col_offset is not None
+        (lines.offset(n.lineno, n.col_offset), lines.offset(n.end_lineno, n.end_col_offset))
+        for n in _docstrings(tree)
+        if n.end_lineno is not None and n.end_col_offset is not None
     }
     regions = [(s, e, DOCSTRING if (s, e) in docstrings else p) for s, e, p in regions]
     return spans(regions, Place("Python code"))

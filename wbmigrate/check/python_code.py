@@ -64,11 +64,8 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
             _parameter(source, node, parent)
         elif isinstance(node, ast.JoinedStr | ast.BinOp | ast.Call):
             findings += _computed(source, node, parent)
-    return Checked(
-        sorted(findings, key=lambda f: (f.line, f.column)),
-        seen=source.seen,
-        place=python_places(text, tree),
-    )
+    findings.sort(key=lambda f: (f.line, f.column))
+    return Checked(findings, seen=source.seen, place=python_places(text, tree))
 
 
 # --- string literals --------------------------------------------------------------------------
@@ -163,10 +160,10 @@ def _removed_string(source: Source, node: ast.Constant, value: str) -> Iterator[
     start, end = source.span(node)
     if context.dict_key and context.kind is not Kind.HISTORY:
         yield source.targets.removed(source.label, source.lines, start, end, value, "config key")
-        return
-    why = source.targets.removed_keys[value]
-    message = f"{value} ({why}) in code that reads a config; review it"
-    yield source.finding(node, Rule.NEEDS_REVIEW, message)
+    else:
+        why = source.targets.removed_keys[value]
+        message = f"{value} ({why}) in code that reads a config; review it"
+        yield source.finding(node, Rule.NEEDS_REVIEW, message)
 
 
 def _embedded_names(source: Source, node: ast.Constant, value: str) -> Iterator[Finding]:
@@ -223,21 +220,17 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
     qualified = source.module.qualified(call.func) if isinstance(call, ast.Call) else ""
     if not is_prime_rl_config(qualified):
         return
-    name = str(node.arg)
+    name, what = str(node.arg), f"keyword of {qualified.rpartition('.')[2]}"
     start = source.lines.offset(node.lineno, node.col_offset)
-    if source.text[start : start + len(name)] != name:
+    end = start + len(name)
+    if source.text[start:end] != name:
         return
     if name in source.targets.removed_keys:
-        what = f"keyword of {qualified.rpartition('.')[2]}"
-        yield source.targets.removed(
-            source.label, source.lines, start, start + len(name), name, what
-        )
-        return
-    new, end = source.targets.config_leaves[name], start + len(name)
-    message = f"{name} -> {new} (keyword of {qualified.rpartition('.')[2]})"
-    fix = (Replacement(start, end, new),)
-    rule = source.targets.config_rule(name)
-    yield source.lines.finding(source.label, start, end, rule, message, fix)
+        yield source.targets.removed(source.label, source.lines, start, end, name, what)
+    else:
+        new, rule = source.targets.config_leaves[name], source.targets.config_rule(name)
+        message, fix = f"{name} -> {new} ({what})", (Replacement(start, end, new),)
+        yield source.lines.finding(source.label, start, end, rule, message, fix)
 
 
 def _parameter(source: Source, node: ast.keyword, call: ast.AST | None) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wbmigrate import kinds
-from wbmigrate.check.model import Rule
+from wbmigrate.check.model import Pending, Rule
 from wbmigrate.check.targets import Targets, distinctive
 from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
@@ -34,21 +34,6 @@ _SPEC_MARKERS = (*SPEC_MARKERS, '"Trigger"')  # the keys `plan DIR` looks for, a
 
 class TooDeep(Exception):
     """A document nested deeper than MAX_DEPTH."""
-
-
-@dataclass
-class Pending:
-    """A finding before it is located: `path` (in its host document) and whether it is about
-    the key there, its rule and message, and the edits that fix it (none: not fixable)."""
-
-    path: Path
-    key: bool
-    rule: Rule
-    message: str
-    edits: list[Edit] = field(default_factory=list)
-    unit: int = -1  # the spec whose migration note goes with the fix (-1: none)
-    whole: bool = True  # False: only the start of `path` (names inside still get results)
-    name: str | None = None  # a name inside the string at `path` (an alert's filter JSON)
 
 
 @dataclass
@@ -105,12 +90,9 @@ def may_embed(targets: Targets) -> Callable[[str], bool]:
     string is parsed unless it looks like one and may hold an old name)."""
 
     def test(text: str) -> bool:
-        return (
-            len(text) > 16
-            and _JSON_TEXT.match(text) is not None
-            and any(marker in text for marker in _SPEC_MARKERS)
-            and targets.may_contain(text, spec_like=True)
-        )
+        if len(text) <= 16 or _JSON_TEXT.match(text) is None:
+            return False
+        return any(m in text for m in _SPEC_MARKERS) and targets.may_contain(text, spec_like=True)
 
     return test
 
@@ -125,13 +107,7 @@ def at(document: Any, path: Path) -> Any:
 
 
 def check_spec(
-    spec: Any,
-    root: Path,
-    kind: str,
-    label: str,
-    targets: Targets,
-    unit: int,
-    same: Same = by_path,
+    spec: Any, root: Path, kind: str, label: str, targets: Targets, unit: int, same: Same = by_path
 ) -> tuple[list[Pending], list[Edit] | None]:
     """The findings of one spec (paths rooted at `root`) and the edits of its migration note
     (None: the spec could not be read). A spec the engine cannot read is one needs-review
@@ -156,10 +132,8 @@ def check_spec(
             message = f"{note.message} ({where})"
             path, name = gone_name(spec, note.path, targets) or (note.path, None)
             pending.append(Pending((*root, *path), False, Rule.NEEDS_REVIEW, message, name=name))
-    pending += [
-        Pending((*root, *u.path), u.key, u.rule, u.message, name=u.name)
-        for u in unread(spec, kind, result, targets, lambda path: same((*root, *path)))
-    ]
+    left = unread(spec, kind, result, targets, lambda path: same((*root, *path)))
+    pending += [replace(u, path=(*root, *u.path)) for u in left]
     return pending, [_rooted(e, root) for e in notes]
 
 
@@ -322,8 +296,7 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             new = targets.config_keys.get(dotted) if config else None
             message = f"{dotted} -> {new} (config key)"
             if config and dotted in targets.removed_keys:  # no right value to write: left as is
-                why = targets.removed_keys[dotted]
-                message = f"{dotted} (config key) was {why}"
+                message = f"{dotted} (config key) was {targets.removed_keys[dotted]}"
                 yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
             elif new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
                 # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
@@ -332,7 +305,6 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
                 rule = targets.config_rule(dotted)
                 yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
             elif new is not None:  # to another table: a one-word key gets no other result
-                yield Pending(
-                    child, True, targets.config_rule(dotted), message + "; move it by hand"
-                )
+                message += "; move it by hand"
+                yield Pending(child, True, targets.config_rule(dotted), message)
             stack.append((child, value))

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wbmigrate.check.model import Rule
-from wbmigrate.check.specs import Pending
+from wbmigrate.check.model import Pending, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.edits import Path, RenameKey, Set
 from wbmigrate.mapping import Fate
@@ -24,14 +23,11 @@ ONE_METRIC = (
 
 def check_sweep(sweep: dict[str, Any], path: Path, targets: Targets) -> list[Pending]:
     """The findings of one sweep config found at `path`."""
-    found = []
     metric = sweep.get("metric")
     name = metric.get("name") if isinstance(metric, dict) else None
     fate = targets.migration.fate(name) if isinstance(name, str) else None
-    if fate is not None:
-        found.append(_metric(fate, (*path, "metric", "name")))
-    found += _parameters(sweep["parameters"], (*path, "parameters"), targets)
-    return found
+    found = [_metric(fate, (*path, "metric", "name"))] if fate is not None else []
+    return found + _parameters(sweep["parameters"], (*path, "parameters"), targets)
 
 
 def _metric(fate: Fate, path: Path) -> Pending:

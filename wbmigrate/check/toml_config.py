@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterator
 from typing import Any
 
 from wbmigrate.check.documents import parse_error
@@ -50,12 +51,12 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
             checked.findings.append(lines.finding(label, 0, 0, Rule.NEEDS_REVIEW, UNPLACED))
         return checked
     checked = Checked(place=_places(text, scan))
-    _check_keys(label, lines, scan, targets, checked)
+    checked.findings += _check_keys(label, lines, scan, targets)
     checked.findings += _check_flags(label, lines, scan, targets)
     return checked
 
 
-def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked: Checked) -> None:
+def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets) -> Iterator[Finding]:
     """A finding for each key at a path the mapping renames, over the key as written (all of
     a dotted key: one result), its fix on the last part. A key spelled like an old one at
     another path (`trainer.max_off_policy_steps`, a key in an array of tables, one quoted key
@@ -65,18 +66,14 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets, checked:
     pattern = targets.spelling_pattern
     for key in scan.keys:
         if key.path in removed:
-            found = targets.removed(
-                label, lines, key.written, key.end, removed[key.path], "config key"
-            )
-            checked.findings.append(found)
+            old = removed[key.path]
+            yield targets.removed(label, lines, key.written, key.end, old, "config key")
         elif key.path in wanted:
             old, new = wanted[key.path]
-            rule = targets.config_rule(old)
-            checked.findings.append(_renamed(label, lines, key, old, new, rule))
+            yield _renamed(label, lines, key, old, new, targets.config_rule(old))
         elif pattern is not None and pattern.search(lines.text, key.written, key.end):
             message = _other_key(key.path, targets)
-            found = lines.finding(label, key.written, key.end, Rule.NEEDS_REVIEW, message)
-            checked.findings.append(found)
+            yield lines.finding(label, key.written, key.end, Rule.NEEDS_REVIEW, message)
 
 
 def _renamed(label: str, lines: Lines, key: Key, old: str, new: str, rule: Rule) -> Finding:

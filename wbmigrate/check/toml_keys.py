@@ -148,17 +148,15 @@ class _Scanner:
             start = self.pos
             ch = self.text[self.pos]
             if ch in "\"'":
-                end = self._string_end(self.pos)
-                raw = self.text[start:end]
-                name = raw[1:-1] if ch == "'" else _unescape(raw)
-                parts.append((name, start, end, ch))
-                self.pos = end
+                self.pos = self._string_end(start)
+                raw = self.text[start : self.pos]
+                parts.append((raw[1:-1] if ch == "'" else _unescape(raw), start, self.pos, ch))
             else:
-                match = _BARE.match(self.text, self.pos)
+                match = _BARE.match(self.text, start)
                 if match is None:
                     raise ValueError(f"expected a key at {self.pos}")
-                parts.append((match.group(), start, match.end(), ""))
                 self.pos = match.end()
+                parts.append((match.group(), start, self.pos, ""))
             self.skip_ws()
             if not self.peek("."):
                 return parts
@@ -223,5 +221,4 @@ def _end(pattern: re.Pattern[str], text: str, pos: int) -> int:
 
 
 def _unescape(raw: str) -> str:
-    value: str = tomllib.loads(f"k = {raw}")["k"]
-    return value
+    return str(tomllib.loads(f"k = {raw}")["k"])

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from wbmigrate.check.model import Rule
+from wbmigrate.check.model import Pending, Rule
 from wbmigrate.check.targets import REGEX_SPEC_KEYS, Targets
 from wbmigrate.edit.edits import Path
 from wbmigrate.engine.annotate import is_note
 from wbmigrate.engine.model import ChangeAction, Rewrite
+from wbmigrate.engine.shapes import nodes
 
 # A panel's `layout`: its place on the grid, as W&B writes it (wandb_workspaces' `Layout`).
 LAYOUT = frozenset({"x", "y", "w", "h"})
@@ -29,19 +29,7 @@ _ALERT_SWITCH: Path = ("enabled",)
 Same = Callable[[Path], Hashable]
 
 
-@dataclass(frozen=True)
-class Unread:
-    """An old name the engine said nothing about: at `path` (its key, when `key`), and, for a
-    name inside a longer string, the name to point at."""
-
-    path: Path
-    key: bool
-    rule: Rule
-    message: str
-    name: str | None
-
-
-def unread(spec: Any, kind: str, result: Rewrite, targets: Targets, same: Same) -> list[Unread]:
+def unread(spec: Any, kind: str, result: Rewrite, targets: Targets, same: Same) -> list[Pending]:
     """A result for each old name in `spec` that no change or note of `result` is about (a
     name in text, a string with spaces, is a mention; anything else is for review). `same`
     tells what value a path reaches (YAML: its node, shared by every alias of it)."""
@@ -94,30 +82,17 @@ def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, 
 def is_layout(path: Path, node: Any) -> bool:
     """Whether `node` (at `path`) is a panel's layout, whose keys are grid coordinates, never
     metrics (a mapping that renames a metric `x` leaves `"layout": {"x": 0}` alone)."""
-    return (
-        bool(path)
-        and path[-1] == "layout"
-        and isinstance(node, dict)
-        and bool(node)
-        and node.keys() <= LAYOUT
-        and all(isinstance(v, int | float) for v in node.values())
-    )
+    if not path or path[-1] != "layout" or not isinstance(node, dict) or not node:
+        return False
+    return node.keys() <= LAYOUT and all(isinstance(v, int | float) for v in node.values())
 
 
 def layout_keys(document: Any) -> Iterator[Path]:
     """The path of every key of a panel layout in a document, wherever it sits."""
-    stack: list[tuple[Path, Any]] = [((), document)]
-    while stack:
-        path, node = stack.pop()
-        if is_layout(path, node):
-            yield from ((*path, key) for key in node)
-        elif isinstance(node, dict):
-            stack += [((*path, k), v) for k, v in node.items()]
-        elif isinstance(node, list):
-            stack += [((*path, i), v) for i, v in enumerate(node)]
+    return ((*path, key) for path, node in nodes(document) if is_layout(path, node) for key in node)
 
 
-def _results(path: Path, key: bool, text: str, targets: Targets) -> Iterator[Unread]:
+def _results(path: Path, key: bool, text: str, targets: Targets) -> Iterator[Pending]:
     assert targets.spelling_pattern is not None
     prose = not key and any(c.isspace() for c in text)
     rule = Rule.MENTION if prose else Rule.NEEDS_REVIEW
@@ -128,7 +103,7 @@ def _results(path: Path, key: bool, text: str, targets: Targets) -> Iterator[Unr
         else:
             what += f" at {_where(path)}, a field or shape wbmigrate does not change: review it"
         inside = name if text != name else None  # a whole string is pointed at as a whole
-        yield Unread(path, key, rule, what, inside)
+        yield Pending(path, key, rule, what, name=inside)
 
 
 def _where(path: Path) -> str:

@@ -225,12 +225,9 @@ class Validation:
             return f"{head} none of the files checked is a prime-rl config"
         models = Counter(o.model for o in self.outcomes if o.status == "valid")
         by_model = ", ".join(f"{name} {count}" for name, count in models.most_common())
+        total = sum(status.values())
         return (
-            f"{head} {_configs(sum(status.values()))}: "
+            f"{head} {total} prime-rl config{'' if total == 1 else 's'}: "
             f"{status['valid']} valid" + (f" ({by_model})" if by_model else "") + ", "
             f"{status['invalid']} invalid, {status['not validated']} not validated"
         )
-
-
-def _configs(count: int) -> str:
-    return f"{count} prime-rl config{'' if count == 1 else 's'}"
