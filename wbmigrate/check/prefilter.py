@@ -125,11 +125,6 @@ class Prefilter:
         self.anchors = tuple(found)
         self.crowded = len(self.anchors) > CROWDED
         self.keys = tuple(key.encode() for key in regex_keys)
-        # where each anchor sits in the spellings that hold it: a name starts that far before
-        self._offsets = {
-            anchor: sorted({i for s in self.spellings for i in _occurrences(s, anchor)})
-            for anchor in self.anchors
-        }
         # how far before an anchor an escape may be in the same name (`\U0001f600`: 10 bytes)
         self._longest = max(map(len, self.spellings), default=0)
         self._reach = 10 * self._longest
@@ -157,6 +152,8 @@ class Prefilter:
                 self._continued.add(head)
                 longer = range(max(shortest, len(head) + 1), len(spelling))
                 self._cut_longer.update(spelling[:end] for end in longer)
+        # the only words a scan asks about: a file's others are not kept
+        self._vocabulary = self._heads.union(*self.key_parts)
         any_anchor = "|".join(map(re.escape, self._anchored)) or "(?!)"
         self.escaped = _compile([rf"{_NAME_ESCAPE}[\w/.-]*?(?:{any_anchor})"])
         self.valued = _compile([f"{re.escape(_chars(k))}(?!{_EMPTY})" for k in self.keys])
@@ -177,7 +174,7 @@ class Prefilter:
         file (JSON, YAML) may hold W&B specs, so regex fields count; a `config_like` one may
         hold config keys of one word; a `data_only` one (JSON, YAML) builds no key."""
         text = data.translate(_TABLES[data_only])
-        words = set(text.split())
+        words = self._vocabulary.intersection(text.split())
         names = self._names(data, words)
         if (
             not names
@@ -255,6 +252,14 @@ class Prefilter:
             self._words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=self._cut, cut_end=cut_end
         )
         return _compile(words)
+
+    @functools.cached_property
+    def _offsets(self) -> dict[bytes, list[int]]:
+        """Where each anchor sits in the spellings that hold it: a name starts that far before."""
+        return {
+            anchor: sorted({i for s in self.spellings for i in _occurrences(s, anchor)})
+            for anchor in self.anchors
+        }
 
     def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
         """Where a name may start: as far before an anchor as it sits in a spelling."""
