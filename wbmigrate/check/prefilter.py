@@ -19,11 +19,14 @@ structure gives it a result: a file goes on too if it holds a one-word flag (`--
 when it may be a config (TOML, JSON, YAML, Markdown, a notebook), every part of a config key
 whose last part is one word (`inference`, `model` and `name` for `inference.model.name`).
 
-Every one of them holds an anchor of the mapping (or a regex field's key), so a substring test
-for those (in C, at memory speed) passes over most files first. A name whose anchor is cut by an
-escape or braces (`off_{policy,x}/mean`) is not looked for, as before. Whole spellings are
-looked for only where an anchor is, and handed to the residual pass, which then does not look
-for them again; the pattern of what may hide one runs only on a file without any.
+A file's bytes are first split, in C, into its words (runs of name characters): a whole
+spelling starts with one of them (its head: `orchestrator` of `orchestrator.seed`), a one-word
+key part is one, and what may hide a name ends one before a cut or follows an escape. Most files
+hold none of those words and are passed over after that one pass; the patterns run only where
+such a word is (whole spellings: at the head's places; what may hide one: in files holding an
+anchor of the mapping, `Targets.anchors`). A name whose anchor is cut by an escape or braces
+(`off_{policy,x}/mean`) is not looked for, as before. Whole spellings are handed to the residual
+pass, which then does not look for them again.
 """
 
 from __future__ import annotations
@@ -55,6 +58,21 @@ _EMPTY = r"""\\?["']?[ \t]*:[ \t]*(?:\\?"\\?"|''|\[[ \t]*\]|null|~)[ \t]*(?:[,}\
 # one by one, 0.78 s in one pass (the 3-step mapping has 2 anchors, and keeps its 0.04 s).
 CROWDED = 16
 _BRACE_LIST = re.compile(rb"\{[\w/.-]*,")  # the start of brace shorthand's first list
+_AN_ESCAPE = re.compile(_NAME_ESCAPE.encode())
+# A word after an escape that `_BEFORE_NAME` lets a name follow.
+_ESCAPED_WORD = re.compile(rb"\\(?:[nrtbfv/]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})([\w/-]+)")
+NAME_BYTES = frozenset(b"_/-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_HEAD = re.compile(rb"[\w/-]+|[^\w/-]+")
+
+
+def _table(cuts: bytes) -> bytes:
+    """Bytes to `bytes.translate` a file with: a name's characters kept, each of `cuts` a line
+    break, any other a space. Its `split()` is then the file's words."""
+    return bytes(c if c in NAME_BYTES else 10 if c in cuts else 32 for c in range(256))
+
+
+_TABLES = {False: _table(b"\"'{%\\"), True: _table(b"\\")}  # by data_only (see _CUT)
+_CUTS = {False: re.compile(rb"[\"'{%\\]"), True: re.compile(rb"\\")}
 
 
 @dataclass(frozen=True)
@@ -66,7 +84,13 @@ class Scan:
 
 
 class Prefilter:
-    """The scan for one migration's spellings and anchors (see the module's docstring)."""
+    """The scan for one migration's spellings and anchors (see the module's docstring).
+
+    Splitting a file into its words first, and looking further only where one may start a
+    name, took the scan of the check benchmark's 5,000 files with the whole-history prime-rl
+    mapping from 5.6 s to 1.3 s (a pass of the patterns over every file tried nearly every
+    offset, common words being anchors), and no file of it now needs `partial` compiled (1.2 s
+    for both): the whole `check` from 13.6 s to 6.3 s of CPU."""
 
     def __init__(
         self,
@@ -80,14 +104,20 @@ class Prefilter:
         alternatives = [re.escape(_chars(flag.encode())) for flag in flags]
         self.flags = _compile(alternatives) if alternatives else None
         self.key_parts = tuple(tuple(part.encode() for part in parts) for parts in key_parts)
-        # each part as a whole word (`env`, not in `environment` nor `env/x`), the boundary
-        # before it looked at after it: a search then skips ahead to the part itself
-        self._words = {
+        # each key by its first part: only those whose first part is a word are looked at
+        self._keys_by_first: dict[bytes, list[tuple[bytes, ...]]] = {}
+        for parts in self.key_parts:
+            self._keys_by_first.setdefault(parts[0], []).append(parts)
+        # a part is a whole word (`env`, not in `environment` nor `env/x`): one of the file's
+        # words, or, made of other characters too, found with the boundary before it looked at
+        # after it (a search then skips ahead to the part itself)
+        self._odd_words = {
             part: re.compile(
                 re.escape(part) + rb"(?<![\w/-]%s)(?![\w/-])" % (b"." * len(part)), re.S
             )
             for parts in self.key_parts
             for part in parts
+            if not NAME_BYTES.issuperset(part)
         }
         self.spellings = {spelling.encode(): spelling for spelling in spellings}
         found = [anchor.encode() for anchor in anchors]
@@ -95,37 +125,43 @@ class Prefilter:
         self.anchors = tuple(found)
         self.crowded = len(self.anchors) > CROWDED
         self.keys = tuple(key.encode() for key in regex_keys)
-        # where each anchor sits in the spellings that hold it: a name starts that far before
-        self._offsets = {
-            anchor: sorted({i for s in self.spellings for i in _occurrences(s, anchor)})
-            for anchor in self.anchors
-        }
         # how far before an anchor an escape may be in the same name (`\U0001f600`: 10 bytes)
         self._longest = max(map(len, self.spellings), default=0)
         self._reach = 10 * self._longest
-        words = [_chars(s) for s in self.spellings]
-        anchored = [_chars(a) for a in self.anchors]
+        self._words = [_chars(s) for s in self.spellings]
+        self._anchored = [_chars(a) for a in self.anchors]
         # every whole spelling: the residual pass's pattern, over bytes
-        self.names = _compile(trie(words, after_first=_NOT_IN_NAME, end=_AFTER_NAME))
-
-        def cut(word: str) -> int | None:  # a prefix without an anchor is like any other text
-            return min((word.index(a) + len(a) for a in anchored if a in word), default=None)
-
-        # after a character or an escape that is no part of it: a spelling, or its start (once
-        # it holds an anchor) cut short by a quote, a brace, a `%` or an escape; in JSON and
-        # YAML, where no key is built, by an escape only. A cut by any other character (`run,
-        # value` with `run_name` renamed), or by a quote in JSON (every spec's `"filters"`, with
-        # `filters/all/*` renamed) sent on 3/4 of the check benchmark's files with the
-        # whole-history prime-rl mapping, to no result, and took 10x the time.
-        self._partial = {
-            data_only: trie(
-                words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=cut, cut_end=cut_end
-            )
-            for data_only, cut_end in ((False, _CUT), (True, r"(?=\\)"))
-        }
-        any_anchor = "|".join(map(re.escape, anchored)) or "(?!)"
+        self.names = _compile(trie(self._words, after_first=_NOT_IN_NAME, end=_AFTER_NAME))
+        # A whole spelling begins with its head, a word of the file (or, of other characters,
+        # anywhere in it). A spelling or its start cut short (see `partial`) is a word before a
+        # cut or after an escape when made of name characters only; else its head is a word.
+        self._heads: set[bytes] = set()
+        self._odd_heads: set[bytes] = set()
+        self._cut_words: set[bytes] = set()
+        self._continued: set[bytes] = set()
+        self._cut_longer: set[bytes] = set()  # a start cut short past its head
+        for spelling in self.spellings:
+            head = _HEAD.match(spelling).group()  # type: ignore[union-attr]  # never empty
+            if head[0] not in NAME_BYTES:
+                self._odd_heads.add(head)
+                continue
+            self._heads.add(head)
+            shortest = self._cut(_chars(spelling))
+            self._cut_words.update(spelling[:end] for end in range(shortest, len(head) + 1))
+            if len(head) < len(spelling):
+                self._continued.add(head)
+                longer = range(max(shortest, len(head) + 1), len(spelling))
+                self._cut_longer.update(spelling[:end] for end in longer)
+        # the only words a scan asks about: a file's others are not kept
+        self._vocabulary = self._heads.union(*self.key_parts)
+        any_anchor = "|".join(map(re.escape, self._anchored)) or "(?!)"
         self.escaped = _compile([rf"{_NAME_ESCAPE}[\w/.-]*?(?:{any_anchor})"])
         self.valued = _compile([f"{re.escape(_chars(k))}(?!{_EMPTY})" for k in self.keys])
+
+    def _cut(self, word: str) -> int:
+        """Where the start of a spelling may be cut short: once it holds an anchor (a prefix
+        without one is like any other text)."""
+        return min(word.index(a) + len(a) for a in self._anchored if a in word)
 
     def scan(
         self,
@@ -137,31 +173,21 @@ class Prefilter:
         """None when `data` cannot give any result; else what the scan found. A `spec_like`
         file (JSON, YAML) may hold W&B specs, so regex fields count; a `config_like` one may
         hold config keys of one word; a `data_only` one (JSON, YAML) builds no key."""
-        # with many anchors, one pass of each pattern over the bytes is cheaper than a look for
-        # each anchor and at each place it is (CROWDED; None: anywhere)
-        held: dict[bytes, list[int]] | None
-        if self.crowded:
-            anchored = any(anchor in data for anchor in self.anchors)
-            held = None if anchored else {}
-        else:
-            held = {a: at for a in self.anchors if (at := _occurrences(data, a))}
-            anchored = bool(held)
-        keyed = (
-            [at for key in self.keys for at in _occurrences(data, key)]
-            if spec_like or anchored
-            else []
-        )
-        starts = None if held is None else self._starts(held)
-        names = self._names(data, starts) if anchored else []
+        text = data.translate(_TABLES[data_only])
+        words = self._vocabulary.intersection(text.split())
+        names = self._names(data, words)
         if (
             not names
-            and not self._structured(data, spec_like, config_like)
-            and not ((anchored or keyed) and self._may_hide(data, held, keyed, starts, data_only))
+            and not self._structured(data, words, spec_like, config_like)
+            and not self._valued(data, spec_like)
+            and not (self._may_hide(data, text, words, data_only) and self._hides(data, data_only))
         ):
             return None
         return Scan(tuple(names) if data.isascii() else None)  # offsets of bytes, not text
 
-    def _structured(self, data: bytes, spec_like: bool, config_like: bool) -> bool:
+    def _structured(
+        self, data: bytes, words: set[bytes], spec_like: bool, config_like: bool
+    ) -> bool:
         """Whether a one-word form may be in the file's structure (see the module's docstring)."""
         if self.flags is not None and self.flags.search(data):
             return True
@@ -169,20 +195,71 @@ class Prefilter:
         # a W&B spec): only a key of two parts or more may be one there
         if not config_like:
             return False
-        words: dict[bytes, bool] = {}  # each part looked for once
 
         def word(part: bytes) -> bool:
-            if part not in words:
-                words[part] = part in data and self._words[part].search(data) is not None
-            return words[part]
+            odd = self._odd_words.get(part)
+            return part in words if odd is None else odd.search(data) is not None
 
-        keys = (parts for parts in self.key_parts if len(parts) > 1 or not spec_like)
-        return any(all(map(word, parts)) for parts in keys)
+        firsts = [f for f in self._keys_by_first if f in self._odd_words or f in words]
+        keys = (parts for first in firsts for parts in self._keys_by_first[first])
+        return any(all(map(word, parts)) for parts in keys if len(parts) > 1 or not spec_like)
+
+    def _valued(self, data: bytes, spec_like: bool) -> bool:
+        """Whether a regex field has a value (outside a spec, only in a file with an anchor)."""
+        keyed = [at for key in self.keys for at in _occurrences(data, key)]
+        return (
+            bool(keyed)
+            and (spec_like or self._holds_anchor(data))
+            and any(self.valued.match(data, at) for at in keyed)
+        )
+
+    def _holds_anchor(self, data: bytes) -> bool:
+        return any(anchor in data for anchor in self.anchors)
+
+    def _may_hide(self, data: bytes, text: bytes, words: set[bytes], data_only: bool) -> bool:
+        """Whether brace shorthand, an escape that may stand for a name's character, or a
+        spelling or its start cut short (see `partial`) may be in `data` (`text`: its bytes
+        translated, see `_table`); if not, `_hides` cannot find anything."""
+        if _BRACE_LIST.search(data) or _AN_ESCAPE.search(data):
+            return True
+        if any(h in data for h in self._odd_heads):
+            return True
+        # the word right before each cut; or, past a head, what comes before a cut
+        if any(s[s.rfind(b" ") + 1 :] in self._cut_words for s in text.split(b"\n")[:-1]):
+            return True
+        cuts = _CUTS[data_only]
+        for head in self._continued & words:
+            for at in _occurrences(data, head):
+                if at and data[at - 1] in NAME_BYTES:
+                    continue
+                ends = cuts.finditer(data, at + len(head), at + self._longest)
+                if any(data[at : end.start()] in self._cut_longer for end in ends):
+                    return True
+        escaped = _ESCAPED_WORD.findall(data) if b"\\" in data else ()
+        return any(w in self._cut_words or w in self._continued for w in escaped)
 
     @functools.cache  # noqa: B019 (one Prefilter a run) compiled when first needed: each
-    # takes 0.5 s with the whole-history prime-rl mapping, and a tree may need only one
+    # takes 0.5 s with the whole-history prime-rl mapping, and a tree may need none
     def partial(self, data_only: bool) -> re.Pattern[bytes]:
-        return _compile(self._partial[data_only])
+        """After a character or an escape that is no part of it: a spelling, or its start
+        (once it holds an anchor) cut short by a quote, a brace, a `%` or an escape; in JSON
+        and YAML, where no key is built, by an escape only. A cut by any other character
+        (`run, value` with `run_name` renamed), or by a quote in JSON (every spec's
+        `"filters"`, with `filters/all/*` renamed) sent on 3/4 of the check benchmark's files
+        with the whole-history prime-rl mapping, to no result, and took 10x the time."""
+        cut_end = r"(?=\\)" if data_only else _CUT
+        words = trie(
+            self._words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=self._cut, cut_end=cut_end
+        )
+        return _compile(words)
+
+    @functools.cached_property
+    def _offsets(self) -> dict[bytes, list[int]]:
+        """Where each anchor sits in the spellings that hold it: a name starts that far before."""
+        return {
+            anchor: sorted({i for s in self.spellings for i in _occurrences(s, anchor)})
+            for anchor in self.anchors
+        }
 
     def _starts(self, held: dict[bytes, list[int]]) -> list[int]:
         """Where a name may start: as far before an anchor as it sits in a spelling."""
@@ -191,13 +268,11 @@ class Prefilter:
             starts.update(at - offset for at in found for offset in self._offsets[anchor])
         return sorted(start for start in starts if start >= 0)
 
-    def _names(self, data: bytes, starts: list[int] | None) -> list[Name]:
+    def _names(self, data: bytes, words: set[bytes]) -> list[Name]:
         """Whole spellings, exactly as a search of the whole text finds them (leftmost, then
-        longest, none overlapping): every one holds an anchor, so it starts at one of `starts`."""
-        if starts is None:
-            return [
-                (m.start(), m.end(), self.spellings[m.group()]) for m in self.names.finditer(data)
-            ]
+        longest, none overlapping): each starts where its head is."""
+        heads = (self._heads & words) | {h for h in self._odd_heads if h in data}
+        starts = sorted({at for head in heads for at in _occurrences(data, head)})
         found: list[Name] = []
         end = 0
         for start in starts:
@@ -207,21 +282,17 @@ class Prefilter:
                 found.append((start, end, self.spellings[match.group()]))
         return found
 
-    def _may_hide(
-        self,
-        data: bytes,
-        held: dict[bytes, list[int]] | None,
-        keyed: list[int],
-        starts: list[int] | None,
-        data_only: bool,
-    ) -> bool:
+    def _hides(self, data: bytes, data_only: bool) -> bool:
         """Whether anything in a file without a whole spelling may hide one (see the module's
-        docstring): each is looked for where it can be, next to an anchor or at a key (None:
-        anywhere, in a file holding an anchor)."""
-        if any(self.valued.match(data, at) for at in keyed):
-            return True
-        if held == {}:
+        docstring): each is looked for where it can be, next to an anchor or at an escape
+        (with many anchors: anywhere, in a file holding one)."""
+        held: dict[bytes, list[int]] | None = None
+        if self.crowded and not self._holds_anchor(data):
             return False
+        if not self.crowded:
+            held = {a: at for a in self.anchors if (at := _occurrences(data, a))}
+            if not held:
+                return False
         if _BRACE_LIST.search(data):
             return True
         partial = self.partial(data_only)
@@ -234,9 +305,9 @@ class Prefilter:
             return any(
                 partial.search(data, lo, hi) or self.escaped.search(data, lo, hi) for lo, hi in near
             )
-        if held is None or starts is None:
+        if held is None:
             return bool(partial.search(data) or (b"\\" in data and self.escaped.search(data)))
-        if any(partial.match(data, at) for at in starts):
+        if any(partial.match(data, at) for at in self._starts(held)):
             return True
         near = [
             (max(0, at - self._reach), at + len(anchor))
