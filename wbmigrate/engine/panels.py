@@ -44,7 +44,7 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
             kept = _walk_panel(w, path, panel, view_type, config)
     if kept and isinstance(config, dict) and view_type in PANEL_TYPES and w.config_fates:
         with w.config_keys():
-            if w.may_name(config):
+            if w.may_name([config.get(key) for key in CONFIG_FIELDS]):
                 with w.at(panel_label(panel, int(path[-1]))):
                     _config_keys(w, (*path, "config"), config)
 
@@ -250,6 +250,10 @@ def _parallel_series(config: dict[str, Any]) -> list[str]:
     columns = _get(config, "columns", list)
     accessors = [c.get("accessor") for c in columns if isinstance(c, dict)]
     return _metrics(accessors + _get(config, "dimensions", list))
+
+
+# The fields `_config_keys` reads: asked about alone, they are a tenth of a panel's bytes.
+CONFIG_FIELDS = ("groupBy", "xAxis", "yAxis", "zAxis", "columns", "dimensions")
 
 
 def _config_keys(w: Walk, path: Path, config: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ them side by side is what keeps them consistent.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -41,11 +42,7 @@ class Walk(Record):
 
     @cached_property
     def _config_names(self) -> re.Pattern[bytes] | None:
-        """The config keys whole, also as W&B spells a nested one: `a.value.b` for `a.b`
-        (`names.config_key`; `a.b.value` holds `a.b` whole)."""
-        keys = self.config_fates
-        nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
-        return whole_names(frozenset([*keys, *nested]))
+        return _config_names(tuple(self.config_fates))
 
     @contextmanager
     def config_keys(self) -> Iterator[None]:
@@ -344,6 +341,14 @@ class Walk(Record):
         """Delete a whole object (a panel); the change keeps all of it so it can be restored."""
         self.change(Delete(path), ChangeAction.REMOVED, value, None, field)
         self.note(path, NoteKind.WARNING, why, field)
+
+
+@functools.lru_cache(maxsize=16)  # once per migration, not per object
+def _config_names(keys: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """The config keys whole, also as W&B spells a nested one: `a.value.b` for `a.b`
+    (`names.config_key`; `a.b.value` holds `a.b` whole)."""
+    nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
+    return whole_names(frozenset([*keys, *nested]))
 
 
 def _yields(claims: Mapping[str, str] | None, new: str, old: Any) -> bool:
