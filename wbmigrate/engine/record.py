@@ -72,8 +72,9 @@ class Record:
         """Whether `value` may name an old key whole, as the rules read it (`reward/mean`, not
         the `reward/mean` inside `train/reward/mean`): asked of each panel and run set before
         its walk. Sharper than `may_hold` when a mapping's parts are common words (prime-rl's
-        `mean`, `max`, `loss`): at 0 ms a plan of the benchmark's 600 objects with prime-rl's
-        602 names took ~40% less CPU."""
+        `mean`, `max`, `loss`): with it, the benchmark's plan of 600 objects took 2.35 s
+        instead of 3.11 s at 100 ms (1.80 s of CPU instead of 2.84 s at 0 ms), of 6,000
+        objects 16.2 s instead of 25.8 s."""
         if self._names is None:  # a name orjson writes escaped: the anchors, then
             return self.may_hold(value)
         if not value:
