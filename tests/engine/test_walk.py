@@ -1,8 +1,9 @@
 """`Walk.may_hold`, the C-speed test that let the walk skip most of a
-spec: never a miss."""
+spec, and `Walk.may_name`, the sharper one asked of each panel and run set: never a miss."""
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 
 import orjson
@@ -10,10 +11,12 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import KEYS, MIGRATION
+from strategies import KEYS, MIGRATION, MODES, runsets
 
 from wbmigrate.engine.model import Options
+from wbmigrate.engine.panels import CONFIG_FIELDS, PANEL_TYPES, _config_keys, _walk_panel
 from wbmigrate.engine.record import serialiser
+from wbmigrate.engine.runsets import CONFIG, METRICS, _keys
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.rewrite import rewrite
@@ -86,3 +89,74 @@ def test_with_many_renames_free_text_mentions_are_still_found():
     assert [n.message for n in notes] == [
         "free text mentions gauge017; text is not rewritten (see --rewrite-text)"
     ]
+
+
+# --- `Walk.may_name`: the whole-name test asked of each panel and run set --------------------
+
+CONFIG_KEYS = sorted(MIGRATION.config_fates)
+NESTED = [key.replace(".", ".value.", 1) for key in CONFIG_KEYS if "." in key]  # `a.value.b`
+NAMES = st.sampled_from(sorted(MIGRATION.old_names) + CONFIG_KEYS + NESTED)
+# How the walk's rules meet a name, and the near misses a whole-name test must tell apart.
+BEFORE = ["", "summary:", "s::", "summary_metrics.", "keys_info.keys.", "run1:", "config:", "c::"]
+BEFORE += ["${", "${ summary:", "see ", "\n", "\t(", "é", "train/", "x", "-", "a.", "\\"]
+AFTER = ["", "}", " }", ".", ".value", ". Then", "\n", "/x", "_x", "-x", "é", '"']
+SPELLED = st.builds(
+    lambda a, n, b: a + n + b, st.sampled_from(BEFORE), NAMES, st.sampled_from(AFTER)
+)
+ANY_TEXT = st.one_of(SPELLED, KEYS, st.text(max_size=6))
+FIELDS = ["metrics", "key", "xAxis", "yAxis", "groupBy", "expressions", "legendTemplate"]
+FIELDS += ["chartTitle", "value", "columns", "dimensions", "mediaKeys", "targetKey", "other"]
+FIELDS += ["overrideColors", "legendFields", "fieldSettings", "stringSettings", "columnOrder"]
+CONFIGS = st.dictionaries(
+    st.sampled_from(FIELDS),
+    st.one_of(
+        ANY_TEXT,
+        st.lists(ANY_TEXT, max_size=3),
+        st.lists(st.builds(lambda a: {"accessor": a}, ANY_TEXT), max_size=2),
+        st.dictionaries(ANY_TEXT, ANY_TEXT, max_size=2),
+    ),
+    max_size=5,
+)
+PANELS = st.builds(
+    lambda view_type, config: {"viewType": view_type, "config": config},
+    st.sampled_from([*PANEL_TYPES, "Future Panel"]),
+    CONFIGS,
+)
+
+
+def recorded(walk: Walk) -> bool:
+    return bool(walk.edits or walk.notes or walk.shown or walk.kept or walk.versions)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(PANELS, MODES)
+def test_may_name_says_yes_wherever_a_panel_names_an_old_key(panel, mode):
+    """Walked without asking, a panel `may_name` rules out records nothing: metrics or config
+    keys, in either mode."""
+    config, path = panel["config"], ("panels", 0)
+    metrics = Walk(MIGRATION, Options(mode=mode))
+    _walk_panel(metrics, path, panel, panel["viewType"], config)
+    assert metrics.may_name(panel) or not recorded(metrics)
+    keys = Walk(MIGRATION, Options(mode=mode))
+    with keys.config_keys():
+        _config_keys(keys, (*path, "config"), config)
+        fields = [config.get(key) for key in CONFIG_FIELDS]
+        assert keys.may_name(fields) or not recorded(keys)
+
+
+@settings(max_examples=500, deadline=None)
+@given(runsets(), MODES)
+def test_may_name_says_yes_wherever_a_run_set_names_an_old_key(runset, mode):
+    for keys in (METRICS, CONFIG):
+        walk = Walk(MIGRATION, Options(mode=mode))
+        with walk.config_keys() if keys is CONFIG else contextlib.nullcontext():
+            _keys(walk, ("runSets", 0), runset, keys)
+            assert walk.may_name(runset) or not recorded(walk)
+
+
+def test_may_name_tells_a_whole_name_from_one_inside_a_longer_one():
+    walk = Walk(MIGRATION, Options())
+    assert walk.may_name({"metrics": ["summary_metrics.reward/mean"]})
+    assert walk.may_name({"chartTitle": "about\nreward/mean."})
+    assert not walk.may_name({"metrics": ["train/reward/mean", "reward/mean_smoothed"]})
+    assert walk.may_hold({"metrics": ["train/reward/mean"]})  # the anchors' answer

@@ -7,7 +7,9 @@ the rules so each module reads as one thing, and both stay short.
 
 from __future__ import annotations
 
+import functools
 import marshal
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -27,6 +29,7 @@ from wbmigrate.engine.model import (
     Unlogged,
 )
 from wbmigrate.mapping import Fate, Migration
+from wbmigrate.names import trie
 
 ONE_KEY = "this field holds one key"
 
@@ -50,6 +53,7 @@ class Record:
         self.config_fates: dict[str, Fate] = migration.config_fates
         self._anchors = migration.anchor_bytes
         self._serialise = serialiser(self._anchors)
+        self._names = whole_names(migration.old_names)
 
     def may_hold(self, value: Any) -> bool:
         """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
@@ -63,6 +67,23 @@ class Record:
             return True
         anchors = self._anchors
         return anchors[0] in data if len(anchors) == 1 else any(map(data.__contains__, anchors))
+
+    def may_name(self, value: Any) -> bool:
+        """Whether `value` may name an old key whole, as the rules read it (`reward/mean`, not
+        the `reward/mean` inside `train/reward/mean`): asked of each panel and run set before
+        its walk. Sharper than `may_hold` when a mapping's parts are common words (prime-rl's
+        `mean`, `max`, `loss`): with it, the benchmark's plan of 600 objects took 2.35 s
+        instead of 3.11 s at 100 ms (1.80 s of CPU instead of 2.84 s at 0 ms), of 6,000
+        objects 16.2 s instead of 25.8 s."""
+        if self._names is None:  # a name orjson writes escaped: the anchors, then
+            return self.may_hold(value)
+        if not value:
+            return False
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, ValueError):  # not data orjson writes: walk it
+            return True
+        return self._names.search(data) is not None
 
     @contextmanager
     def at(self, label: str) -> Iterator[None]:
@@ -167,6 +188,7 @@ def _rebase(edit: Edit, depth: int) -> Edit:
     return replace(edit, path=edit.path[depth:])
 
 
+@functools.lru_cache(maxsize=16)  # once per migration, not per object
 def serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
     """What `may_hold` looks for the anchors in: orjson's JSON of a value, twice as fast to
     write as `marshal`'s bytes (which were five times faster than `json.dumps`). orjson writes
@@ -175,3 +197,25 @@ def serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
     text of it; for any other, `marshal`, which escapes nothing."""
     escaped = any(byte in b'"\\' or byte < 0x20 for anchor in anchors for byte in anchor)
     return marshal.dumps if escaped else orjson.dumps
+
+
+# Where a whole name starts in orjson's text of a value: after a character no name holds (a
+# quote, `:`, `.`, `{`, a space), or after an escape (`\n`, `\u00e9`). The rules find a name
+# only there: an accessor's runs to the end of its string after a prefix ending in `:` or `.`
+# (`summary:`, `summary_metrics.`), a mention or an expression's token stands alone.
+_BEFORE = r"(?:[^\w/-]|\\[nrtbf]|\\u[0-9a-fA-F]{4})"
+_AFTER = r"(?![\w/-])"
+
+
+@functools.lru_cache(maxsize=16)  # once per migration, not per object
+def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
+    """Each of `spellings` whole in orjson's text of a value (`Record.may_name`); None when
+    one of them holds a character orjson escapes (a quote, a backslash, a control character)."""
+    try:
+        words = sorted(spelling.encode().decode("latin-1") for spelling in spellings)
+    except UnicodeEncodeError:  # a lone surrogate, which orjson writes no text of
+        return None
+    if any(char in '"\\' or char < " " for word in words for char in word):
+        return None
+    alternatives = "|".join(trie(words, end=_AFTER)) or "(?!)"
+    return re.compile(f"{_BEFORE}(?:{alternatives})".encode("latin-1"))

@@ -50,12 +50,12 @@ def walk_runset(w: Walk, path: Path, runset: Any) -> None:
     if not isinstance(runset, dict):
         return
     with w.at(f'run set "{runset.get("name", "")}"'):
-        if w.may_hold(runset):
+        if w.may_name(runset):
             _keys(w, path, runset, METRICS)
         if not w.config_fates:  # most mappings rename no config key
             return
         with w.config_keys():
-            if w.may_hold(runset):
+            if w.may_name(runset):
                 _keys(w, path, runset, CONFIG)
 
 

@@ -11,7 +11,9 @@ them side by side is what keeps them consistent.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -22,7 +24,7 @@ from wbmigrate import names
 from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.record import ONE_KEY, Record, serialiser
+from wbmigrate.engine.record import ONE_KEY, Record, serialiser, whole_names
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
 
@@ -38,19 +40,26 @@ class Walk(Record):
     def _config_serialise(self) -> Callable[[Any], bytes]:
         return serialiser(self.migration.config_anchor_bytes)
 
+    @cached_property
+    def _config_names(self) -> re.Pattern[bytes] | None:
+        return _config_names(tuple(self.config_fates))
+
     @contextmanager
     def config_keys(self) -> Iterator[None]:
         """Inside, the rules look keys up among the mapping's config renames instead of its
         metrics: a run set's config columns, filters, sort keys and grouping get the rules its
         metric keys get. The key census counts metrics only, so what it would be asked about
         config keys is dropped."""
-        saved = self.fate, self._anchors, self._serialise, self.shown, self.in_config
+        saved = self.fate, self._anchors, self._serialise, self._names, self.shown, self.in_config
         self.fate, self._anchors = self.config_fates.get, self.migration.config_anchor_bytes
-        self._serialise, self.shown, self.in_config = self._config_serialise, [], True
+        self._serialise, self._names = self._config_serialise, self._config_names
+        self.shown, self.in_config = [], True
         try:
             yield
         finally:
-            self.fate, self._anchors, self._serialise, self.shown, self.in_config = saved
+            self.fate, self._anchors, self._serialise, self._names, self.shown, self.in_config = (
+                saved
+            )
 
     # --- one key --------------------------------------------------------------------------------
 
@@ -200,7 +209,7 @@ class Walk(Record):
     def expressions(self, path: Path, items: list[Any], field: str) -> None:
         """Custom expressions (`${off_policy/mean}*2`): each is a series of its own, so dual mode
         adds the rewritten expression after the original."""
-        present = set(items)
+        present = {item for item in items if isinstance(item, str)}  # not an object W&B wrote
         for i, expression in enumerate(items):
             at, label = (*path, i), f"{field}[{i}]"
             new = self._rewritten_expression(at, expression, label)
@@ -332,6 +341,14 @@ class Walk(Record):
         """Delete a whole object (a panel); the change keeps all of it so it can be restored."""
         self.change(Delete(path), ChangeAction.REMOVED, value, None, field)
         self.note(path, NoteKind.WARNING, why, field)
+
+
+@functools.lru_cache(maxsize=16)  # once per migration, not per object
+def _config_names(keys: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """The config keys whole, also as W&B spells a nested one: `a.value.b` for `a.b`
+    (`names.config_key`; `a.b.value` holds `a.b` whole)."""
+    nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
+    return whole_names(frozenset([*keys, *nested]))
 
 
 def _yields(claims: Mapping[str, str] | None, new: str, old: Any) -> bool:
