@@ -77,40 +77,40 @@ def test_mappings_list_long(run):
     assert result.stdout == (f"prime-rl\t{' '.join(versions)}\t{find_mapping('prime-rl').title}\n")
 
 
-def test_show_prime_rl(run):
-    result = run("mappings", "show", "prime-rl")
-    assert (result.exit_code, result.stderr) == (0, PRIME_RL_WARNINGS)
+@pytest.mark.parametrize(
+    ("mapping", "stderr", "heading", "counts"),
+    [
+        (
+            "prime-rl",
+            PRIME_RL_WARNINGS,
+            f"prime-rl: {find_mapping('prime-rl').title}\n"
+            "Composed 2025.07.07 (#529) .. 2026.10.25 (#4253) (94 of 94 steps)\n",
+            (95, 43),
+        ),
+        (
+            str(PRIME_RL_2026),
+            "",
+            "prime-rl-2026: prime-rl off-policy -> staleness metrics\n"
+            "Composed 2026.08.19 (#3285) .. 2026.10.25 (#4253) (3 of 3 steps)\n",
+            (3, 1),
+        ),
+    ],
+    ids=["prime-rl", "prime-rl-2026"],
+)
+def test_show(run, mapping, stderr, heading, counts):
+    result = run("mappings", "show", mapping)
+    assert (result.exit_code, result.stderr) == (0, stderr)
     out = result.stdout
-    assert out.startswith(
-        f"prime-rl: {find_mapping('prime-rl').title}\n"
-        "Composed 2025.07.07 (#529) .. 2026.10.25 (#4253) (94 of 94 steps)\n"
-    )
+    assert out.startswith(heading)
     assert re.search(r"\n  off_policy/mean +-> staleness/rollout/mean +#4253\n", out)
+    token_max, level_max = counts
     assert re.search(
-        r"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[95\]\n", out
+        rf"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[{token_max}\]\n",
+        out,
     )
     assert re.search(
-        r"\n  dispatcher/off_policy_level_max +removed +#3285, #3313, #4253  \[43\]\n", out
-    )
-    assert "  orchestrator.max_off_policy_steps  -> orchestrator.max_staleness\n" in out
-    assert "      flag  --max-off-policy-steps -> --max-staleness\n" in out
-    assert "eval/off_policy" not in out
-
-
-def test_show_the_2026_mapping(run):
-    result = run("mappings", "show", str(PRIME_RL_2026))
-    assert (result.exit_code, result.stderr) == (0, "")
-    out = result.stdout
-    assert out.startswith(
-        "prime-rl-2026: prime-rl off-policy -> staleness metrics\n"
-        "Composed 2026.08.19 (#3285) .. 2026.10.25 (#4253) (3 of 3 steps)\n"
-    )
-    assert re.search(r"\n  off_policy/mean +-> staleness/rollout/mean +#4253\n", out)
-    assert re.search(
-        r"\n  off_policy/token/max +removed, use staleness/rollout/max +#4253  \[3\]\n", out
-    )
-    assert re.search(
-        r"\n  dispatcher/off_policy_level_max +removed +#3285, #3313, #4253  \[1\]\n", out
+        rf"\n  dispatcher/off_policy_level_max +removed +#3285, #3313, #4253  \[{level_max}\]\n",
+        out,
     )
     assert "  orchestrator.max_off_policy_steps  -> orchestrator.max_staleness\n" in out
     assert "      flag  --max-off-policy-steps -> --max-staleness\n" in out

@@ -219,28 +219,13 @@ def test_new_names(prime_rl):
 def test_a_name_renamed_and_removed_in_a_later_step_is_reported_not_a_crash():
     """Validation composes every step, broken ones too: a name both renamed and removed
     by one step, after a step that renamed into it, is a duplicate, not a KeyError."""
-    text = """\
-format: 1
-id: demo
-title: Demo
-sources: [https://example.com/demo]
-steps:
-"""
-    for n, metrics in enumerate(
-        [
-            "renamed: {a/x: b/x}",
-            "renamed: {b/x: c/x}\n      removed: {b/x: {reason: gone}}",
-            "renamed: {d/x: e/x}",
-        ],
-        start=1,
-    ):
-        text += (
-            f'  - version: "{n}"\n    date: 2026-01-0{n}\n'
-            f"    source: https://example.com/demo/pull/{n}\n    annotation: Boundary.\n"
-            f"    metrics:\n      {metrics}\n"
-        )
+    steps = [
+        "renamed: {a/x: b/x}",
+        "renamed: {b/x: c/x}\n      removed: {b/x: {reason: gone}}",
+        "renamed: {d/x: e/x}",
+    ]
     with pytest.raises(MappingError) as caught:
-        parse_mapping(text, "m.yaml")
+        parse_mapping(_demo(steps), "m.yaml")
     assert [(p.code, p.line) for p in caught.value.problems] == [("duplicate-old-key", 18)]
 
 
@@ -253,22 +238,21 @@ def test_an_equivalent_removed_later_is_followed(later, equivalent):
     """A removed name's equivalent, removed by a later step, is never offered: prime-rl
     removed metrics/filter/gibberish (use filter/gibberish_rate), renamed that on, then #3261
     removed it; 'use train/agg/all/agent/filters/gibberish/mean' named a dead metric."""
-    text = """\
-format: 1
-id: demo
-title: Demo
-sources: [https://example.com/demo]
-steps:
-"""
-    for n, metrics in enumerate(["removed: {a/x: {reason: gone, equivalent: b/x}}",
-                                 f"removed: {later}"], start=1):  # fmt: skip
-        text += (
-            f'  - version: "{n}"\n    date: 2026-01-0{n}\n'
-            f"    source: https://example.com/demo/pull/{n}\n    annotation: Boundary.\n"
-            f"    metrics:\n      {metrics}\n"
-        )
-    migration = parse_mapping(text, "m.yaml").migration()
+    steps = ["removed: {a/x: {reason: gone, equivalent: b/x}}", f"removed: {later}"]
+    migration = parse_mapping(_demo(steps), "m.yaml").migration()
     resolution = migration.resolve("a/x")
     assert (resolution.action, resolution.equivalent) == (Action.REMOVED, equivalent)
     assert (resolution.removal.reason, resolution.versions) == ("gone", ("1", "2"))
     assert not migration.new_names & migration.old_names
+
+
+def _demo(metrics: list[str]) -> str:
+    """A mapping of one step per entry of `metrics` (each a step's `metrics:` body)."""
+    text = "format: 1\nid: demo\ntitle: Demo\nsources: [https://example.com/demo]\nsteps:\n"
+    for n, body in enumerate(metrics, start=1):
+        text += (
+            f'  - version: "{n}"\n    date: 2026-01-0{n}\n'
+            f"    source: https://example.com/demo/pull/{n}\n    annotation: Boundary.\n"
+            f"    metrics:\n      {body}\n"
+        )
+    return text
