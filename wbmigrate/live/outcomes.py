@@ -219,19 +219,14 @@ def to_send(job: Job) -> Outcome | str:
     return text
 
 
-def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
-    """The data-loss guard (`guard.check_write`), loaded with the engine when first used."""
-    from wbmigrate import guard
-
-    guard.check_write(original, edits, new_text)
-
-
 def guard(original: str, plan: Rewritten) -> str | None:
     """Why the data-loss guard refuses to send `plan.text` in place of `original` (the text the
-    plan was made from), or None."""
+    plan was made from), or None. The guard loads with the engine, when first used."""
+    from wbmigrate import guard as data_loss
+
     assert plan.text is not None
     try:
-        check_write(json.loads(original), list(plan.edits), plan.text)
+        data_loss.check_write(json.loads(original), list(plan.edits), plan.text)
     except WbmigrateError as exc:
         return one_line(exc)
     except (ValueError, RecursionError):  # the plan was made from this text: it parses
