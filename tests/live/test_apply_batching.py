@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from helpers import FIXTURES, TARGET
 
-import wbmigrate.live.apply
+import wbmigrate.live.prepare
 import wbmigrate.live.reader
 from testserver import Fault, WandbServer, WandbState, replace_at
 from wbmigrate.live.client import Client
@@ -270,14 +270,14 @@ def test_a_batch_whose_read_fails_is_not_written_and_the_others_go_on(run, made,
 
 
 def test_each_object_is_planned_once(run, live, monkeypatch):
-    real = wbmigrate.live.apply.rewrite_of
+    real = wbmigrate.live.prepare.rewrite_of
     planned: list[str] = []
 
     def counting(text, migration, **kwargs):
         planned.append(kwargs["name"])
         return real(text, migration, **kwargs)
 
-    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_of", counting)
+    monkeypatch.setattr(wbmigrate.live.prepare, "rewrite_of", counting)
     result = run("apply", TARGET, "--yes")
     assert result.exit_code == 0, result.output
     assert "Summary: 10 applied." in result.stdout

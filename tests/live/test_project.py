@@ -14,13 +14,12 @@ from testserver import Fault
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.outcomes import Expected, Outcome, Rewritten, WriteStatus
 from wbmigrate.live.planfile import load_plan
-from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
+from wbmigrate.live.prepare import backup_folder, plan_write, prepare_apply, start_backup
 from wbmigrate.live.project import (
     Counts,
     Project,

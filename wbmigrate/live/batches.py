@@ -1,5 +1,17 @@
-"""Write planned objects to W&B, a batch at a time (see `live.apply` for why batches look the
-way they do), on a thread of their own under `live.run`'s Ctrl-C model.
+"""Write planned objects to W&B, a batch at a time, on a thread of their own under `live.run`'s
+Ctrl-C model (rollback: `live.restore`).
+
+Each object was planned once, when it was read (`live.prepare.plan_write`): the write reuses
+that rewrite, and goes ahead only if W&B still holds exactly the bytes it was made from. W&B's
+`upsertView` and `updateFilterTrigger` take no precondition, so a batch's read (views by id
+under GraphQL aliases, the automations by name) is the last moment an edit can be seen before
+it would be overwritten. The mutation is asked back only the time of the save (`updatedAt`):
+its answer cannot show a save made after it, so each object is read back (riding on the read
+of the batch after next; the last two batches' are one request of their own), and one someone
+else saved meanwhile is a conflict, their version kept in the backup beside the original.
+Batches are never larger than `--jobs` (`--jobs 1` is batches of one, in the same pipeline):
+the writes of a batch all leave together, so a larger batch would write more at once than
+asked. One failing object never stops the others. What a write came to is `live.outcomes`.
 
 For each batch (as many objects as are written at once, `--jobs`): back up the originals,
 read the batch again in one request, make the backup durable, and send together the writes of

@@ -1,6 +1,6 @@
 """What `apply` and `rollback` do with one object, as data: the job (the object, what it must
 still be, its planned rewrite, its backup), kept on disk from its plan to its turn (`Spool`),
-the checks before its write, and what the write came to. Shared by the plan (`live.apply`) and
+the checks before its write, and what the write came to. Shared by the plan (`live.prepare`) and
 the batch pipeline (`live.batches`).
 """
 
