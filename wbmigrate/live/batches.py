@@ -96,6 +96,12 @@ class _Turn:
     writes: list[_Write] = field(default_factory=list)
     settled: dict[int, Outcome] = field(default_factory=dict)
 
+    def add(self, index: int, result: _Write | Outcome) -> None:
+        if isinstance(result, Outcome):
+            self.settled[index] = result
+        else:
+            self.writes.append(result)
+
 
 @dataclass(frozen=True)
 class _Writing:
@@ -172,13 +178,9 @@ class _Run:
         """Batch n checked, and its backup files written side by side ahead of its turn (each
         synced as it is written)."""
         checked = _checked(self.work, self.batches[n] if n < len(self.batches) else range(0))
-        lines = self.pool.map(_kept, checked.writes)
         turn = _Turn(settled=checked.settled)
-        for item, line in zip(checked.writes, lines, strict=True):
-            if isinstance(line, Outcome):
-                turn.settled[item.index] = line
-            else:
-                turn.writes.append(replace(item, line=line))
+        for item, kept in zip(checked.writes, self.pool.map(_kept, checked.writes), strict=True):
+            turn.add(item.index, kept)
         return turn
 
     def _back_up(self, turn: _Turn) -> list[_Write]:
@@ -258,17 +260,15 @@ def _checked(work: Sequence[Queued], batch: range) -> _Turn:
             text = Outcome(work[index].stored.ref, WriteStatus.FAILED, one_line(exc))
         except Exception as exc:
             text = Outcome(work[index].stored.ref, WriteStatus.FAILED, bug(exc))
-        if isinstance(text, Outcome):
-            turn.settled[index] = text
-        else:
-            turn.writes.append(_Write(index, job, text))
+        turn.add(index, text if isinstance(text, Outcome) else _Write(index, job, text))
     return turn
 
 
-def _kept(item: _Write) -> dict[str, Any] | Outcome:
-    """One object's backup file, written ahead of its turn; its outcome when that fails."""
+def _kept(item: _Write) -> _Write | Outcome:
+    """One object's backup file, written ahead of its turn (its journal line kept with it);
+    its outcome when that fails."""
     try:
-        return item.job.backup.keep(item.job.obj, item.text)
+        return replace(item, line=item.job.backup.keep(item.job.obj, item.text))
     except (WbmigrateError, OSError) as exc:
         return _failed(item.job, one_line(exc))
 
@@ -286,16 +286,13 @@ def _failed(job: Job, why: str) -> Outcome:
 def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
     """An object the last read showed gone or changed (or could not show): not written,
     and journaled so, for rollback to leave it alone."""
-    obj = job.obj
+    reason = "changed" if now is not None else "gone"
     try:
-        if error is not None:
-            job.backup.not_written(obj, "could not be read again")
-            return Outcome(obj.ref, WriteStatus.FAILED, error)
-        job.backup.not_written(obj, "gone" if now is None else "changed")
+        job.backup.not_written(job.obj, reason if error is None else "could not be read again")
     except (WbmigrateError, OSError) as exc:
-        return Outcome(obj.ref, WriteStatus.FAILED, one_line(exc))
-    if now is None:
-        return Outcome(obj.ref, WriteStatus.FAILED, "no longer exists")
+        return _failed(job, one_line(exc))
+    if error is not None or now is None:
+        return _failed(job, error or "no longer exists")
     return changed(job)
 
 
