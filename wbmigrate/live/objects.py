@@ -164,11 +164,3 @@ def write(client: Client, obj: LiveObject, new_text: str) -> str | None:
     if obj.view is not None:
         return client.upsert_view(obj.view, new_text)
     return client.update_trigger(trigger_input(json.loads(new_text)))
-
-
-def stored_as_sent(obj: LiveObject, now: LiveObject, sent: str) -> bool:
-    """Whether what W&B stores now is what was sent (a trigger: the fields wbmigrate writes)."""
-    if obj.view is not None:
-        return now.text == sent
-    assert now.trigger is not None
-    return trigger_input(now.trigger) == trigger_input(json.loads(sent))

@@ -22,7 +22,7 @@ from wbmigrate.edit.edits import Edit
 from wbmigrate.engine.model import Change
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import Backup, BackupError, digest
-from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
+from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef
 from wbmigrate.plan_json import signature
 
 if TYPE_CHECKING:  # the engine loads when the first object is planned
@@ -246,13 +246,14 @@ def verdict(
     """What a write came to, from the object just before it, what was sent, the time the
     mutation's answer gave the save and the read-back. `updatedAt` moving after the answer
     shows another writer even when they saved the same spec; a read-back that is neither
-    what was sent nor what was there shows one whatever the clock says."""
+    what was sent nor what was there (`digest`: a trigger's writable fields) shows one
+    whatever the clock says."""
     if back is None:
         return WriteStatus.FAILED
-    moved = back.updated_at != saved_at
-    if stored_as_sent(before, back, sent) and not moved:
+    moved, now = back.updated_at != saved_at, digest(back)
+    if now == digest(before, sent) and not moved:
         return WriteStatus.APPLIED
-    if digest(back) == digest(before) and not moved:
+    if now == digest(before) and not moved:
         return WriteStatus.FAILED
     return WriteStatus.CONFLICT
 
