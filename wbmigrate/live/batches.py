@@ -1,30 +1,20 @@
-"""Write planned objects to W&B, a batch at a time, on a thread of their own under `live.run`'s
-Ctrl-C model (rollback: `live.restore`).
+"""Write planned objects to W&B, a batch at a time (`--jobs` objects; `--jobs 1` is batches of
+one, in the same pipeline), on a thread of their own under `live.run`'s Ctrl-C model.
 
-Each object was planned once, when it was read (`live.prepare.plan_write`): the write reuses
+Each object was planned once, when it was read (`live.prepare.plan_write`); its write reuses
 that rewrite, and goes ahead only if W&B still holds exactly the bytes it was made from. W&B's
-`upsertView` and `updateFilterTrigger` take no precondition, so a batch's read (views by id
-under GraphQL aliases, the automations by name) is the last moment an edit can be seen before
-it would be overwritten. The mutation is asked back only the time of the save (`updatedAt`):
-its answer cannot show a save made after it, so each object is read back (riding on the read
-of the batch after next; the last two batches' are one request of their own), and one someone
-else saved meanwhile is a conflict, their version kept in the backup beside the original.
-Batches are never larger than `--jobs` (`--jobs 1` is batches of one, in the same pipeline):
-the writes of a batch all leave together, so a larger batch would write more at once than
-asked. One failing object never stops the others. What a write came to is `live.outcomes`.
-
-For each batch (as many objects as are written at once, `--jobs`): back up the originals,
-read the batch again in one request, make the backup durable, and send together the writes of
-the objects still exactly as planned. The read of batch n+1 goes out once batch n-1's writes are
-answered, while batch n's read may still be out, and carries batch n-1's read-backs; its writes
-leave once that read and batch n's writes are answered: never more than `--jobs` writes in
-flight, and no turn of the run spent on a read alone. Meanwhile the batch after is read back
-from the spool (`live.outcomes.Spool`: each object as planned, and its plan), its checks run
-(the saved plan; its new text spliced, and the data-loss guard on those exact bytes) and its
-backup files are written, each synced: the run holds the specs of these few batches alone. A
-batch is only journaled as backed up once its read is due (its files, if the run stops first,
-are removed), so an object that is backed up is an object whose write was started; the
-journal line is on disk before the write leaves.
+`upsertView` and `updateFilterTrigger` take no precondition, so a batch's read (one request:
+views by id under GraphQL aliases, automations by name) is the last moment an edit can be seen.
+The read of batch n+1 goes out once batch n-1's writes are answered, while batch n's read may
+still be out, and carries batch n-1's read-backs (a mutation's answer cannot show a save made
+after it; one someone else saved meanwhile is a conflict, their version kept in the backup);
+its writes leave once that read and batch n's writes are answered: never more than `--jobs`
+writes in flight (a batch's writes leave together), and no turn spent on a read alone.
+Meanwhile the batch after is read back from the spool (`live.outcomes.Spool`), checked (the
+saved plan; its new text spliced, and the data-loss guard on those exact bytes) and backed up,
+each file synced: the run holds the specs of these few batches alone. A batch is journaled as
+backed up only once its read is due (its files, if the run stops first, are removed), and the
+journal line is on disk before the write leaves. One failing object never stops the others.
 """
 
 from __future__ import annotations
