@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from collections.abc import Callable, Iterator
 from queue import Full, Queue
 from typing import Any, TypeVar
@@ -41,34 +40,26 @@ def fetch_project(
         for t in types
     ]
     found = itertools.chain.from_iterable(itertools.chain(*views, automations))
-    listings = _once(found, client, stop)
-    weakref.finalize(listings, stop.set)  # let go of early, even before its first object
-    return listings
+    return _Listings(_once(found, client), stop)
 
 
-def _once(
-    objects: Iterator[LiveObject], client: Client, stop: threading.Event
-) -> Iterator[LiveObject]:
+def _once(objects: Iterator[LiveObject], client: Client) -> Iterator[LiveObject]:
     """Each object once, as first listed: an id W&B lists again (on another page, or in
     another listing) is the same object, and planned and written twice it would be its own
-    conflict. Said once: a server that repeats itself would fill the screen. The readers end
-    (`stop`) once the last object is taken, on an error, or when the consumer lets go."""
+    conflict. Said once: a server that repeats itself would fill the screen."""
     seen: set[str] = set()
     said = False
-    try:
-        for obj in objects:
-            if obj.id not in seen:
-                seen.add(obj.id)
-                yield obj
-            elif not said:
-                said = True
-                where = f"{obj.entity}/{obj.project}"
-                client.warn(
-                    f"W&B listed {obj.kind} {obj.id[:40]!r} of {where} more than once; it is "
-                    "read and written once"
-                )
-    finally:
-        stop.set()
+    for obj in objects:
+        if obj.id not in seen:
+            seen.add(obj.id)
+            yield obj
+        elif not said:
+            said = True
+            where = f"{obj.entity}/{obj.project}"
+            client.warn(
+                f"W&B listed {obj.kind} {obj.id[:40]!r} of {where} more than once; it is read "
+                "and written once"
+            )
 
 
 class _Later(Iterator[T]):
@@ -88,6 +79,25 @@ class _Later(Iterator[T]):
         self.start()
         assert self._items is not None
         return next(self._items)
+
+
+class _Listings(Iterator[T]):
+    """The objects of the listings, in turn; the readers end once the last is taken, on an
+    error, or when the consumer lets go of it early."""
+
+    def __init__(self, items: Iterator[T], stop: threading.Event) -> None:
+        self._items = items
+        self._stop = stop
+
+    def __next__(self) -> T:
+        try:
+            return next(self._items)
+        except BaseException:
+            self._stop.set()
+            raise
+
+    def __del__(self) -> None:
+        self._stop.set()
 
 
 def _views(client: Client, entity: str, project: str, view_type: str) -> Iterator[list[LiveObject]]:
