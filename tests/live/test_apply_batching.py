@@ -30,7 +30,7 @@ import wbmigrate.live.reader
 from testserver import Fault, WandbServer, WandbState, replace_at
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.live.outcomes import Stored
+from wbmigrate.live.outcomes import Queued
 from wbmigrate.live.reader import Reader
 
 REPORT = json.dumps(json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text()))
@@ -374,7 +374,7 @@ def test_a_run_holds_the_objects_of_the_batches_in_flight_only(run, made, monkey
     written and read back: however many objects, a run holds those of the batches in flight
     (of one object each here: the one read, the one written, the one read back)."""
     made(24)
-    real, loaded, alive = Stored.load, [], []
+    real, loaded, alive = Queued.load, [], []
 
     def load(self):
         obj, plan = real(self)
@@ -382,7 +382,7 @@ def test_a_run_holds_the_objects_of_the_batches_in_flight_only(run, made, monkey
         loaded.append(weakref.ref(obj))
         return obj, plan
 
-    monkeypatch.setattr(Stored, "load", load)
+    monkeypatch.setattr(Queued, "load", load)
     result = run("apply", TARGET, "--yes", "--jobs", "1")
     assert result.exit_code == 0, result.output
     assert "Summary: 24 applied." in result.stdout

@@ -247,9 +247,9 @@ def _checked(work: Sequence[Queued], batch: range) -> _Turn:
             job = work[index].job()
             text = to_send(job)
         except WbmigrateError as exc:  # the spool could not be read
-            text = Outcome(work[index].stored.ref, WriteStatus.FAILED, one_line(exc))
+            text = Outcome(work[index].ref, WriteStatus.FAILED, one_line(exc))
         except Exception as exc:
-            text = Outcome(work[index].stored.ref, WriteStatus.FAILED, bug(exc))
+            text = Outcome(work[index].ref, WriteStatus.FAILED, bug(exc))
         turn.add(index, text if isinstance(text, Outcome) else _Write(index, job, text))
     return turn
 

@@ -159,40 +159,29 @@ def _spool_error(exc: OSError) -> BackupError:
 
 
 @dataclass(frozen=True)
-class Stored:
-    """An object to write as it was read when planned: in memory, what names it and its
-    fingerprint; the object itself and its plan wait in the run's `Spool` until its turn."""
+class Queued:
+    """An object waiting for its turn to be written: in memory, what names it and what it must
+    still be; the object as read when planned, and its plan, wait in the run's `Spool` (`at`)
+    until its turn. `backup`: the one it goes into, once the run has made it."""
 
     ref: ObjectRef
-    fingerprint: Fingerprint
+    expected: Expected
     spool: Spool
     at: tuple[int, int]
+    backup: Backup | None = None
 
     @property
     def id(self) -> str:
         return self.ref.id
 
-    @classmethod
-    def of(cls, obj: LiveObject, plan: Rewritten, spool: Spool) -> Stored:
-        return cls(obj.ref, obj.fingerprint, spool, spool.put((obj, plan)))
-
     def load(self) -> tuple[LiveObject, Rewritten]:
         obj, plan = self.spool.get(*self.at)
         return obj, plan
 
-
-@dataclass(frozen=True)
-class Queued:
-    """An object waiting for its turn to be written: stored, what it must still be, and the
-    backup it goes into."""
-
-    stored: Stored
-    expected: Expected
-    backup: Backup
-
     def job(self) -> Job:
         """The whole job, its object and plan read back from the spool: at its turn."""
-        obj, plan = self.stored.load()
+        assert self.backup is not None  # the run backs up before it writes
+        obj, plan = self.load()
         return Job(obj, self.expected, plan, self.backup)
 
 

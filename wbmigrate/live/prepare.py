@@ -8,7 +8,7 @@ backup folder the run writes first (`backup_folder`, `start_backup`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +16,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.outcomes import Expected, Outcome, Queued, Rewritten, Spool, Stored, WriteStatus
+from wbmigrate.live.outcomes import Expected, Outcome, Queued, Rewritten, Spool, WriteStatus
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.plan_json import mapping_entry
@@ -34,7 +34,7 @@ class Work:
     Each object to write is kept with the rewrite made when it was planned, for the write to
     reuse, on disk (`spool`) until its turn: in memory only what names it."""
 
-    todo: list[tuple[Stored, Expected]] = field(default_factory=list)
+    todo: list[Queued] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
     planned: list[Planned] | None = None  # every object as `plan` shows it, if asked for
     tally: Tally = field(default_factory=Tally)
@@ -42,12 +42,12 @@ class Work:
 
     def jobs(self, backup: Backup) -> list[Queued]:
         """The objects to write, each with its plan, backed up into `backup`."""
-        return [Queued(stored, expected, backup) for stored, expected in self.todo]
+        return [replace(queued, backup=backup) for queued in self.todo]
 
     def keep(self, obj: LiveObject, expected: Expected, plan: Rewritten | None) -> None:
         assert plan is not None  # every object planned without an error has one
         self.spool = self.spool or Spool()
-        self.todo.append((Stored.of(obj, plan, self.spool), expected))
+        self.todo.append(Queued(obj.ref, expected, self.spool, self.spool.put((obj, plan))))
 
 
 def prepare_apply(
