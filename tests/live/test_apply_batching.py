@@ -25,12 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from helpers import FIXTURES, TARGET
 
-import wbmigrate.live.apply
+import wbmigrate.live.prepare
 import wbmigrate.live.reader
 from testserver import Fault, WandbServer, WandbState, replace_at
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject
-from wbmigrate.live.outcomes import Stored
+from wbmigrate.live.outcomes import Queued
 from wbmigrate.live.reader import Reader
 
 REPORT = json.dumps(json.loads((FIXTURES / "demo-project/reports/async-health.json").read_text()))
@@ -270,14 +270,14 @@ def test_a_batch_whose_read_fails_is_not_written_and_the_others_go_on(run, made,
 
 
 def test_each_object_is_planned_once(run, live, monkeypatch):
-    real = wbmigrate.live.apply.rewrite_of
+    real = wbmigrate.live.prepare.rewrite_of
     planned: list[str] = []
 
     def counting(text, migration, **kwargs):
         planned.append(kwargs["name"])
         return real(text, migration, **kwargs)
 
-    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_of", counting)
+    monkeypatch.setattr(wbmigrate.live.prepare, "rewrite_of", counting)
     result = run("apply", TARGET, "--yes")
     assert result.exit_code == 0, result.output
     assert "Summary: 10 applied." in result.stdout
@@ -374,7 +374,7 @@ def test_a_run_holds_the_objects_of_the_batches_in_flight_only(run, made, monkey
     written and read back: however many objects, a run holds those of the batches in flight
     (of one object each here: the one read, the one written, the one read back)."""
     made(24)
-    real, loaded, alive = Stored.load, [], []
+    real, loaded, alive = Queued.load, [], []
 
     def load(self):
         obj, plan = real(self)
@@ -382,7 +382,7 @@ def test_a_run_holds_the_objects_of_the_batches_in_flight_only(run, made, monkey
         loaded.append(weakref.ref(obj))
         return obj, plan
 
-    monkeypatch.setattr(Stored, "load", load)
+    monkeypatch.setattr(Queued, "load", load)
     result = run("apply", TARGET, "--yes", "--jobs", "1")
     assert result.exit_code == 0, result.output
     assert "Summary: 24 applied." in result.stdout

@@ -13,8 +13,8 @@ import threading
 
 from helpers import TARGET
 
+import wbmigrate.guard
 import wbmigrate.live.batches
-import wbmigrate.live.outcomes
 import wbmigrate.rewrite
 from wbmigrate.rewrite import SpecError
 
@@ -24,14 +24,14 @@ def journal(folder) -> list[dict]:
 
 
 def test_the_guard_runs_once_per_object_written_after_planning(run, live, monkeypatch, tmp_path):
-    real = wbmigrate.live.outcomes.check_write
+    real = wbmigrate.guard.check_write
     calls: list[bool] = []  # per call: whether the run had begun (its backup folder made)
 
     def counting(original, edits, new_text):
         calls.append((tmp_path / "b" / "manifest.json").exists())
         return real(original, edits, new_text)
 
-    monkeypatch.setattr(wbmigrate.live.outcomes, "check_write", counting)
+    monkeypatch.setattr(wbmigrate.guard, "check_write", counting)
     result = run("apply", TARGET, "--yes", "--backup-dir", "b")
     assert result.exit_code == 0, result.output
     assert "Summary: 10 applied." in result.stdout
@@ -40,7 +40,7 @@ def test_the_guard_runs_once_per_object_written_after_planning(run, live, monkey
 
 
 def test_a_bug_in_the_checks_fails_that_object_alone(run, live, monkeypatch, tmp_path):
-    real = wbmigrate.live.outcomes.check_write
+    real = wbmigrate.guard.check_write
     report = live.state.find("Dispatcher legacy")
     spec = live.state.views[report]["spec"]
 
@@ -49,7 +49,7 @@ def test_a_bug_in_the_checks_fails_that_object_alone(run, live, monkeypatch, tmp
             raise KeyError("a bug")
         return real(original, edits, new_text)
 
-    monkeypatch.setattr(wbmigrate.live.outcomes, "check_write", buggy)
+    monkeypatch.setattr(wbmigrate.guard, "check_write", buggy)
     result = run("apply", TARGET, "--yes", "--backup-dir", "b")
     assert result.exit_code == 1
     assert re.search(

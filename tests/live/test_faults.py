@@ -176,10 +176,10 @@ def test_an_unplanned_loss_is_never_written(run, live, before, monkeypatch):
     """A bug that would drop a panel (simulated) trips the data-loss guard for that object."""
     import dataclasses
 
-    import wbmigrate.live.apply
+    import wbmigrate.live.prepare
     from wbmigrate.edit.edits import Set
 
-    real = wbmigrate.live.apply.rewrite_of
+    real = wbmigrate.live.prepare.rewrite_of
 
     def losing(text, migration, **kwargs):
         result = real(text, migration, **kwargs)
@@ -190,7 +190,7 @@ def test_an_unplanned_loss_is_never_written(run, live, before, monkeypatch):
         path = ("blocks", grid, "metadata", "panelBankSectionConfig", "panels")
         return dataclasses.replace(result, edits=(Set(path, []),))  # the bug: the grid emptied
 
-    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_of", losing)
+    monkeypatch.setattr(wbmigrate.live.prepare, "rewrite_of", losing)
     result = run("apply", TARGET, "--yes", "--backup-dir", "b1")
     assert result.exit_code == 1
     assert re.search(
@@ -201,5 +201,5 @@ def test_an_unplanned_loss_is_never_written(run, live, before, monkeypatch):
     (views, _), _ = before
     report = live.state.find("Dispatcher legacy")
     assert live.state.views[report]["spec"] == views[report]  # not written
-    monkeypatch.setattr(wbmigrate.live.apply, "rewrite_of", real)
+    monkeypatch.setattr(wbmigrate.live.prepare, "rewrite_of", real)
     assert_converges(run, live, before, [Path("b1")])

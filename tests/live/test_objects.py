@@ -216,7 +216,7 @@ def test_apply_plans_each_object_with_its_link():
     from helpers import MIGRATION
 
     from wbmigrate.engine.model import Options
-    from wbmigrate.live.apply import plan_write
+    from wbmigrate.live.prepare import plan_write
 
     planned, _ = plan_write(
         _view("runs", "x", "Async"), MIGRATION, Options(), "https://api.wandb.ai"

@@ -14,13 +14,12 @@ from testserver import Fault
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.apply import plan_write
 from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
 from wbmigrate.live.outcomes import Expected, Outcome, Rewritten, WriteStatus
 from wbmigrate.live.planfile import load_plan
-from wbmigrate.live.prepare import backup_folder, prepare_apply, start_backup
+from wbmigrate.live.prepare import backup_folder, plan_write, prepare_apply, start_backup
 from wbmigrate.live.project import (
     Counts,
     Project,
@@ -102,9 +101,9 @@ def test_prepare_apply_lists_exactly_the_objects_to_change(project):
     expected = changing(plan_project(project, MIGRATION, Options()))
     counts = Counts()
     work = prepare_apply(project, MIGRATION, Options(), counts=counts)
-    assert [obj.id for obj, _ in work.todo] == expected
-    for obj, wanted in work.todo:
-        assert wanted == Expected(obj.fingerprint)
+    assert [queued.id for queued in work.todo] == expected
+    for queued in work.todo:
+        assert queued.expected == Expected(queued.load()[0].fingerprint)
     assert work.settled == []
     assert (work.tally.total, work.tally.statuses[Status.CHANGES]) == (11, 10)
     assert counts.automations == 6
@@ -133,9 +132,13 @@ def test_prepare_apply_holds_no_spec_until_the_objects_turn(project, live):
     assert not [o for o in held if isinstance(o, LiveObject | View | Rewritten)]
     specs = {view["spec"] for view in live.state.views.values()}
     assert not specs & {o for o in held if isinstance(o, str)}
-    for stored, wanted in work.todo:
-        obj, plan = stored.load()
-        assert (obj.id, obj.fingerprint, obj.ref) == (stored.id, wanted.fingerprint, stored.ref)
+    for queued in work.todo:
+        obj, plan = queued.load()
+        assert (obj.id, obj.fingerprint, obj.ref) == (
+            queued.id,
+            queued.expected.fingerprint,
+            queued.ref,
+        )
         assert obj.text in specs or obj.kind == "automation"
         assert plan.changes
 
@@ -144,11 +147,11 @@ def test_prepare_apply_follows_a_saved_plan(project, tmp_path):
     list(plan_project(project, MIGRATION, Options(), out=tmp_path / "plan.json"))
     saved = load_plan(tmp_path / "plan.json")
     work = prepare_apply(project, MIGRATION, Options(), saved)
-    assert [obj.id for obj, _ in work.todo] == list(saved.objects)
-    for obj, wanted in work.todo:
-        entry = saved.objects[obj.id]
-        assert wanted == Expected(entry.fingerprint, entry.changes)
-        assert wanted.fingerprint == obj.fingerprint  # nothing changed since
+    assert [queued.id for queued in work.todo] == list(saved.objects)
+    for queued in work.todo:
+        entry = saved.objects[queued.id]
+        assert queued.expected == Expected(entry.fingerprint, entry.changes)
+        assert queued.expected.fingerprint == queued.load()[0].fingerprint  # nothing changed since
     assert work.settled == []
 
 
@@ -162,7 +165,7 @@ def test_an_object_deleted_since_the_saved_plan_is_settled_as_failed(project, li
     assert work.settled == [
         Outcome(ObjectRef("report", gone, "Token masking"), WriteStatus.FAILED, "no longer exists")
     ]
-    assert gone not in [obj.id for obj, _ in work.todo]
+    assert gone not in [queued.id for queued in work.todo]
     assert len(work.todo) == len(saved.objects) - 1
 
 
@@ -176,7 +179,7 @@ def test_an_unreadable_object_is_settled_as_skipped(project, live):
         WriteStatus.SKIPPED,
     )
     assert outcome.message.startswith("not read: ")
-    assert broken not in [obj.id for obj, _ in work.todo]
+    assert broken not in [queued.id for queued in work.todo]
 
 
 def test_start_backup_writes_a_manifest(project, live, tmp_path):

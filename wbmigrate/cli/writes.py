@@ -73,7 +73,7 @@ def apply_projects(
         if backups is not None:
             backups.log(target, "started", objects=len(prepared.work.todo))
         work += prepared.work.jobs(started[target])
-        target_of.update((obj.id, target) for obj, _ in prepared.work.todo)
+        target_of.update((queued.id, target) for queued in prepared.work.todo)
     with progress(len(work), "Applying") as tick:
         batch = apply_all(client, work, jobs, tick, stopping, status)
     with shielded():

@@ -1,18 +1,20 @@
-"""Write planned objects to W&B, a batch at a time (see `live.apply` for why batches look the
-way they do), on a thread of their own under `live.run`'s Ctrl-C model.
+"""Write planned objects to W&B, a batch at a time (`--jobs` objects; `--jobs 1` is batches of
+one, in the same pipeline), on a thread of their own under `live.run`'s Ctrl-C model.
 
-For each batch (as many objects as are written at once, `--jobs`): back up the originals,
-read the batch again in one request, make the backup durable, and send together the writes of
-the objects still exactly as planned. The read of batch n+1 goes out once batch n-1's writes are
-answered, while batch n's read may still be out, and carries batch n-1's read-backs; its writes
-leave once that read and batch n's writes are answered: never more than `--jobs` writes in
-flight, and no turn of the run spent on a read alone. Meanwhile the batch after is read back
-from the spool (`live.outcomes.Spool`: each object as planned, and its plan), its checks run
-(the saved plan; its new text spliced, and the data-loss guard on those exact bytes) and its
-backup files are written, each synced: the run holds the specs of these few batches alone. A
-batch is only journaled as backed up once its read is due (its files, if the run stops first,
-are removed), so an object that is backed up is an object whose write was started; the
-journal line is on disk before the write leaves.
+Each object was planned once, when it was read (`live.prepare.plan_write`); its write reuses
+that rewrite, and goes ahead only if W&B still holds exactly the bytes it was made from. W&B's
+`upsertView` and `updateFilterTrigger` take no precondition, so a batch's read (one request:
+views by id under GraphQL aliases, automations by name) is the last moment an edit can be seen.
+The read of batch n+1 goes out once batch n-1's writes are answered, while batch n's read may
+still be out, and carries batch n-1's read-backs (a mutation's answer cannot show a save made
+after it; one someone else saved meanwhile is a conflict, their version kept in the backup);
+its writes leave once that read and batch n's writes are answered: never more than `--jobs`
+writes in flight (a batch's writes leave together), and no turn spent on a read alone.
+Meanwhile the batch after is read back from the spool (`live.outcomes.Spool`), checked (the
+saved plan; its new text spliced, and the data-loss guard on those exact bytes) and backed up,
+each file synced: the run holds the specs of these few batches alone. A batch is journaled as
+backed up only once its read is due (its files, if the run stops first, are removed), and the
+journal line is on disk before the write leaves. One failing object never stops the others.
 """
 
 from __future__ import annotations
@@ -83,6 +85,12 @@ class _Turn:
 
     writes: list[_Write] = field(default_factory=list)
     settled: dict[int, Outcome] = field(default_factory=dict)
+
+    def add(self, index: int, result: _Write | Outcome) -> None:
+        if isinstance(result, Outcome):
+            self.settled[index] = result
+        else:
+            self.writes.append(result)
 
 
 @dataclass(frozen=True)
@@ -160,13 +168,9 @@ class _Run:
         """Batch n checked, and its backup files written side by side ahead of its turn (each
         synced as it is written)."""
         checked = _checked(self.work, self.batches[n] if n < len(self.batches) else range(0))
-        lines = self.pool.map(_kept, checked.writes)
         turn = _Turn(settled=checked.settled)
-        for item, line in zip(checked.writes, lines, strict=True):
-            if isinstance(line, Outcome):
-                turn.settled[item.index] = line
-            else:
-                turn.writes.append(replace(item, line=line))
+        for item, kept in zip(checked.writes, self.pool.map(_kept, checked.writes), strict=True):
+            turn.add(item.index, kept)
         return turn
 
     def _back_up(self, turn: _Turn) -> list[_Write]:
@@ -243,20 +247,18 @@ def _checked(work: Sequence[Queued], batch: range) -> _Turn:
             job = work[index].job()
             text = to_send(job)
         except WbmigrateError as exc:  # the spool could not be read
-            text = Outcome(work[index].stored.ref, WriteStatus.FAILED, one_line(exc))
+            text = Outcome(work[index].ref, WriteStatus.FAILED, one_line(exc))
         except Exception as exc:
-            text = Outcome(work[index].stored.ref, WriteStatus.FAILED, bug(exc))
-        if isinstance(text, Outcome):
-            turn.settled[index] = text
-        else:
-            turn.writes.append(_Write(index, job, text))
+            text = Outcome(work[index].ref, WriteStatus.FAILED, bug(exc))
+        turn.add(index, text if isinstance(text, Outcome) else _Write(index, job, text))
     return turn
 
 
-def _kept(item: _Write) -> dict[str, Any] | Outcome:
-    """One object's backup file, written ahead of its turn; its outcome when that fails."""
+def _kept(item: _Write) -> _Write | Outcome:
+    """One object's backup file, written ahead of its turn (its journal line kept with it);
+    its outcome when that fails."""
     try:
-        return item.job.backup.keep(item.job.obj, item.text)
+        return replace(item, line=item.job.backup.keep(item.job.obj, item.text))
     except (WbmigrateError, OSError) as exc:
         return _failed(item.job, one_line(exc))
 
@@ -274,16 +276,13 @@ def _failed(job: Job, why: str) -> Outcome:
 def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
     """An object the last read showed gone or changed (or could not show): not written,
     and journaled so, for rollback to leave it alone."""
-    obj = job.obj
+    reason = "changed" if now is not None else "gone"
     try:
-        if error is not None:
-            job.backup.not_written(obj, "could not be read again")
-            return Outcome(obj.ref, WriteStatus.FAILED, error)
-        job.backup.not_written(obj, "gone" if now is None else "changed")
+        job.backup.not_written(job.obj, reason if error is None else "could not be read again")
     except (WbmigrateError, OSError) as exc:
-        return Outcome(obj.ref, WriteStatus.FAILED, one_line(exc))
-    if now is None:
-        return Outcome(obj.ref, WriteStatus.FAILED, "no longer exists")
+        return _failed(job, one_line(exc))
+    if error is not None or now is None:
+        return _failed(job, error or "no longer exists")
     return changed(job)
 
 

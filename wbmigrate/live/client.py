@@ -284,11 +284,9 @@ class Client:
             found = project_of(data, entity, project)
             return a_dict(found.get("allViews"), "project.allViews")
 
-        def page(after: str | None) -> dict[str, Any]:
-            return self._refusing(lambda: ask(after), refusable)
-
         what = f"{_LISTINGS.get(view_type, view_type)} of {entity}/{project}"
-        for edges in listing_pages(page, what):
+        pages = listing_pages(lambda after: self._refusing(lambda: ask(after), refusable), what)
+        for edges in pages:
             views: list[View] = []
             try:
                 for edge in edges:

@@ -132,13 +132,13 @@ class LiveObject:
     @classmethod
     def of_trigger(cls, trigger: dict[str, Any], entity: str, project: str) -> LiveObject:
         trigger_id, title = trigger["id"], trigger.get("name") or ""
-        text, updated_at = canonical(trigger), trigger.get("updatedAt")
+        text, updated_at = _trigger_text(trigger), trigger.get("updatedAt")
         return cls(
             "automation", trigger_id, title, text, updated_at, entity, project, trigger=trigger
         )
 
 
-def canonical(trigger: dict[str, Any]) -> str:
+def _trigger_text(trigger: dict[str, Any]) -> str:
     """A trigger as stable JSON text (the API gives objects, not one spec string)."""
     try:
         return json.dumps(trigger, ensure_ascii=False, sort_keys=True)
@@ -164,11 +164,3 @@ def write(client: Client, obj: LiveObject, new_text: str) -> str | None:
     if obj.view is not None:
         return client.upsert_view(obj.view, new_text)
     return client.update_trigger(trigger_input(json.loads(new_text)))
-
-
-def stored_as_sent(obj: LiveObject, now: LiveObject, sent: str) -> bool:
-    """Whether what W&B stores now is what was sent (a trigger: the fields wbmigrate writes)."""
-    if obj.view is not None:
-        return now.text == sent
-    assert now.trigger is not None
-    return trigger_input(now.trigger) == trigger_input(json.loads(sent))

@@ -1,6 +1,6 @@
 """What `apply` and `rollback` do with one object, as data: the job (the object, what it must
 still be, its planned rewrite, its backup), kept on disk from its plan to its turn (`Spool`),
-the checks before its write, and what the write came to. Shared by the plan (`live.apply`) and
+the checks before its write, and what the write came to. Shared by the plan (`live.prepare`) and
 the batch pipeline (`live.batches`).
 """
 
@@ -22,7 +22,7 @@ from wbmigrate.edit.edits import Edit
 from wbmigrate.engine.model import Change
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.backup import Backup, BackupError, digest
-from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef, stored_as_sent
+from wbmigrate.live.objects import Fingerprint, LiveObject, ObjectRef
 from wbmigrate.plan_json import signature
 
 if TYPE_CHECKING:  # the engine loads when the first object is planned
@@ -159,40 +159,29 @@ def _spool_error(exc: OSError) -> BackupError:
 
 
 @dataclass(frozen=True)
-class Stored:
-    """An object to write as it was read when planned: in memory, what names it and its
-    fingerprint; the object itself and its plan wait in the run's `Spool` until its turn."""
+class Queued:
+    """An object waiting for its turn to be written: in memory, what names it and what it must
+    still be; the object as read when planned, and its plan, wait in the run's `Spool` (`at`)
+    until its turn. `backup`: the one it goes into, once the run has made it."""
 
     ref: ObjectRef
-    fingerprint: Fingerprint
+    expected: Expected
     spool: Spool
     at: tuple[int, int]
+    backup: Backup | None = None
 
     @property
     def id(self) -> str:
         return self.ref.id
 
-    @classmethod
-    def of(cls, obj: LiveObject, plan: Rewritten, spool: Spool) -> Stored:
-        return cls(obj.ref, obj.fingerprint, spool, spool.put((obj, plan)))
-
     def load(self) -> tuple[LiveObject, Rewritten]:
         obj, plan = self.spool.get(*self.at)
         return obj, plan
 
-
-@dataclass(frozen=True)
-class Queued:
-    """An object waiting for its turn to be written: stored, what it must still be, and the
-    backup it goes into."""
-
-    stored: Stored
-    expected: Expected
-    backup: Backup
-
     def job(self) -> Job:
         """The whole job, its object and plan read back from the spool: at its turn."""
-        obj, plan = self.stored.load()
+        assert self.backup is not None  # the run backs up before it writes
+        obj, plan = self.load()
         return Job(obj, self.expected, plan, self.backup)
 
 
@@ -219,19 +208,14 @@ def to_send(job: Job) -> Outcome | str:
     return text
 
 
-def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
-    """The data-loss guard (`guard.check_write`), loaded with the engine when first used."""
-    from wbmigrate import guard
-
-    guard.check_write(original, edits, new_text)
-
-
 def guard(original: str, plan: Rewritten) -> str | None:
     """Why the data-loss guard refuses to send `plan.text` in place of `original` (the text the
-    plan was made from), or None."""
+    plan was made from), or None. The guard loads with the engine, when first used."""
+    from wbmigrate import guard as data_loss
+
     assert plan.text is not None
     try:
-        check_write(json.loads(original), list(plan.edits), plan.text)
+        data_loss.check_write(json.loads(original), list(plan.edits), plan.text)
     except WbmigrateError as exc:
         return one_line(exc)
     except (ValueError, RecursionError):  # the plan was made from this text: it parses
@@ -251,13 +235,14 @@ def verdict(
     """What a write came to, from the object just before it, what was sent, the time the
     mutation's answer gave the save and the read-back. `updatedAt` moving after the answer
     shows another writer even when they saved the same spec; a read-back that is neither
-    what was sent nor what was there shows one whatever the clock says."""
+    what was sent nor what was there (`digest`: a trigger's writable fields) shows one
+    whatever the clock says."""
     if back is None:
         return WriteStatus.FAILED
-    moved = back.updated_at != saved_at
-    if stored_as_sent(before, back, sent) and not moved:
+    moved, now = back.updated_at != saved_at, digest(back)
+    if now == digest(before, sent) and not moved:
         return WriteStatus.APPLIED
-    if digest(back) == digest(before) and not moved:
+    if now == digest(before) and not moved:
         return WriteStatus.FAILED
     return WriteStatus.CONFLICT
 

@@ -9,6 +9,8 @@ The boundary note `apply --plan` writes is made again from the mapping (checked 
 and the census the file records: the runs' names, days and counts `show` prints, and their
 links, which must be the ones the census makes for the plan's own host and project (a plan
 that links elsewhere is refused whole, so nothing in it can point a note at another site).
+Over 300 lines because the file is read back beside the format it is written in, every field
+checked as it is read (a plan file is anyone's input): split, one format would have two homes.
 """
 
 from __future__ import annotations

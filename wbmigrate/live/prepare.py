@@ -1,25 +1,26 @@
 """What an `apply` run must do, worked out before anything is written: every object planned
 once (or the saved plan followed), the objects to write with the state each must still be in
 and the rewrite its write will send (both on disk until their turn: memory holds no spec), what
-is gone and what cannot be read (`prepare_apply`); and the backup folder the run writes first
-(`backup_folder`, `start_backup`).
+is gone and what cannot be read (`prepare_apply`, each object planned by `plan_write`); and the
+backup folder the run writes first (`backup_folder`, `start_backup`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wbmigrate.engine.model import Options
-from wbmigrate.live.apply import plan_write
+from wbmigrate.errors import WbmigrateError, bug
 from wbmigrate.live.backup import Backup, check_folder, default_folder
 from wbmigrate.live.objects import LiveObject, ObjectRef
-from wbmigrate.live.outcomes import Expected, Outcome, Queued, Rewritten, Spool, Stored, WriteStatus
+from wbmigrate.live.outcomes import Expected, Outcome, Queued, Rewritten, Spool, WriteStatus
 from wbmigrate.live.project import Counts, Project
 from wbmigrate.plan import Planned, Status, Tally
 from wbmigrate.plan_json import mapping_entry
+from wbmigrate.rewrite import NewText, rewrite_of
 
 if TYPE_CHECKING:
     from wbmigrate.live.planfile import SavedPlan
@@ -33,7 +34,7 @@ class Work:
     Each object to write is kept with the rewrite made when it was planned, for the write to
     reuse, on disk (`spool`) until its turn: in memory only what names it."""
 
-    todo: list[tuple[Stored, Expected]] = field(default_factory=list)
+    todo: list[Queued] = field(default_factory=list)
     settled: list[Outcome] = field(default_factory=list)
     planned: list[Planned] | None = None  # every object as `plan` shows it, if asked for
     tally: Tally = field(default_factory=Tally)
@@ -41,12 +42,12 @@ class Work:
 
     def jobs(self, backup: Backup) -> list[Queued]:
         """The objects to write, each with its plan, backed up into `backup`."""
-        return [Queued(stored, expected, backup) for stored, expected in self.todo]
+        return [replace(queued, backup=backup) for queued in self.todo]
 
     def keep(self, obj: LiveObject, expected: Expected, plan: Rewritten | None) -> None:
         assert plan is not None  # every object planned without an error has one
         self.spool = self.spool or Spool()
-        self.todo.append((Stored.of(obj, plan, self.spool), expected))
+        self.todo.append(Queued(obj.ref, expected, self.spool, self.spool.put((obj, plan))))
 
 
 def prepare_apply(
@@ -79,6 +80,29 @@ def prepare_apply(
             work.keep(obj, Expected(entry.fingerprint, entry.changes), plan)
     work.settled = _gone(saved, seen) + unreadable
     return work
+
+
+def plan_write(
+    obj: LiveObject, migration: Migration, options: Options, base_url: str = ""
+) -> tuple[Planned, Rewritten | None]:
+    """Plan one object as `apply` writes it: the plan (for the summary) and, when one could be
+    made, its rewrite: the changes, and the edits the text to send is spliced from when the
+    object's turn to be written comes (`Rewritten.text`). The data-loss guard checks those
+    exact bytes against the edits then (`live.outcomes.to_send`): the bytes are only sent if
+    W&B still holds what they were made from. `base_url`: the API host, for the object's link."""
+    source = obj.source(base_url)
+    if source.error is not None:
+        return Planned(source, error=source.error), None
+    try:
+        result = rewrite_of(obj.text, migration, kind=obj.kind, name=obj.title, options=options)
+    except WbmigrateError as exc:
+        return Planned(source, error=str(exc)), None
+    except Exception as exc:  # a bug: said for this object alone, as `plan_one` does
+        return Planned(source, error=bug(exc)), None
+    if not result.changed:
+        return Planned(source, result), Rewritten(None)
+    text = NewText(obj.text, result.edits)
+    return Planned(source, result), Rewritten(text, result.changes, result.edits)
 
 
 def _as_shown(planned: Planned) -> Planned:
