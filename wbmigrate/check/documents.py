@@ -2,7 +2,7 @@
 coverage matches the live path); W&B sweep configs; and config files by their dotted keys.
 
 Each document of a file is walked once for spec subtrees, sweeps and specs kept as JSON strings
-(`specs.find`); each is checked on its own, its findings located in the text it lives in
+(`files.find`); each is checked on its own, its findings located in the text it lives in
 (`hosts`). Fixes are made together at the end: inside strings first (which moves no path), then
 in the documents. A document that cannot be read is a `parse-error`, a spec the engine cannot
 read a `needs-review`: one bad document never stops the scan.
@@ -20,7 +20,7 @@ import yaml
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule
 from wbmigrate.check.places import Places, hash_comments, spans
-from wbmigrate.check.specs import Found, TooDeep, at, check_spec, config_keys, find, may_embed
+from wbmigrate.check.specs import check_spec, config_keys, may_embed
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.unread import LAYOUT, layout_keys
@@ -29,7 +29,7 @@ from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
-from wbmigrate.files import Unreadable, read_json, read_yaml
+from wbmigrate.files import SWEEP, TEXT, TooDeep, Unreadable, at, find, read_json, read_yaml
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
@@ -82,9 +82,9 @@ class _Check:
             for document in documents:
                 found = find(document.data, may_embed(self.targets))
                 self.contents(document, found)
-                for path in found.strings:
+                for path in (path for path, what in found if what == TEXT):
                     self.string(document, path)
-                skip = {root for root, _ in found.specs} | set(found.sweeps)
+                skip = {path for path, what in found if what != TEXT}
                 keys = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
                 self.layouts(document)
@@ -99,19 +99,20 @@ class _Check:
         checked.place = self.place
         return checked
 
-    def contents(self, host: Host, found: Found) -> None:
+    def contents(self, host: Host, found: list[tuple[Path, str]]) -> None:
         """The specs and sweeps found in one text."""
-        for root, kind in found.specs:
-            spec = at(host.data, root)
+        for root, kind in found:
+            node = at(host.data, root)
+            if kind == SWEEP:
+                self.pending += [(host, p) for p in check_sweep(node, root, self.targets)]
+            if kind in (SWEEP, TEXT):
+                continue
             unit = len(self.notes)
-            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit, host.same)
+            pending, notes = check_spec(node, root, kind, self.label, self.targets, unit, host.same)
             self.pending += [(host, p) for p in pending]
             if notes is not None:  # read: the engine judged every name in it
                 self.notes.append((host, notes))
                 self.seen += host.seen(root)
-        for path in found.sweeps:
-            sweep = at(host.data, path)
-            self.pending += [(host, p) for p in check_sweep(sweep, path, self.targets)]
 
     def layouts(self, document: Document) -> None:
         """A panel layout's keys are grid coordinates: when the mapping renames a metric
@@ -133,7 +134,7 @@ class _Check:
         except TooDeep as exc:
             problem = str(exc)
         else:
-            if found.specs or found.sweeps:
+            if found:
                 self.contents(document.string(path, value, data), found)
             return
         message = (
