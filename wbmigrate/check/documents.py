@@ -30,6 +30,7 @@ from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.errors import bug
 from wbmigrate.files import SWEEP, TEXT, TooDeep, Unreadable, at, find, read_json, read_yaml
+from wbmigrate.names import AFTER_NAME, NAME_CHAR
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
@@ -202,7 +203,7 @@ def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
 
 def _name_in(text: str, start: int, end: int, name: str) -> tuple[int, int]:
     """Where the whole name `name` first is in text[start:end] (all of it, when it is not)."""
-    found = re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])").search(text, start, end)
+    found = re.compile(rf"(?<!{NAME_CHAR}){re.escape(name)}{AFTER_NAME}").search(text, start, end)
     return (found.start(), found.end()) if found else (start, end)
 
 
