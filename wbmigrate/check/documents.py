@@ -18,7 +18,7 @@ from functools import partial
 import yaml
 
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
-from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule
+from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule, guarded
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import check_spec, config_keys, may_embed
 from wbmigrate.check.sweeps import check_sweep
@@ -28,7 +28,6 @@ from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
-from wbmigrate.errors import bug
 from wbmigrate.files import SWEEP, TEXT, TooDeep, Unreadable, at, find, read_json, read_yaml
 from wbmigrate.names import AFTER_NAME, NAME_CHAR
 
@@ -78,7 +77,13 @@ class _Check:
 
     def run(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """The check of a parsed file; what makes it fail is a finding of this file, never
-        raised."""
+        raised (so the residual pass still gives its old names a result)."""
+        work = partial(self.findings, documents, compose)
+        checked = guarded(self.label, work, lambda finding: Checked([finding]))
+        checked.place = self.place
+        return checked
+
+    def findings(self, documents: Sequence[Document], compose: Compose) -> Checked:
         try:
             for document in documents:
                 found = find(document.data, may_embed(self.targets))
@@ -89,16 +94,9 @@ class _Check:
                 keys = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
                 self.layouts(document)
-            checked = self.checked(documents, compose)
         except TooDeep as exc:
-            return parse_error(self.label, self.text, 0, str(exc), self.place)
-        except RecursionError:
-            return parse_error(self.label, self.text, 0, "nested too deeply to read", self.place)
-        except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
-            message = bug(exc, "this file", text=True)
-            checked = Checked([Lines("").finding(self.label, 0, 0, Rule.INTERNAL_ERROR, message)])
-        checked.place = self.place
-        return checked
+            return parse_error(self.label, self.text, 0, str(exc))
+        return self.checked(documents, compose)
 
     def contents(self, host: Host, found: list[tuple[Path, str]]) -> None:
         """The specs and sweeps found in one text."""
