@@ -12,15 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from wbmigrate.check.config import CheckConfig
-from wbmigrate.check.model import (
-    Checked,
-    FileReport,
-    Finding,
-    Lines,
-    Rule,
-    apply_fixes,
-    guarded,
-)
+from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes, guarded
 from wbmigrate.check.places import of_file
 from wbmigrate.check.residual import residual
 from wbmigrate.check.suppress import Ignores, suppress
