@@ -254,6 +254,8 @@ def _found(unparsed: Source, document: Any, within: edits.Path = ()) -> list[Sou
             except Unreadable as exc:
                 error = f"a spec kept as JSON text cannot be read: {exc}"
                 sources.append(replace(_named(unparsed, where), error=error))
+        elif path[-1:] == EXPORT_SPEC and _is_export(holder := at(document, path[:-1])):
+            sources += _found(unparsed, holder, (*within, *path[:-1]))  # an export inside
         elif what != SWEEP:
             sources.append(replace(_named(unparsed, where), kind=what, document=node))
     return sources
