@@ -4,7 +4,7 @@ An export file (`wbmigrate export`) is a document of the object's metadata with 
 spec under `spec`; a raw spec file is the spec alone, its kind told by its shape. Both are JSON
 or YAML (each `---` document of a YAML file on its own). `plan DIR` and `check` find them with
 the same discovery (`wbmigrate.discover`), parse them with the same readers (`read_json`,
-`read_yaml`) and tell a spec with the same `spec_in`.
+`read_yaml`) and find the specs in a document with the same `find`.
 """
 
 from __future__ import annotations
