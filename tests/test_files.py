@@ -126,3 +126,17 @@ def test_a_spec_kept_as_escaped_json_text_in_yaml_is_found_by_plan_and_check(run
     planned = json.loads(run("plan", ".", "--format", "json").stdout)["objects"]
     assert [(o["name"], o["status"]) for o in planned] == [("views /views/0/spec", "changes")]
     assert "renamed-metric" in run("check", ".").stdout
+
+
+def test_an_export_file_whose_kind_is_no_name_is_an_error_not_a_crash(here):
+    (here / "odd.json").write_text(json.dumps({**EXPORT, "kind": ["report"]}))
+    (source,) = read_sources(here / "odd.json")
+    assert source.error == "an export file of unknown kind ['report']"
+
+
+def test_an_export_inside_a_document_is_one_object_named_by_its_title(here):
+    (here / "list.json").write_text(json.dumps([EXPORT, {**EXPORT, "kind": "dashboard"}]))
+    assert [(s.name, s.kind, s.root, s.error) for s in read_sources(here / "list.json")] == [
+        ("Async", "report", ("spec",), None),
+        ("list /1", None, (), "an export file of unknown kind 'dashboard'"),
+    ]

@@ -4,14 +4,14 @@ An export file (`wbmigrate export`) is a document of the object's metadata with 
 spec under `spec`; a raw spec file is the spec alone, its kind told by its shape. Both are JSON
 or YAML (each `---` document of a YAML file on its own). `plan DIR` and `check` find them with
 the same discovery (`wbmigrate.discover`), parse them with the same readers (`read_json`,
-`read_yaml`) and tell a spec with the same `spec_in`.
+`read_yaml`) and find the specs in a document with the same `find`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,16 @@ SPEC_SUFFIXES = (".json", *YAML_SUFFIXES)  # the files `check` reads as JSON or 
 SPEC_KEYS = ("blocks", "panelGroups", "section", "__typename", "event", "triggeringCondition")
 SPEC_MARKERS = (f'"{EXPORT_FORMAT}"', *(f'"{key}"' for key in SPEC_KEYS))
 _JSON_TEXT = re.compile(r"\s*[\[{]")  # what a string holding a spec as JSON text starts with
+# Deeper documents are refused: no real spec comes near, and the engine walks recursively.
+MAX_DEPTH = 500
+SWEEP, TEXT = "sweep", "text"  # what `find` calls a sweep config, a string that may hold a spec
 # The same keys as YAML writes them: plain or quoted, in block or flow style, or in a string
 # that holds a spec as JSON text (its quotes escaped).
 _YAML_KEYS = re.compile(rf"""\b(?:{"|".join(SPEC_KEYS)})\\?["']?[ \t]*:""")
+
+
+class TooDeep(Exception):
+    """A document nested deeper than MAX_DEPTH."""
 
 
 class Unreadable(WbmigrateError):
@@ -89,7 +96,7 @@ def spec_in(document: Any) -> tuple[tuple[str, ...], str] | None:
     None for a document that holds no spec (a config, a package.json)."""
     if _is_export(document):
         kind = document.get("kind")
-        return (EXPORT_SPEC, kind) if kind in kinds.KINDS else None
+        return (EXPORT_SPEC, kind) if isinstance(kind, str) and kind in kinds.KINDS else None
     try:
         return (), kinds.detect(document)
     except kinds.UnknownKindError:
@@ -143,7 +150,7 @@ def read_source(path: Path, named: bool) -> list[Source]:
 
 def _sources(path: Path, text: str, named: bool) -> list[Source]:
     """The Sources of a spec file's text: one per spec in it, found where `check` finds them
-    (`specs_in`). A file found in a folder is read only if it may hold a spec: without any
+    (`find`). A file found in a folder is read only if it may hold a spec: without any
     key a spec's shape needs it holds none, and is not parsed to find that out; one that holds
     no spec is skipped. A file named alone is always planned (said to be no spec, if it holds
     none), and so is text that does not parse, so a broken spec is reported."""
@@ -158,7 +165,7 @@ def _sources(path: Path, text: str, named: bool) -> list[Source]:
     sources = []
     for i, document in enumerate(documents):
         one = replace(unparsed, name=f"{path.stem} ({i + 1})") if len(documents) > 1 else unparsed
-        sources += [_source(one, at, node) for at, node in specs_in(document)]
+        sources += _found(one, document)
     if sources or not named:
         return sources
     return [replace(unparsed, document=documents[0] if documents else None)]
@@ -170,50 +177,93 @@ def _may_hold_spec(text: str, yaml_file: bool) -> bool:
     return any(marker in text for marker in SPEC_MARKERS)
 
 
-def specs_in(document: Any) -> Iterator[tuple[edits.Path, Any]]:
-    """Every spec in a parsed document and where it is, outermost first, as `check` finds
-    them: the document itself, an export file, or any value inside (a list of triggers, a
-    saved view's wrapper), also one kept as JSON text in a string (its path: the string's; text
-    that looks like one and does not parse: why, an `Unreadable`). An export file is listed
-    whatever its kind (one of a kind wbmigrate does not know is an error, never skipped). A
-    stack, not recursion: any depth."""
+def find(
+    document: Any, may_embed: Callable[[str], bool] | None = None
+) -> list[tuple[edits.Path, str]]:
+    """Every spec (with its kind), W&B sweep config (SWEEP) and string that may hold a spec as
+    JSON text (TEXT, when `may_embed` says so) in a parsed document, with its path, outermost
+    first, as `plan DIR` and `check` both find them: nothing inside a spec or sweep is looked
+    at again; an export file's spec sits under `spec`, its metadata walked apart. A stack, not
+    recursion: any depth short of MAX_DEPTH."""
+    found: list[tuple[edits.Path, str]] = []
     stack: list[tuple[edits.Path, Any]] = [((), document)]
     while stack:
-        at, node = stack.pop()
+        path, node = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise TooDeep(f"nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, dict):
-            if _is_export(node) or any(kind.matches(node) for kind in kinds.KINDS.values()):
-                yield at, node
-                continue
-            stack += reversed([((*at, key), value) for key, value in node.items()])
+            what, root = _what(node)
+            if what is not None:
+                found.append(((*path, *root), what))
+            if what is None or root:
+                stack += reversed([((*path, k), v) for k, v in node.items() if (k,) != root])
         elif isinstance(node, list):
-            stack += reversed([((*at, i), value) for i, value in enumerate(node)])
-        elif isinstance(node, str) and at and _json_text(node):
-            try:
-                stack.append((at, read_json(node)))
-            except Unreadable as exc:
-                yield at, exc
+            stack += reversed([((*path, i), item) for i, item in enumerate(node)])
+        elif isinstance(node, str) and may_embed is not None and may_embed(node):
+            found.append((path, TEXT))
+    return found
 
 
-def _json_text(text: str) -> bool:
+def _what(node: dict[Any, Any]) -> tuple[str | None, edits.Path]:
+    """What a mapping is (a kind's name, SWEEP, or None) and where in it that sits."""
+    declared = spec_in(node) if _is_export(node) and isinstance(node.get("spec"), dict) else None
+    if declared is not None:
+        return declared[1], declared[0]
+    # the kind `kinds.detect` tells from a shape, without the cost of its error for the many
+    # subtrees that are no spec
+    kind = next((name for name, known in kinds.KINDS.items() if known.matches(node)), None)
+    # a W&B sweep config: a search `method` over `parameters` (its `metric` is optional)
+    if kind is None and isinstance(node.get("method"), str):
+        kind = SWEEP if isinstance(node.get("parameters"), dict) else None
+    return kind, ()
+
+
+def spec_text(text: str) -> bool:
     """Whether a string may be a spec kept as JSON text (a cheap test: none is parsed
     unless it looks like one)."""
     return _JSON_TEXT.match(text) is not None and any(marker in text for marker in SPEC_MARKERS)
 
 
-def _source(unparsed: Source, at: edits.Path, node: Any) -> Source:
-    """The Source of a spec found at `at` in a document (named by its place, unless it is
-    the document itself)."""
-    one = replace(unparsed, name=f"{unparsed.name} {edits.pointer(at)}") if at else unparsed
-    if isinstance(node, Unreadable):
-        return replace(one, error=f"a spec kept as JSON text cannot be read: {node}")
-    found = spec_in(node)
-    if found is None:
-        return replace(one, error=f"an export file of unknown kind {node.get('kind')!r}")
-    root, kind = found
-    if root != EXPORT_SPEC:
-        return replace(one, kind=kind, document=node)
-    name = node.get("displayName") or node.get("name") or one.name
-    return replace(one, name=str(name), kind=kind, root=EXPORT_SPEC, document=node)
+def at(document: Any, path: edits.Path) -> Any:
+    for part in path:
+        document = document[part]
+    return document
+
+
+def _found(unparsed: Source, document: Any, within: edits.Path = ()) -> list[Source]:
+    """The Sources of the specs in a parsed document (`within` a string of another one that
+    keeps it as JSON text), found where `check` finds them; such text that does not parse is
+    an object that cannot be read. An export file is its one spec, whatever its kind (one of a
+    kind wbmigrate does not know is an error, never skipped)."""
+    if _is_export(document):
+        one, found = _named(unparsed, within), spec_in(document)
+        if found is None:
+            return [replace(one, error=f"an export file of unknown kind {document.get('kind')!r}")]
+        name = str(document.get("displayName") or document.get("name") or one.name)
+        return [replace(one, name=name, kind=found[1], root=EXPORT_SPEC, document=document)]
+    try:
+        found_in = find(document, spec_text)
+    except TooDeep as exc:
+        return [replace(_named(unparsed, within), error=str(exc))]
+    sources = []
+    for path, what in found_in:
+        node, where = at(document, path), (*within, *path)
+        if what == TEXT:
+            try:
+                sources += _found(unparsed, read_json(node), where)
+            except Unreadable as exc:
+                error = f"a spec kept as JSON text cannot be read: {exc}"
+                sources.append(replace(_named(unparsed, where), error=error))
+        elif path[-1:] == EXPORT_SPEC and _is_export(holder := at(document, path[:-1])):
+            sources += _found(unparsed, holder, (*within, *path[:-1]))  # an export inside
+        elif what != SWEEP:
+            sources.append(replace(_named(unparsed, where), kind=what, document=node))
+    return sources
+
+
+def _named(unparsed: Source, at: edits.Path) -> Source:
+    """What is found at `at` in a document, named by its place (unless it is the document)."""
+    return replace(unparsed, name=f"{unparsed.name} {edits.pointer(at)}") if at else unparsed
 
 
 def _is_export(document: Any) -> bool:

@@ -91,8 +91,19 @@ def series_accessor(value: object) -> Accessor | None:
 
 # --- names inside longer strings ----------------------------------------------------------
 
-_NAME_CHAR = r"[\w/\-]"
+NAME_CHAR = r"[\w/\-]"
 _TOKEN = re.compile(r"\$\{([^}]*)\}")
+# The whole-name boundary in a file's bytes or a value's JSON text: no name character after a
+# name, and before it none either, or an escape that stands for none (`\n`, `\u00e9`).
+_ESCAPES = (r"\\[nrtbfv/]", r"\\u[0-9a-fA-F]{4}", r"\\x[0-9a-fA-F]{2}")
+AFTER_NAME = rf"(?!{NAME_CHAR})"
+# Seen after a name's first character, where a lookbehind is cheap (see `trie`): a search for a
+# pattern that starts with a lookbehind tries every offset.
+NOT_IN_NAME = rf"(?<!{NAME_CHAR}.)"
+BEFORE_NAME = "(?:" + "|".join([NOT_IN_NAME, *(f"(?<={e}.)" for e in _ESCAPES)]) + ")"
+# The same, as what a pattern matches before a name: 1.7x as fast as BEFORE_NAME in
+# `engine.record.whole_names`, whose names start with the same few letters as most words.
+NAME_START = "(?:" + "|".join([r"[^\w/\-]", *_ESCAPES]) + ")"
 
 
 def mention_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
@@ -102,7 +113,7 @@ def mention_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
     if not ordered:
         return None
     alternatives = "|".join(map(re.escape, ordered))
-    return re.compile(rf"(?<![\w/.\-])(?:{alternatives})(?!{_NAME_CHAR}|\.{_NAME_CHAR})")
+    return re.compile(rf"(?<![\w/.\-])(?:{alternatives})(?!{NAME_CHAR}|\.{NAME_CHAR})")
 
 
 def mentions(text: str, pattern: re.Pattern[str] | None) -> list[str]:

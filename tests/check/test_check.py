@@ -838,3 +838,25 @@ def test_a_symlink_put_in_a_files_place_after_listing_is_not_read(tmp_path):
     report = returns_soon(check_file, path, Targets(MIGRATION, Options()), Ignores())
     assert report is not None
     assert [f.message for f in report.findings] == ["cannot read it: a symbolic link; not followed"]
+
+
+def test_a_bug_of_a_checker_is_one_internal_error_and_the_names_still_get_a_result(
+    tmp_path, monkeypatch
+):
+    """The residual pass still gives the file's old names a result (here, one to review)."""
+
+    def failing(*args):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr("wbmigrate.check.documents.config_keys", failing)
+    path = tmp_path / "a.json"
+    path.write_text('{"notes": "see off_policy/mean"}\n')
+    report = check_file(path, Targets(MIGRATION, Options()), Ignores())
+    assert report is not None
+    crashed, *rest = report.findings
+    assert (crashed.rule.value, crashed.line, crashed.message) == (
+        "internal-error",
+        1,
+        "wbmigrate failed on this file (ValueError: a bug); please report it",
+    )
+    assert ["off_policy/mean" in f.message for f in rest] == [True]

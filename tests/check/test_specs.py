@@ -9,45 +9,37 @@ import pytest
 from strategies import MIGRATION
 
 from wbmigrate.check.model import Rule
-from wbmigrate.check.specs import (
-    MAX_DEPTH,
-    TooDeep,
-    check_spec,
-    config_keys,
-    find,
-    may_embed,
-)
+from wbmigrate.check.specs import check_spec, config_keys, may_embed
 from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.files import EXPORT_FORMAT
+from wbmigrate.files import EXPORT_FORMAT, MAX_DEPTH, SWEEP, TEXT, TooDeep, find
 
 TARGETS = Targets(MIGRATION, Options())
 REPORT = {"blocks": []}
 WORKSPACE = {"section": {}}
 TRIGGER = {"event": {}, "action": {}}
-SWEEP = {"method": "grid", "parameters": {}}
+SWEEP_CONFIG = {"method": "grid", "parameters": {}}
 
 
 def test_specs_are_found_wherever_they_sit_and_nothing_inside_them_is_looked_at():
     document = {
         "views": [{"name": "v", "spec": REPORT}, {"name": "w", "spec": WORKSPACE}],
         "triggers": [TRIGGER, {"name": "not a spec"}],
-        "sweep": {**SWEEP, "parameters": {"inner": {"blocks": []}}},
+        "sweep": {**SWEEP_CONFIG, "parameters": {"inner": {"blocks": []}}},
         "nested": {"deeper": [[{"section": {"blocks": []}}]]},
     }
-    found = find(document)
-    assert found.specs == [
+    assert find(document) == [
         (("views", 0, "spec"), "report"),
         (("views", 1, "spec"), "workspace"),
         (("triggers", 0), "automation"),
+        (("sweep",), SWEEP),
         (("nested", "deeper", 0, 0), "workspace"),
     ]
-    assert found.sweeps == [("sweep",)]
 
 
 def test_an_export_file_says_its_kind_and_its_metadata_is_walked_apart():
     document = {"wbmigrate": EXPORT_FORMAT, "kind": "report", "spec": {"blocks": []}, "x": TRIGGER}
-    assert find(document).specs == [(("spec",), "report"), (("x",), "automation")]
+    assert find(document) == [(("spec",), "report"), (("x",), "automation")]
 
 
 def test_only_strings_that_look_like_a_spec_with_an_old_name_are_parsed():
@@ -57,7 +49,7 @@ def test_only_strings_that_look_like_a_spec_with_an_old_name_are_parsed():
     assert not test(json.dumps({"other": ["off_policy/mean"]}))  # no spec's shape
     assert not test("the blocks of off_policy/mean")  # not JSON text
     document = {"a": json.dumps({"blocks": ["off_policy/mean"]}), "b": "off_policy/mean"}
-    assert find(document, test).strings == [("a",)]
+    assert find(document, test) == [(("a",), TEXT)]
 
 
 def test_a_document_deeper_than_the_walk_reads_is_refused():

@@ -294,3 +294,24 @@ def test_candidates_count_a_renamed_key_as_known(fake):
     found = config_models.candidates({"max_off_policy_steps": 1}, models, renames)
     assert [model.name for model in found] == ["OrchestratorConfig"]
     assert config_models.candidates({"project": {}, "tool": {}}, models, renames) == []
+
+
+def test_a_bug_of_validate_on_a_file_is_one_internal_error_and_the_others_are_validated(
+    run, fake, tree, monkeypatch
+):
+    tree("rl.toml", RL)
+    tree("orch.toml", "max_off_policy_steps = 4\n")
+    real = validate.validate_file
+
+    def failing(path, *args):
+        if path.name == "orch.toml":
+            raise ValueError("a bug")
+        return real(path, *args)
+
+    monkeypatch.setattr(validate, "validate_file", failing)
+    _, rows, stderr = checked(run, ".")
+    assert of_rule(rows, "internal-error") == [
+        ("orch.toml", 1, "--validate failed on this file (ValueError: a bug); please report it")
+    ]
+    assert of_rule(rows, "config-invalid") == [("rl.toml", 8, OLD_IN_RL)]
+    assert "1 invalid, 1 not validated" in stderr

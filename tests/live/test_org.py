@@ -255,6 +255,16 @@ def test_a_project_the_run_never_started_is_left_out_with_a_note(tmp_path):
     )
 
 
+def test_a_set_journal_cut_short_on_its_last_line_is_read_as_a_backup_journal_is(tmp_path):
+    """A run that did not end (killed while it wrote a line): the line is not what was done."""
+    backups = BackupSet(tmp_path / "set", {"base_url": BASE}, ["team/a"])
+    Backup(backups.folder_of("team/a"), {"target": "team/a", "base_url": BASE}).close()
+    backups.log("team/a", "started")
+    with (backups.folder / "journal.jsonl").open("a") as journal:
+        journal.write('{"event": "ended", "tar')
+    assert load_backup_set(backups.folder).backups["team/a"].notes == ()
+
+
 def test_a_sub_backup_downgraded_to_a_format_without_checksums_refuses_the_set(tmp_path):
     folder = written_set(tmp_path)
     manifest_of_a = folder / sub_folder("team/a") / "manifest.json"

@@ -2,7 +2,7 @@
 coverage matches the live path); W&B sweep configs; and config files by their dotted keys.
 
 Each document of a file is walked once for spec subtrees, sweeps and specs kept as JSON strings
-(`specs.find`); each is checked on its own, its findings located in the text it lives in
+(`files.find`); each is checked on its own, its findings located in the text it lives in
 (`hosts`). Fixes are made together at the end: inside strings first (which moves no path), then
 in the documents. A document that cannot be read is a `parse-error`, a spec the engine cannot
 read a `needs-review`: one bad document never stops the scan.
@@ -18,9 +18,9 @@ from functools import partial
 import yaml
 
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
-from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule
+from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule, guarded
 from wbmigrate.check.places import Places, hash_comments, spans
-from wbmigrate.check.specs import Found, TooDeep, at, check_spec, config_keys, find, may_embed
+from wbmigrate.check.specs import check_spec, config_keys, may_embed
 from wbmigrate.check.sweeps import check_sweep
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.unread import LAYOUT, layout_keys
@@ -28,8 +28,8 @@ from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.edit.replacement import Replacement, apply
-from wbmigrate.errors import bug
-from wbmigrate.files import Unreadable, read_json, read_yaml
+from wbmigrate.files import SWEEP, TEXT, TooDeep, Unreadable, at, find, read_json, read_yaml
+from wbmigrate.names import AFTER_NAME, NAME_CHAR
 
 Chosen = list[tuple[Host, list[Edit]]]  # the edits to make, by the text they are made in
 Compose = Callable[[str, Chosen], "str | None"]
@@ -77,41 +77,41 @@ class _Check:
 
     def run(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """The check of a parsed file; what makes it fail is a finding of this file, never
-        raised."""
+        raised (so the residual pass still gives its old names a result)."""
+        work = partial(self.findings, documents, compose)
+        checked = guarded(self.label, work, lambda finding: Checked([finding]))
+        checked.place = self.place
+        return checked
+
+    def findings(self, documents: Sequence[Document], compose: Compose) -> Checked:
         try:
             for document in documents:
                 found = find(document.data, may_embed(self.targets))
                 self.contents(document, found)
-                for path in found.strings:
+                for path in (path for path, what in found if what == TEXT):
                     self.string(document, path)
-                skip = {root for root, _ in found.specs} | set(found.sweeps)
+                skip = {path for path, what in found if what != TEXT}
                 keys = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
                 self.layouts(document)
-            checked = self.checked(documents, compose)
         except TooDeep as exc:
-            return parse_error(self.label, self.text, 0, str(exc), self.place)
-        except RecursionError:
-            return parse_error(self.label, self.text, 0, "nested too deeply to read", self.place)
-        except Exception as exc:  # a bug of ours: said for this file, and the scan goes on
-            message = bug(exc, "this file", text=True)
-            checked = Checked([Lines("").finding(self.label, 0, 0, Rule.INTERNAL_ERROR, message)])
-        checked.place = self.place
-        return checked
+            return parse_error(self.label, self.text, 0, str(exc))
+        return self.checked(documents, compose)
 
-    def contents(self, host: Host, found: Found) -> None:
+    def contents(self, host: Host, found: list[tuple[Path, str]]) -> None:
         """The specs and sweeps found in one text."""
-        for root, kind in found.specs:
-            spec = at(host.data, root)
+        for root, kind in found:
+            node = at(host.data, root)
+            if kind == SWEEP:
+                self.pending += [(host, p) for p in check_sweep(node, root, self.targets)]
+            if kind in (SWEEP, TEXT):
+                continue
             unit = len(self.notes)
-            pending, notes = check_spec(spec, root, kind, self.label, self.targets, unit, host.same)
+            pending, notes = check_spec(node, root, kind, self.label, self.targets, unit, host.same)
             self.pending += [(host, p) for p in pending]
             if notes is not None:  # read: the engine judged every name in it
                 self.notes.append((host, notes))
                 self.seen += host.seen(root)
-        for path in found.sweeps:
-            sweep = at(host.data, path)
-            self.pending += [(host, p) for p in check_sweep(sweep, path, self.targets)]
 
     def layouts(self, document: Document) -> None:
         """A panel layout's keys are grid coordinates: when the mapping renames a metric
@@ -133,7 +133,7 @@ class _Check:
         except TooDeep as exc:
             problem = str(exc)
         else:
-            if found.specs or found.sweeps:
+            if found:
                 self.contents(document.string(path, value, data), found)
             return
         message = (
@@ -201,7 +201,7 @@ def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:
 
 def _name_in(text: str, start: int, end: int, name: str) -> tuple[int, int]:
     """Where the whole name `name` first is in text[start:end] (all of it, when it is not)."""
-    found = re.compile(rf"(?<![\w/-]){re.escape(name)}(?![\w/-])").search(text, start, end)
+    found = re.compile(rf"(?<!{NAME_CHAR}){re.escape(name)}{AFTER_NAME}").search(text, start, end)
     return (found.start(), found.end()) if found else (start, end)
 
 

@@ -9,16 +9,18 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.edit.edits import Edit, Path
 from wbmigrate.edit.replacement import Replacement, apply
+from wbmigrate.errors import bug
 
 if TYPE_CHECKING:
     from wbmigrate.safe_write import Stamp
 
 
 Fix = tuple[Replacement, ...]  # the replacements that fix a finding, in the file's text
+T = TypeVar("T")
 
 
 class Level(enum.Enum):
@@ -190,6 +192,19 @@ class Lines:
         return Finding(
             path, *self.position(start), *self.position(end), rule, message, fix, (start, end)
         )
+
+
+def guarded(label: str, work: Callable[[], T], failed: Callable[[Finding], T], by: str = "") -> T:
+    """`work()` on one file, or `failed` of the one finding that says why it could not be done:
+    the file is nested too deeply to read, or `by` (wbmigrate) failed on it, a bug of ours, said
+    for this file alone so that the run goes on."""
+    try:
+        return work()
+    except RecursionError:
+        return failed(Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, "nested too deeply to read"))
+    except Exception as exc:
+        message = bug(exc, "this file", by or "wbmigrate", text=True)
+        return failed(Lines("").finding(label, 0, 0, Rule.INTERNAL_ERROR, message))
 
 
 def apply_fixes(text: str, findings: tuple[Finding, ...] | list[Finding]) -> str | None:

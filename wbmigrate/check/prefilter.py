@@ -36,18 +36,11 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from wbmigrate.names import trie
+from wbmigrate.names import AFTER_NAME, BEFORE_NAME, NOT_IN_NAME, trie
 
 Name = tuple[int, int, str]  # start, end, the spelling
 
-_AFTER_NAME = r"(?![\w/-])"
 _CUT = r"""(?=["'{%\\])"""  # what ends the start of a name built at run time
-# What may come before a name (after its first character, where a lookbehind is cheap): a
-# character that is not part of one, or an escape that is not either (`\n`, `\/`, `\u00e9`).
-_NOT_IN_NAME = r"(?<![\w/-].)"
-_BEFORE_NAME = (
-    rf"(?:{_NOT_IN_NAME}|(?<=\\[nrtbfv/].)|(?<=\\u[0-9a-fA-F]{{4}}.)|(?<=\\x[0-9a-fA-F]{{2}}.))"
-)
 # An escape that may stand for a character of a name.
 _NAME_ESCAPE = r"\\(?:/|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8})"
 # A regex field's empty value: "", '', [], null or ~ (JSON, YAML, or JSON kept in a string).
@@ -59,7 +52,7 @@ _EMPTY = r"""\\?["']?[ \t]*:[ \t]*(?:\\?"\\?"|''|\[[ \t]*\]|null|~)[ \t]*(?:[,}\
 CROWDED = 16
 _BRACE_LIST = re.compile(rb"\{[\w/.-]*,")  # the start of brace shorthand's first list
 _AN_ESCAPE = re.compile(_NAME_ESCAPE.encode())
-# A word after an escape that `_BEFORE_NAME` lets a name follow.
+# A word after an escape that `BEFORE_NAME` lets a name follow.
 _ESCAPED_WORD = re.compile(rb"\\(?:[nrtbfv/]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})([\w/-]+)")
 NAME_BYTES = frozenset(b"_/-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _HEAD = re.compile(rb"[\w/-]+|[^\w/-]+")
@@ -131,7 +124,7 @@ class Prefilter:
         self._words = [_chars(s) for s in self.spellings]
         self._anchored = [_chars(a) for a in self.anchors]
         # every whole spelling: the residual pass's pattern, over bytes
-        self.names = _compile(trie(self._words, after_first=_NOT_IN_NAME, end=_AFTER_NAME))
+        self.names = _compile(trie(self._words, after_first=NOT_IN_NAME, end=AFTER_NAME))
         # A whole spelling begins with its head, a word of the file (or, of other characters,
         # anywhere in it). A spelling or its start cut short (see `partial`) is a word before a
         # cut or after an escape when made of name characters only; else its head is a word.
@@ -249,7 +242,7 @@ class Prefilter:
         with the whole-history prime-rl mapping, to no result, and took 10x the time."""
         cut_end = r"(?=\\)" if data_only else _CUT
         words = trie(
-            self._words, after_first=_BEFORE_NAME, end=_AFTER_NAME, cut=self._cut, cut_end=cut_end
+            self._words, after_first=BEFORE_NAME, end=AFTER_NAME, cut=self._cut, cut_end=cut_end
         )
         return _compile(words)
 

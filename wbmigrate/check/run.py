@@ -12,13 +12,12 @@ from functools import partial
 from pathlib import Path
 
 from wbmigrate.check.config import CheckConfig
-from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes
+from wbmigrate.check.model import Checked, FileReport, Finding, Lines, Rule, apply_fixes, guarded
 from wbmigrate.check.places import of_file
 from wbmigrate.check.residual import residual
 from wbmigrate.check.suppress import Ignores, suppress
 from wbmigrate.check.targets import Targets
 from wbmigrate.discover import find_files, is_binary
-from wbmigrate.errors import bug
 from wbmigrate.parallel import cores, each
 from wbmigrate.rewrite import MAX_SPEC_BYTES
 from wbmigrate.safe_write import Stamp, TooBig, UnsafeWrite, read_file, write_text
@@ -81,12 +80,8 @@ def check_file(
     report carries the text with every kept fix made. An error of wbmigrate's own is reported
     for this file alone, never raised."""
     label = path.as_posix()
-    try:
-        return _check_file(path, label, targets, ignores, fixes)
-    except RecursionError:
-        return _error(label, "nested too deeply to read")
-    except Exception as exc:  # a bug: said once for this file, and the run goes on
-        return _error(label, bug(exc, "this file", text=True), Rule.INTERNAL_ERROR)
+    work = partial(_check_file, path, label, targets, ignores, fixes)
+    return guarded(label, work, lambda finding: FileReport(label, (finding,)))
 
 
 def _check_file(
@@ -154,8 +149,8 @@ def _decoded(data: bytes) -> tuple[str, tuple[int, int] | None]:
         return data.decode("latin-1"), (exc.start, exc.end)
 
 
-def _error(label: str, message: str, rule: Rule = Rule.PARSE_ERROR) -> FileReport:
-    return FileReport(label, (Lines("").finding(label, 0, 0, rule, message),))
+def _error(label: str, message: str) -> FileReport:
+    return FileReport(label, (Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, message),))
 
 
 def check_paths(

@@ -1,16 +1,16 @@
-"""Where a JSON or YAML document holds W&B specs, and what the rewrite engine says of each.
+"""What the rewrite engine says of each W&B spec in a JSON or YAML document.
 
-A spec is found by its shape wherever it sits: at the root, under an export file's `spec`, in
-a saved view's wrapper, in a list of triggers, as a JSON string. Each is run through the same
-engine as `plan` and `apply` on its own, and its changes become findings (`Pending`, not yet
-located) with paths rooted at the document. Config keys are looked for outside specs.
+Specs are found where `plan DIR` finds them (`files.find`: at the root, under an export file's
+`spec`, in a saved view's wrapper, in a list of triggers, as a JSON string). Each is run
+through the same engine as `plan` and `apply` on its own, and its changes become findings
+(`Pending`, not yet located) with paths rooted at the document. Config keys are looked for
+outside specs.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from wbmigrate import kinds
@@ -20,90 +20,18 @@ from wbmigrate.check.unread import Same, by_path, unread
 from wbmigrate.edit.edits import Edit, Path, RenameKey
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
 from wbmigrate.engine.shapes import nodes
-from wbmigrate.files import EXPORT_FORMAT, SPEC_MARKERS, spec_in
+from wbmigrate.files import at, spec_text
 from wbmigrate.mapping import Action
 from wbmigrate.names import accessor, mentions
 from wbmigrate.rewrite import rewrite
-
-# Deeper documents are refused: no real spec comes near, and the engine walks recursively.
-MAX_DEPTH = 500
-# What a string that holds a spec as JSON text shows before it is parsed.
-_JSON_TEXT = re.compile(r"\s*[\[{]")
-_SPEC_MARKERS = (*SPEC_MARKERS, '"Trigger"')  # the keys `plan DIR` looks for, an API type
-
-
-class TooDeep(Exception):
-    """A document nested deeper than MAX_DEPTH."""
-
-
-@dataclass
-class Found:
-    """What a document holds: specs (path and kind), sweep configs, strings that may hold a
-    spec as JSON text."""
-
-    specs: list[tuple[Path, str]] = field(default_factory=list)
-    sweeps: list[Path] = field(default_factory=list)
-    strings: list[Path] = field(default_factory=list)
-
-
-def find(document: Any, may_embed: Callable[[str], bool] | None = None) -> Found:
-    """Every spec, sweep and spec-holding string in `document`, outermost first (nothing inside
-    a spec or sweep is looked at again). A stack, not recursion: any depth short of MAX_DEPTH."""
-    found = Found()
-    stack: list[tuple[Path, Any]] = [((), document)]
-    while stack:
-        path, node = stack.pop()
-        if len(path) > MAX_DEPTH:
-            raise TooDeep(f"nested more than {MAX_DEPTH} levels deep")
-        if isinstance(node, dict):
-            stack += reversed(_in_mapping(path, node, found))
-        elif isinstance(node, list):
-            stack += reversed([((*path, i), item) for i, item in enumerate(node)])
-        elif isinstance(node, str) and may_embed is not None and may_embed(node):
-            found.strings.append(path)
-    return found
-
-
-def _in_mapping(path: Path, node: dict[Any, Any], found: Found) -> list[tuple[Path, Any]]:
-    """Record what `node` is; the members still to look at."""
-    if node.get("wbmigrate") == EXPORT_FORMAT and isinstance(node.get("spec"), dict):
-        declared = spec_in(node)
-        if declared is not None:
-            root, declared_kind = declared
-            found.specs.append(((*path, *root), declared_kind))
-            return [((*path, k), v) for k, v in node.items() if (k,) != root]
-    # the kind `kinds.detect` tells from a shape, without the cost of its error for the many
-    # subtrees that are no spec
-    kind = next((name for name, known in kinds.KINDS.items() if known.matches(node)), None)
-    if kind is not None:
-        found.specs.append((path, kind))
-        return []
-    # a W&B sweep config: a search `method` over `parameters` (its `metric` is optional)
-    if isinstance(node.get("method"), str) and isinstance(node.get("parameters"), dict):
-        found.sweeps.append(path)
-        return []
-    return [((*path, k), v) for k, v in node.items()]
 
 
 def may_embed(targets: Targets) -> Callable[[str], bool]:
     """Whether a string may be a spec kept as JSON text that needs a look (a cheap test: no
     string is parsed unless it looks like one and may hold an old name)."""
-
-    def test(text: str) -> bool:
-        if len(text) <= 16 or _JSON_TEXT.match(text) is None:
-            return False
-        return any(m in text for m in _SPEC_MARKERS) and targets.may_contain(text, spec_like=True)
-
-    return test
-
-
-def at(document: Any, path: Path) -> Any:
-    for part in path:
-        document = document[part]
-    return document
-
-
-# --- one spec through the engine ----------------------------------------------------------
+    return lambda text: (
+        len(text) > 16 and spec_text(text) and targets.may_contain(text, spec_like=True)
+    )
 
 
 def check_spec(
@@ -175,11 +103,11 @@ def gone_name(spec: Any, path: Path, targets: Targets) -> tuple[Path, str | None
     value = _get(spec, path)
     if not isinstance(value, dict | list):
         return None
-    for at, node in nodes(value, path):
+    for where, node in nodes(value, path):
         for name in mentions(node, targets.migration.mention) if isinstance(node, str) else ():
             fate = targets.migration.fate(name)
             if fate is not None and fate.new is None:
-                return at, (name if node != name else None)
+                return where, (name if node != name else None)
     return None
 
 

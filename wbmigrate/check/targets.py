@@ -19,7 +19,7 @@ from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import WORDS, Migration, part_cover
-from wbmigrate.names import trie
+from wbmigrate.names import AFTER_NAME, NOT_IN_NAME, trie
 
 # Spec fields whose regexes can match old keys without spelling them out.
 REGEX_SPEC_KEYS = ("metricRegex", "searchQuery", "searchHistory")
@@ -168,7 +168,7 @@ class Targets:
             return None
         # the boundary before a name is looked at after its first character: a search for a
         # pattern that starts with a lookbehind tries every offset, this one skips ahead
-        words = trie(self.spellings, after_first=r"(?<![\w/-].)", end=r"(?![\w/-])")
+        words = trie(self.spellings, after_first=NOT_IN_NAME, end=AFTER_NAME)
         return re.compile("|".join(words))
 
     @cached_property

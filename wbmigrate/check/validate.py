@@ -18,14 +18,14 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from wbmigrate.check.config_models import Document, Model, Renames, candidates, parsed
-from wbmigrate.check.model import Finding, Lines, Rule
+from wbmigrate.check.model import Finding, guarded
 from wbmigrate.check.targets import Targets
-from wbmigrate.errors import bug
 from wbmigrate.rewrite import MAX_SPEC_BYTES, too_big
 from wbmigrate.safe_write import read_file
 
@@ -208,12 +208,9 @@ class Validation:
         self.outcomes: list[Outcome] = []
 
     def __call__(self, path: Path) -> tuple[str, list[Finding]]:
-        try:
-            text, outcome = validate_file(path, self.schema, self.renames)
-        except Exception as exc:  # a bug of ours: said for this file, and the run goes on
-            message = bug(exc, "this file", "--validate", text=True)
-            finding = Lines("").finding(path.as_posix(), 0, 0, Rule.INTERNAL_ERROR, message)
-            text, outcome = "", Outcome(path.as_posix(), "not validated", findings=(finding,))
+        label, work = path.as_posix(), partial(validate_file, path, self.schema, self.renames)
+        failed = partial(Outcome, label, "not validated")
+        text, outcome = guarded(label, work, lambda f: ("", failed(findings=(f,))), "--validate")
         self.outcomes.append(outcome)
         return text, list(outcome.findings)
 

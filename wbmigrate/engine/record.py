@@ -29,7 +29,7 @@ from wbmigrate.engine.model import (
     Unlogged,
 )
 from wbmigrate.mapping import Fate, Migration
-from wbmigrate.names import trie
+from wbmigrate.names import AFTER_NAME, NAME_START, trie
 
 ONE_KEY = "this field holds one key"
 
@@ -199,14 +199,6 @@ def serialiser(anchors: tuple[bytes, ...]) -> Callable[[Any], bytes]:
     return marshal.dumps if escaped else orjson.dumps
 
 
-# Where a whole name starts in orjson's text of a value: after a character no name holds (a
-# quote, `:`, `.`, `{`, a space), or after an escape (`\n`, `\u00e9`). The rules find a name
-# only there: an accessor's runs to the end of its string after a prefix ending in `:` or `.`
-# (`summary:`, `summary_metrics.`), a mention or an expression's token stands alone.
-_BEFORE = r"(?:[^\w/-]|\\[nrtbf]|\\u[0-9a-fA-F]{4})"
-_AFTER = r"(?![\w/-])"
-
-
 @functools.lru_cache(maxsize=16)  # once per migration, not per object
 def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
     """Each of `spellings` whole in orjson's text of a value (`Record.may_name`); None when
@@ -217,5 +209,7 @@ def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
         return None
     if any(char in '"\\' or char < " " for word in words for char in word):
         return None
-    alternatives = "|".join(trie(words, end=_AFTER)) or "(?!)"
-    return re.compile(f"{_BEFORE}(?:{alternatives})".encode("latin-1"))
+    # the boundary the rules read: an accessor's name runs to the end of its string after a
+    # prefix ending in `:` or `.` (`summary:`), a mention or an expression's token stands alone
+    alternatives = "|".join(trie(words, end=AFTER_NAME)) or "(?!)"
+    return re.compile(f"{NAME_START}(?:{alternatives})".encode("latin-1"))

@@ -35,6 +35,7 @@ from wbmigrate.live.project import NAME
 from wbmigrate.safe_write import read_file
 
 TARGET = re.compile(f"{NAME}/{NAME}")  # ENTITY/PROJECT, as a backup names its project
+BOUNDS = ("started", "ended")  # a set's journal events that say where a project's ended
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _entries(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     if "objects" in manifest:  # format /1
         return [{**e, "sent": e.get("written_sha256")} for e in manifest["objects"]]
     entries: dict[str, dict[str, Any]] = {}
-    for event in _journal(folder, manifest):
+    for event in _journal(folder / JOURNAL, manifest):
         entry = entries.get(event["id"])
         if event["event"] == "backed-up" and entry is None:
             entries[event["id"]] = {**event, "sent": event["sending_sha256"]}
@@ -116,15 +117,23 @@ def _entries(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return list(entries.values())
 
 
-def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """The journal's events; with checksums, each verified against the line before, and the
-    whole against the length and last checksum the manifest got when the run ended."""
-    path, finished = folder / JOURNAL, manifest.get("journal")
-    checked = manifest["format"] == FORMAT
+class JournalError(BackupError):
+    """A journal that is not what its run wrote; `briefly`: as a backup set says it of its own."""
+
+    def __init__(self, message: str, briefly: str = "") -> None:
+        super().__init__(message)
+        self.briefly = briefly or message
+
+
+def _journal(path: Path, manifest: dict[str, Any], key: str = "id") -> list[dict[str, Any]]:
+    """The events of a journal (a backup's, each of an object `id`; a set's, of a `target`);
+    with checksums, each verified against the line before, and the whole against the length
+    and last checksum the manifest got when the run ended."""
+    finished, checked = manifest.get("journal"), manifest["format"] in (FORMAT, SET_FORMAT)
     try:
         lines = read_file(path)[0].splitlines()
     except OSError as exc:
-        raise BackupError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise JournalError(f"{path}: cannot read it ({exc.strerror})") from None
     events, previous = [], genesis(manifest)
     for number, line in enumerate(lines, start=1):
         try:
@@ -132,20 +141,22 @@ def _journal(folder: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
         except (ValueError, RecursionError):
             if number == len(lines) and not finished:
                 break  # a line cut short by a crash: the write it announces never started
-            raise BackupError(f"{path}:{number}: not a journal line") from None
-        if not isinstance(event, dict) or not isinstance(event.get("id"), str):
-            raise BackupError(f"{path}:{number}: not a journal line")
+            raise JournalError(f"{path}:{number}: not a journal line") from None
+        if not isinstance(event, dict) or not isinstance(event.get(key), str):
+            raise JournalError(f"{path}:{number}: not a journal line")
         if not checked and "checksum" in event:  # a /3 backup relabelled: never unchecked
             said = f"{MANIFEST} says {manifest['format']}, which keeps none"
-            raise BackupError(f"{path}:{number}: checksummed, but {said}")
+            raise JournalError(f"{path}:{number}: checksummed, but {said}")
         if checked:
             given, previous = event.pop("checksum", None), chained(previous, event)
             if given != previous:
-                raise BackupError(f"{path}:{number}: checksum mismatch (lines edited or deleted)")
+                mismatch = f"{path}:{number}: checksum mismatch (lines edited or deleted)"
+                raise JournalError(mismatch, f"journal line {number} was changed")
         events.append(event)
     wrote = (finished or {}).get("lines"), (finished or {}).get("checksum")
     if checked and finished and wrote != (len(events), previous):
-        raise BackupError(f"{path}: {len(events)} lines, but the run wrote {wrote[0]}")
+        cut = f"{path}: {len(events)} lines, but the run wrote {wrote[0]}"
+        raise JournalError(cut, "journal lines were removed from its end")
     return events
 
 
@@ -265,8 +276,12 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
         manifest = json.loads(read_file(folder / MANIFEST)[0].decode())
         listed = manifest["projects"]
         folders = {_target(t): folder / _member(t, name) for t, name in dict(listed).items()}
-        started = _check_journal(folder, manifest)
-    except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
+        events = _journal(folder / JOURNAL, manifest, "target")
+        # the projects the run started, each with where its sub-backup's journal ended
+        started = {e["target"]: e.get("journal") for e in events if e["event"] in BOUNDS}
+    except JournalError as exc:
+        raise BackupError(f"{folder}: a damaged backup set ({exc.briefly})") from None
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
         raise BackupError(f"{folder}: a damaged backup set ({exc})") from None
     wanted = list(only)
     unknown = [t for t in wanted if t not in folders]
@@ -301,25 +316,6 @@ def _member(target: str, name: Any) -> str:
     if name != sub_folder(target):
         raise ValueError(f"{name!r} is not the sub-folder of {target}")
     return sub_folder(target)
-
-
-def _check_journal(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """The set's journal, line by line against its chained checksums: the projects the run
-    started, each with where its sub-backup's journal ended (None: not recorded)."""
-    last, started = genesis(manifest), {}
-    lines = read_file(folder / JOURNAL)[0].decode().splitlines()
-    for number, line in enumerate(lines, 1):
-        entry = json.loads(line)
-        checksum = entry.pop("checksum")
-        last = chained(last, entry)
-        if checksum != last:
-            raise ValueError(f"journal line {number} was changed")
-        if entry["event"] in ("started", "ended"):
-            started[entry["target"]] = entry.get("journal")
-    ended = manifest.get("journal")
-    if ended is not None and (ended["lines"], ended["checksum"]) != (len(lines), last):
-        raise ValueError("journal lines were removed from its end")
-    return started
 
 
 def _sub_backup(
