@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, TARGET, returns_soon, snapshot, writes
 
-from wbmigrate import __version__
+from wbmigrate import __version__, find_mapping
 from wbmigrate.live.backup import (
     FORMAT,
     JOURNAL,
@@ -29,6 +29,7 @@ from wbmigrate.live.backup import (
     genesis,
     safe_name,
 )
+from wbmigrate.live.baseline import load_baseline
 from wbmigrate.live.client import View
 from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.restore import load_backup, load_backups
@@ -739,3 +740,16 @@ def test_a_fifo_in_a_backup_is_refused_without_waiting(folder, member):
     with pytest.raises(BackupError, match="a FIFO is not a regular file") as error:
         returns_soon(load_backup, folder)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("spec", ["{not json", "[" * 100_000], ids=["not-json", "too-deep"])
+def test_a_baseline_from_a_backed_up_spec_that_does_not_parse_is_one_line(tmp_path, spec):
+    """Its checksums hold (a backup made by hand, or recomputed): `verify --baseline` was a
+    traceback."""
+    broken = view("V9", "Broken", spec=spec)
+    backup = Backup(tmp_path / "backup", INFO)
+    backup.record(backup.keep(broken, broken.text))
+    backup.written(broken)
+    backup.close()
+    with pytest.raises(BackupError, match=r"\Athe backed-up spec of view V9 is not JSON\Z"):
+        load_baseline(backup.folder, find_mapping("prime-rl").migration())

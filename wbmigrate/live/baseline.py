@@ -11,10 +11,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wbmigrate.engine.panels import series_of
 from wbmigrate.kinds.automation import alert_metrics
 from wbmigrate.live.backup import BackupError
+from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planfile import load_plan
 from wbmigrate.live.restore import load_backups
 from wbmigrate.mapping import Migration
@@ -47,15 +49,25 @@ def load_baseline(path: Path, migration: Migration) -> Baseline:
         for backup in loaded.backups.values():
             for item in backup.items:
                 original = item.original
-                data = json.loads(original.text)
                 if original.view is not None:
-                    baseline.views[original.id] = baseline_panels(data, migration)
+                    baseline.views[original.id] = baseline_panels(_spec(original), migration)
                 else:
                     baseline.alerts[original.id] = tuple(alert_metrics(original.trigger))
         return baseline
     if not path.is_file():
         raise BackupError(f"{path}: no backup folder or saved plan there")
     return _from_plan(path, migration)
+
+
+def _spec(original: LiveObject) -> Any:
+    """A backed-up view's spec. Its checksums hold, yet it may not parse: a backup made by hand
+    (or its checksums recomputed) is refused in one line, as a damaged one is."""
+    try:
+        return json.loads(original.text)
+    except (ValueError, RecursionError):
+        raise BackupError(
+            f"the backed-up spec of view {printable(original.id)} is not JSON"
+        ) from None
 
 
 def _from_plan(path: Path, migration: Migration) -> Baseline:
