@@ -196,6 +196,9 @@ def scalar(node: yaml.Node) -> Any:
         return _SCALARS.construct_object(node)
     except (ValueError, OverflowError) as exc:
         raise _error(f"{node.value!r} cannot be read ({exc})", node) from None
+    finally:  # the constructor keeps what it built: every node, and the whole text it holds
+        _SCALARS.constructed_objects.pop(node, None)
+        _SCALARS.recursive_objects.pop(node, None)
 
 
 def value_start(text: str, node: yaml.Node) -> int:
