@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 
 import pytest
 import yaml
@@ -185,6 +187,17 @@ def test_an_alias_is_the_same_node_at_every_path():
 def test_a_mapping_file_reads_no_merge_keys():
     with pytest.raises(yaml.YAMLError):
         load_located("a: &x {k: 1}\nb:\n  <<: *x\n")
+
+
+def test_a_loaded_node_is_not_kept_alive():
+    """Nothing keeps a file's nodes (each holds the file's whole text) once its result is
+    dropped: a `check` of many YAML files would otherwise hold all of them."""
+    for text in ("a: 1\nb: [x, 2026-01-01]\n", "a: !!str 1\n"):
+        located = load_located_all(text)[0]
+        node = weakref.ref(located.nodes[("a",)])
+        del located
+        gc.collect()
+        assert node() is None
 
 
 def test_aliases_that_expand_without_bound_are_refused():

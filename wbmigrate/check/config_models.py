@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.check.hosts import JsonHost, YamlHost
+from wbmigrate.check.hosts import JsonHost, Span, YamlHost
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.toml_config import placed
@@ -23,7 +23,6 @@ from wbmigrate.check.toml_keys import Scan
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.engine.shapes import nodes
 
-Span = tuple[int, int]
 DataPath = tuple[str | int, ...]
 
 

@@ -21,12 +21,11 @@ from wbmigrate.check.model import Fix
 from wbmigrate.check.unread import by_path
 from wbmigrate.edit.edits import AddKey, Delete, Edit, EditConflict, Insert, Path, RenameKey, Set
 from wbmigrate.edit.json import JsonText, container_of
-from wbmigrate.edit.located_yaml import Located, value_start
+from wbmigrate.edit.located_yaml import Located, scalar, value_start
 from wbmigrate.edit.replacement import Replacement, apply
 from wbmigrate.edit.yaml import faithful, unchecked
 
 Span = tuple[int, int]
-_SCALARS = yaml.constructor.SafeConstructor()
 _MISSING = (KeyError, ValueError, IndexError, TypeError)
 
 
@@ -284,7 +283,7 @@ def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str]
     node = located.nodes.get(edit.path)
     if not isinstance(node, yaml.ScalarNode) or node.style not in ("|", ">"):
         return None
-    old = _SCALARS.construct_object(node)
+    old = scalar(node)
     string = yaml_string(text, node, old) if isinstance(old, str) else None
     return (string, edit.value) if string is not None else None
 

@@ -48,7 +48,6 @@ class Context:
 class Module:
     """A parsed module, with each node's parent, its imports, and the loads of each name."""
 
-    tree: ast.AST
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
     imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted origin
     loads: dict[str, list[ast.Name]] = field(default_factory=dict)
@@ -56,7 +55,7 @@ class Module:
 
     @classmethod
     def of(cls, tree: ast.AST) -> Module:
-        module = cls(tree)
+        module = cls()
         for parent, node in _edges(tree):
             module.parents[node] = parent
             if isinstance(node, ast.Import):

@@ -135,11 +135,7 @@ def report(
     mode the result document instead (of one project: `wbmigrate-result/1`)."""
     unreadable = unreadable or {}
     if format_ == "json":
-        if one:
-            [(target, done)] = outcomes.items()
-            text = live_report.to_json(command, target, done, backup, batch)
-        else:
-            text = live_report.to_json_set(command, backup, outcomes, unreadable, batch)
+        text = live_report.to_json(command, backup, outcomes, unreadable, batch or Batch(), one)
         click.echo(text, nl=False)
         return
     for target, done in outcomes.items():

@@ -126,7 +126,7 @@ class _Converter:
                 return self.mapping(node, path)
             if isinstance(node, yaml.SequenceNode):
                 return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-            return _scalar(node)
+            return scalar(node)
 
     @contextmanager
     def _visit(self, node: yaml.Node, path: Path) -> Iterator[None]:
@@ -186,16 +186,19 @@ def _merge_sources(value: yaml.Node) -> list[yaml.MappingNode]:
 def _key(node: yaml.Node) -> str | int:
     if not isinstance(node, yaml.ScalarNode):
         return f"<{type(node).__name__}>"  # a complex key: the schema check rejects it
-    key = _scalar(node)
+    key = scalar(node)
     return key if isinstance(key, str | int) else str(key)
 
 
-def _scalar(node: yaml.Node) -> Any:
+def scalar(node: yaml.Node) -> Any:
     """A scalar's value; one that its tag cannot hold (`2026-01-32`) is a YAML error at it."""
     try:
         return _SCALARS.construct_object(node)
     except (ValueError, OverflowError) as exc:
         raise _error(f"{node.value!r} cannot be read ({exc})", node) from None
+    finally:  # the constructor keeps what it built: every node, and the whole text it holds
+        _SCALARS.constructed_objects.pop(node, None)
+        _SCALARS.recursive_objects.pop(node, None)
 
 
 def value_start(text: str, node: yaml.Node) -> int:

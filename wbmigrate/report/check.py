@@ -6,6 +6,7 @@ each finding's level: error (wbmigrate has a fix), warning (a person decides), n
 from __future__ import annotations
 
 import difflib
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -20,6 +21,7 @@ LEVEL_WIDTH = max(len(level.value) for level in Level)
 RULE_WIDTH = max(len(rule.value) for rule in Rule)
 FIX_MARK = "[*]"
 REGION = ("start_line", "start_column", "end_line", "end_column", "text")  # a fix's, in JSON
+Region = tuple[int, int, int, int, str]  # a replacement's, by line and column: REGION's values
 
 
 def findings_of(reports: list[FileReport]) -> list[Finding]:
@@ -123,7 +125,7 @@ def to_json(reports: list[FileReport]) -> str:
     laid out as `json.dumps(indent=2, ensure_ascii=False)` does (`plan.indented`: in C, as the
     findings can be many thousands)."""
     findings = findings_of(reports)
-    regions = FixRegions(reports)
+    regions = fix_regions(reports)
     data = {
         "version": JSON_VERSION,
         "findings": [_finding_entry(f, regions(f)) for f in findings],
@@ -138,7 +140,7 @@ def to_json(reports: list[FileReport]) -> str:
     return indented(data) + "\n"
 
 
-def _finding_entry(finding: Finding, fix: list[dict[str, Any]]) -> dict[str, Any]:
+def _finding_entry(finding: Finding, fix: list[Region]) -> dict[str, Any]:
     return {
         "path": finding.path,
         "line": finding.line,
@@ -149,31 +151,27 @@ def _finding_entry(finding: Finding, fix: list[dict[str, Any]]) -> dict[str, Any
         "level": finding.level.value,
         "message": finding.message,
         "fixable": finding.fixable,
-        "fix": fix,
+        "fix": [dict(zip(REGION, region, strict=True)) for region in fix],
     }
 
 
-class FixRegions:
+def fix_regions(reports: list[FileReport]) -> Callable[[Finding], list[Region]]:
     """A finding's replacements as line/column regions of its original file. Reports are
     found by path, and each file's line index is made once, on its first fix."""
+    # of a path named twice, the first text, as a search would find it
+    texts = {report.path: report.text for report in reversed(reports)}
 
-    def __init__(self, reports: list[FileReport]) -> None:
-        # of a path named twice, the first text, as a search would find it
-        self._texts = {report.path: report.text for report in reversed(reports)}
-        self._lines: dict[str, Lines] = {}
+    @functools.cache
+    def lines(path: str) -> Lines:
+        return Lines(texts.get(path, ""))
 
-    def __call__(self, finding: Finding) -> list[dict[str, Any]]:
+    def regions(finding: Finding) -> list[Region]:
         if not finding.fix:
             return []
-        lines = self._lines.get(finding.path)
-        if lines is None:
-            lines = self._lines[finding.path] = Lines(self._texts.get(finding.path, ""))
-        return [
-            dict(
-                zip(REGION, (*lines.position(r.start), *lines.position(r.end), r.text), strict=True)
-            )
-            for r in finding.fix
-        ]
+        at = lines(finding.path).position
+        return [(*at(r.start), *at(r.end), r.text) for r in finding.fix]
+
+    return regions
 
 
 # --- Markdown ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
 from wbmigrate.redact import printable
-from wbmigrate.report.check import REGION, FixRegions, and_list, findings_of, summary
+from wbmigrate.report.check import Region, and_list, findings_of, fix_regions, summary
 from wbmigrate.report.words import plural
 
 GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
@@ -132,7 +132,7 @@ def _property(text: str) -> str:
 def to_sarif(reports: list[FileReport]) -> str:
     """Each result at its finding's level with its fix, each rule with its default level, and
     an invocation that is unsuccessful when wbmigrate failed on a file."""
-    rules, findings, regions = list(Rule), findings_of(reports), FixRegions(reports)
+    rules, findings, regions = list(Rule), findings_of(reports), fix_regions(reports)
     results = []
     for f in findings:
         where = {"artifactLocation": {"uri": f.path}, "region": _region(f)}
@@ -140,7 +140,7 @@ def to_sarif(reports: list[FileReport]) -> str:
             f.rule.value, rules.index(f.rule), f.level.value, f.message, {"physicalLocation": where}
         )
         if f.fixable:
-            result["fixes"] = [_sarif_fix(f, regions)]
+            result["fixes"] = [_sarif_fix(f, regions(f))]
         results.append(result)
     described = [
         sarif_rule(r.value, RULE_HELP[r], r.level.value, r.name.title().replace("_", ""))
@@ -149,13 +149,13 @@ def to_sarif(reports: list[FileReport]) -> str:
     return sarif(described, results, not any(f.internal for f in findings))
 
 
-def _sarif_fix(finding: Finding, regions: FixRegions) -> dict[str, Any]:
+def _sarif_fix(finding: Finding, regions: list[Region]) -> dict[str, Any]:
     replacements = [
         {
-            "deletedRegion": dict(zip(SARIF_REGION, (r[k] for k in REGION[:4]), strict=True)),
-            "insertedContent": {"text": r["text"]},
+            "deletedRegion": dict(zip(SARIF_REGION, r[:4], strict=True)),
+            "insertedContent": {"text": r[4]},
         }
-        for r in regions(finding)
+        for r in regions
     ]
     change = {"artifactLocation": {"uri": finding.path}, "replacements": replacements}
     return {"description": {"text": "wbmigrate check --fix"}, "artifactChanges": [change]}

@@ -36,20 +36,6 @@ def to_text(outcomes: list[Outcome], heading: str) -> str:
 RESULT_FORMAT = "wbmigrate-result/1"  # the JSON layout (schemas/live-result.schema.json)
 
 
-def to_json(
-    command: str,
-    target: str,
-    outcomes: list[Outcome],
-    backup: Path | None = None,
-    batch: Batch | None = None,
-) -> str:
-    """The outcome of `apply` or `rollback` as schemas/live-result.schema.json describes it:
-    every object (the unchanged too), the backup folder written (apply) or restored from
-    (rollback), whether a Ctrl-C stopped the batch, and the count of each status."""
-    document = result_entry(command, target, outcomes, backup, batch)
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
 def result_entry(
     command: str,
     target: str,
@@ -78,17 +64,23 @@ def _summary(outcomes: list[Outcome]) -> dict[str, int]:
 SET_FORMAT = "wbmigrate-results/1"  # several projects (schemas/live-results.schema.json)
 
 
-def to_json_set(
+def to_json(
     command: str,
     backup: Path | None,
     projects: dict[str, list[Outcome]],
     unreadable: dict[str, str],
-    batch: Batch | None = None,
+    batch: Batch,
+    one: bool,
 ) -> str:
-    """The outcome of `apply` or `rollback` over several projects: a `wbmigrate-result/1`
-    entry per project (all sharing the run's backup set), the projects that could not be
-    read with why, and the counts over all."""
-    batch = batch or Batch()
+    """The outcome of `apply` or `rollback` as schemas/live-result.schema.json describes it:
+    every object (the unchanged too), the backup folder written (apply) or restored from
+    (rollback), whether a Ctrl-C stopped the batch, and the count of each status. Over
+    several projects (not `one`): a `wbmigrate-result/1` entry per project (all sharing the
+    run's backup set), the projects that could not be read with why, and the counts over all."""
+    if one:
+        [(target, outcomes)] = projects.items()
+        document = result_entry(command, target, outcomes, backup, batch)
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     everything = [o for outcomes in projects.values() for o in outcomes]
     document = {
         "format": SET_FORMAT,

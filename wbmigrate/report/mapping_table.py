@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from wbmigrate.mapping import Action, Migration, Resolution, Step
@@ -45,16 +46,7 @@ def to_json(mapping: Mapping, migration: Migration) -> str:
             }
             for c in migration.config
         ],
-        "config_removed": [
-            {
-                "path": r.path,
-                "reason": r.reason,
-                "toml": list(r.toml),
-                "cli": list(r.cli),
-                "version": r.version,
-            }
-            for r in migration.config_removed
-        ],
+        "config_removed": [asdict(r) for r in migration.config_removed],
         "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
         "distinct": [
             [{"metric": name, "names": sorted(names)} for name, names in group]
