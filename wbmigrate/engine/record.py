@@ -250,7 +250,7 @@ def name_words(spellings: frozenset[str]) -> frozenset[bytes] | None:
     `whole_names` finds it there; None when a spelling holds any other byte. A set lookup per
     word instead of the regex at every byte: with the 602-name prime-rl mapping the benchmark's
     19,273 panels were told in 0.12 s instead of 0.49 s, its 10,596 texts (`Record.mentions`)
-    in 0.01 s instead of 0.15 s, and the plan of its 600 objects took 1.77 s of CPU instead
-    of 2.09 s at 0 ms (median of 5, alternating; the patterns are then never compiled)."""
+    in 0.01 s instead of 0.15 s, and the plan of its 600 objects took 1.53 s of CPU instead
+    of 1.87 s at 0 ms (median of 6, alternating; the patterns are then never compiled)."""
     words = frozenset(spelling.encode() for spelling in spellings)
     return words if all(NAME_BYTES.issuperset(word) for word in words) else None
