@@ -16,7 +16,7 @@ from strategies import KEYS, MIGRATION, MODES, runsets
 from wbmigrate import names
 from wbmigrate.engine.model import Options
 from wbmigrate.engine.panels import CONFIG_FIELDS, PANEL_TYPES, _config_keys, _walk_panel
-from wbmigrate.engine.record import serialiser, whole_names
+from wbmigrate.engine.record import name_words, serialiser, whole_names
 from wbmigrate.engine.runsets import CONFIG, METRICS, _keys
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping.parse import parse_mapping
@@ -176,6 +176,13 @@ def test_may_name_told_by_words_is_what_the_pattern_says(value):
         return
     pattern = whole_names(MIGRATION.old_names)
     assert walk.may_name(value) == (bool(value) and pattern.search(data) is not None)
+
+
+def test_name_words_only_for_names_of_word_bytes():
+    """Any other name (empty, dotted, non-ASCII, a lone surrogate) leaves it to the pattern."""
+    assert name_words(frozenset({"reward/mean", "loss_x-1"})) == {b"reward/mean", b"loss_x-1"}
+    for odd in ("", "lr.value", "réward", "\ud800"):
+        assert name_words(frozenset({"reward/mean", odd})) is None
 
 
 @settings(max_examples=1500, deadline=None)

@@ -245,12 +245,13 @@ _WORDS = bytes(c if c in NAME_BYTES else 32 for c in range(256))  # `split()` gi
 
 @functools.lru_cache(maxsize=16)  # once per migration, not per object
 def name_words(spellings: frozenset[str]) -> frozenset[bytes] | None:
-    """`spellings` as the words (runs of `[\\w/-]`) of orjson's text of a value, where text
-    with no backslash (an escape) and starting with no such byte holds one whole exactly when
-    `whole_names` finds it there; None when a spelling holds any other byte. A set lookup per
-    word instead of the regex at every byte: with the 602-name prime-rl mapping the benchmark's
-    19,273 panels were told in 0.12 s instead of 0.49 s, its 10,596 texts (`Record.mentions`)
-    in 0.01 s instead of 0.15 s, and the plan of its 600 objects took 1.53 s of CPU instead
-    of 1.87 s at 0 ms (median of 6, alternating; the patterns are then never compiled)."""
-    words = frozenset(spelling.encode() for spelling in spellings)
-    return words if all(NAME_BYTES.issuperset(word) for word in words) else None
+    """`spellings` as the words (runs of `NAME_BYTES`, a name's `[\\w/-]`) of orjson's text of
+    a value: text with no backslash (an escape), starting with no such byte, holds a spelling
+    whole exactly when it holds it as a word, as `whole_names` would find it; None when a
+    spelling is empty or holds any other byte. A set lookup per word instead of the regex at
+    every byte: with the 602-name prime-rl mapping the benchmark's 19,273 panels were told in
+    0.12 s instead of 0.49 s, its 10,596 texts (`Record.mentions`) in 0.01 s instead of
+    0.15 s, and the plan of its 600 objects took 1.53 s of CPU instead of 1.87 s at 0 ms
+    (median of 6, alternating; the patterns are then never compiled)."""
+    words = frozenset(spelling.encode("utf-8", "surrogatepass") for spelling in spellings)
+    return words if all(word and NAME_BYTES.issuperset(word) for word in words) else None
