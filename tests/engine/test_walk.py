@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import KEYS, MIGRATION, MODES, runsets
 
+from wbmigrate import names
 from wbmigrate.engine.model import Options
 from wbmigrate.engine.panels import CONFIG_FIELDS, PANEL_TYPES, _config_keys, _walk_panel
-from wbmigrate.engine.record import serialiser
+from wbmigrate.engine.record import name_words, serialiser, whole_names
 from wbmigrate.engine.runsets import CONFIG, METRICS, _keys
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping.parse import parse_mapping
@@ -160,3 +161,32 @@ def test_may_name_tells_a_whole_name_from_one_inside_a_longer_one():
     assert walk.may_name({"chartTitle": "about\nreward/mean."})
     assert not walk.may_name({"metrics": ["train/reward/mean", "reward/mean_smoothed"]})
     assert walk.may_hold({"metrics": ["train/reward/mean"]})  # the anchors' answer
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(VALUES, PANELS, st.lists(ANY_TEXT, max_size=4), ANY_TEXT))
+def test_may_name_told_by_words_is_what_the_pattern_says(value):
+    """Its words (`name_words`) answer exactly as the whole-name pattern: escapes, a value
+    that starts with a name's byte, non-ASCII text."""
+    walk = Walk(MIGRATION, Options())
+    assert walk._words is not None  # the words, not the pattern, answer here
+    try:
+        data = orjson.dumps(value)
+    except (TypeError, ValueError):
+        return
+    pattern = whole_names(MIGRATION.old_names)
+    assert walk.may_name(value) == (bool(value) and pattern.search(data) is not None)
+
+
+def test_name_words_only_for_names_of_word_bytes():
+    """Any other name (empty, dotted, non-ASCII, a lone surrogate) leaves it to the pattern."""
+    assert name_words(frozenset({"reward/mean", "loss_x-1"})) == {b"reward/mean", b"loss_x-1"}
+    for odd in ("", "lr.value", "réward", "\ud800"):
+        assert name_words(frozenset({"reward/mean", odd})) is None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(ANY_TEXT, STRINGS, st.builds("".join, st.lists(ANY_TEXT, max_size=4))))
+def test_mentions_told_by_words_are_the_patterns(text):
+    walk = Walk(MIGRATION, Options())
+    assert walk.mentions(text) == names.mentions(text, MIGRATION.mention)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -24,7 +23,7 @@ from wbmigrate import names
 from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.record import ONE_KEY, Record, serialiser, whole_names
+from wbmigrate.engine.record import ONE_KEY, Record, name_words, serialiser
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
 
@@ -41,8 +40,8 @@ class Walk(Record):
         return serialiser(self.migration.config_anchor_bytes)
 
     @cached_property
-    def _config_names(self) -> re.Pattern[bytes] | None:
-        return _config_names(tuple(self.config_fates))
+    def _config_spellings(self) -> frozenset[str]:
+        return _config_spellings(tuple(self.config_fates))
 
     @contextmanager
     def config_keys(self) -> Iterator[None]:
@@ -50,16 +49,16 @@ class Walk(Record):
         metrics: a run set's config columns, filters, sort keys and grouping get the rules its
         metric keys get. The key census counts metrics only, so what it would be asked about
         config keys is dropped."""
-        saved = self.fate, self._anchors, self._serialise, self._names, self.shown, self.in_config
+        saved = self.fate, self._anchors, self._serialise, self._spellings, self._words
+        outer = self.shown, self.in_config
         self.fate, self._anchors = self.config_fates.get, self.migration.config_anchor_bytes
-        self._serialise, self._names = self._config_serialise, self._config_names
-        self.shown, self.in_config = [], True
+        self._serialise, self._spellings = self._config_serialise, self._config_spellings
+        self._words, self.shown, self.in_config = name_words(self._spellings), [], True
         try:
             yield
         finally:
-            self.fate, self._anchors, self._serialise, self._names, self.shown, self.in_config = (
-                saved
-            )
+            self.fate, self._anchors, self._serialise, self._spellings, self._words = saved
+            self.shown, self.in_config = outer
 
     # --- one key --------------------------------------------------------------------------------
 
@@ -279,13 +278,13 @@ class Walk(Record):
         the `rewrite_text` option is on (names that are gone are always only reported)."""
         if not isinstance(value, str):
             return
-        found = names.mentions(value, self._mention)
+        found = self.mentions(value)
         if not found:
             return
         fates = {name: fate for name in found if (fate := self.fate(name))}
         renamed = {name: f.new for name, f in fates.items() if f.new}
         if self.options.rewrite_text and renamed:
-            new = names.replace_mentions(value, self._mention, renamed.get)
+            new = names.replace_mentions(value, self.migration.mention, renamed.get)
             self.change(Set(path, new), ChangeAction.RENAMED, value, new, field)
             self.versions.update(fates[name].version for name in renamed)
             found = [name for name in found if name not in renamed]
@@ -301,7 +300,7 @@ class Walk(Record):
             found = names.accessor(text)
             if found is not None and self.fate(found.name):
                 message = f"holds {text!r}, which the mapping renames or removes"
-            elif mentioned := names.mentions(text, self._mention):
+            elif mentioned := self.mentions(text):
                 message = f"mentions {', '.join(mentioned)}"
             else:
                 continue
@@ -344,11 +343,11 @@ class Walk(Record):
 
 
 @functools.lru_cache(maxsize=16)  # once per migration, not per object
-def _config_names(keys: tuple[str, ...]) -> re.Pattern[bytes] | None:
-    """The config keys whole, also as W&B spells a nested one: `a.value.b` for `a.b`
+def _config_spellings(keys: tuple[str, ...]) -> frozenset[str]:
+    """The config keys, also as W&B spells a nested one: `a.value.b` for `a.b`
     (`names.config_key`; `a.b.value` holds `a.b` whole)."""
     nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
-    return whole_names(frozenset([*keys, *nested]))
+    return frozenset([*keys, *nested])
 
 
 def _yields(claims: Mapping[str, str] | None, new: str, old: Any) -> bool:
