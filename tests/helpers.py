@@ -160,10 +160,16 @@ def wait_for_writes(server, count: int, timeout: float = 60) -> None:
 
 def hold_writes(server) -> threading.Event:
     """From now on every write `server` receives waits, before it is answered, until the event
-    is set (a minute at most): writes stay in flight for as long as a test needs them to."""
+    is set (after a minute, by the first write still waiting): writes stay in flight for as long
+    as a test needs them to."""
     gate = threading.Event()
+
+    def hold(_variables: dict[str, object]) -> None:
+        if not gate.wait(60):
+            gate.set()
+
     for operation in ("WbmigrateUpsertView", "WbmigrateUpdateTrigger"):
-        server.hooks[operation] = lambda _variables: gate.wait(60)
+        server.hooks[operation] = hold
     return gate
 
 
