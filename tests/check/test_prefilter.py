@@ -257,6 +257,7 @@ def _composed_once() -> Iterator[None]:
         yield
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(snippet=SNIPPETS, dual=st.booleans())
 def test_no_file_it_passes_over_would_have_had_a_result(tmp_path_factory, snippet, dual):
@@ -285,6 +286,7 @@ def _spec_files(spec: object) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(spec=SPECS, mode=MODES)
 def test_no_spec_it_passes_over_would_have_had_a_result(tmp_path_factory, spec, mode):
