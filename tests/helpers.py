@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -154,6 +156,35 @@ def wait_for_writes(server, count: int, timeout: float = 60) -> None:
     while len(server.mutations()) < count:
         assert time.monotonic() < deadline, "no write seen"
         time.sleep(0.01)
+
+
+def hold_writes(server) -> threading.Event:
+    """From now on every write `server` receives waits, before it is answered, until the event
+    is set (after a minute, by the first write still waiting): writes stay in flight for as long
+    as a test needs them to."""
+    gate = threading.Event()
+
+    def hold(_variables: dict[str, object]) -> None:
+        if not gate.wait(60):
+            gate.set()
+
+    for operation in ("WbmigrateUpsertView", "WbmigrateUpdateTrigger"):
+        server.hooks[operation] = hold
+    return gate
+
+
+def interrupt(process: subprocess.Popen[str]) -> str:
+    """Ctrl-C to a running `wbmigrate apply` or `rollback`, and its stderr until it says it
+    starts no new object (or ends): from then on, letting the writes in flight land starts no
+    other, however loaded the machine."""
+    assert process.stderr is not None
+    process.send_signal(signal.SIGINT)
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.startswith("Interrupted: no new object is started"):
+            return "".join(lines)
+    raise AssertionError(f"ended without saying it stops: {''.join(lines)}")
 
 
 def rendered_markdown(markdown: str) -> tuple[list[str], int, list[int]]:

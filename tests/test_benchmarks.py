@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 GOALS = [
     *["live plan vs floor", "live plan requests", "live apply vs floor", "live apply requests"],
@@ -20,6 +22,7 @@ GOALS = [
 ]
 
 
+@pytest.mark.slow
 def test_every_benchmark_runs_at_quick_size():
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick"],

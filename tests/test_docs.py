@@ -3,6 +3,7 @@ is real, and they are complete (every command, validation code and cited test)."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import runpy
@@ -11,13 +12,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
+from click.testing import CliRunner
 from helpers import FIXTURES, REPO, organisation
 
 from testserver import WandbServer
 from wbmigrate import __version__
 from wbmigrate.cli import cli
+from wbmigrate.cli import project as cli_project
 
 README = (REPO / "README.md").read_text()
 DOCS = REPO / "docs"
@@ -61,13 +65,34 @@ def _console_examples() -> list[tuple[str, str, int]]:
     return [example for _, block in _blocks("console") for example in _examples(block)]
 
 
+# A documented command run in this process (click's runner, as the `run` fixture), which saves
+# an interpreter start and the mapping's loading per command: `[cd DIR && ]wbmigrate ARGS
+# [> FILE] [2> FILE] [2>&1] [| FILTER]`, ARGS without anything a shell would expand. The filter
+# (head, tail, grep, cmp) runs in a shell, fed what wbmigrate wrote; any other command too.
+IN_PROCESS = re.compile(
+    r"(?:cd (?P<cd>[\w./-]+) && )?wbmigrate (?P<args>[^|<>&;$`\\*?\[~{}()]+?)"
+    r"(?: > (?P<out>\S+))?(?: 2> (?P<err>\S+))?(?P<both> 2>&1)?(?: \| (?P<filter>.+))?"
+)
+TERMINAL = {"COLUMNS": "100"}  # the width help is laid out for
+
+
 def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
-    """Run a documented command in a shell; stdout and stderr interleaved as on a terminal."""
+    """Run a documented command as a shell would; stdout and stderr interleaved as on a
+    terminal."""
+    if match := IN_PROCESS.fullmatch(command):
+        return _run_here(match, cwd, env)
+    return _shell(command, cwd, env)
+
+
+def _shell(
+    command: str, cwd: Path, env: dict[str, str], given: str | None = None
+) -> tuple[str, int]:
+    """`command` in a shell (`given` on its stdin)."""
     env = {
         **os.environ,
         **env,
+        **TERMINAL,
         "PYTHONUNBUFFERED": "1",
-        "COLUMNS": "100",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }
     result = subprocess.run(
@@ -75,12 +100,37 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> tuple[str, int]:
         shell=True,
         cwd=cwd,
         env=env,
+        input=given,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         check=False,
     )
     return result.stdout, result.returncode
+
+
+def _run_here(match: re.Match[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
+    """A command of `IN_PROCESS`, its streams sent where the shell would send them. A progress
+    line (`Applying: n/N objects ...`, every `PROGRESS_EVERY` seconds) would come only on a
+    machine slow enough to take that long: none is shown, none is waited for."""
+    cwd = cwd / match["cd"] if match["cd"] else cwd
+    with contextlib.chdir(cwd), mock.patch.object(cli_project, "PROGRESS_EVERY", 3600.0):
+        result = CliRunner().invoke(
+            cli, shlex.split(match["args"]), prog_name="wbmigrate", env={**env, **TERMINAL}
+        )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    if not (match["out"] or match["err"] or match["both"] or match["filter"]):
+        return result.output, result.exit_code  # both streams, in the order written
+    out, err = (result.output, "") if match["both"] else (result.stdout, result.stderr)
+    for path, text in ((match["out"], out), (match["err"], err)):
+        if path:
+            (cwd / path).write_text(text)
+    out, err = ("" if match["out"] else out), ("" if match["err"] else err)
+    if match["filter"]:
+        filtered, code = _shell(match["filter"], cwd, env, given=out)
+        return err + filtered, code
+    return err + out, result.exit_code
 
 
 GENERATE = runpy.run_path(str(DOCS / "generate.py"))  # docs/generate.py: the CLI reference

@@ -79,6 +79,16 @@ def test_an_answer_that_cannot_come_back_is_done_here():
     assert sent.value == 1
 
 
+@pytest.fixture(scope="module")
+def many_files(tmp_path_factory):
+    """3,000 specs holding an old name: a check long enough to be stopped midway (only read)."""
+    folder = tmp_path_factory.mktemp("many")
+    spec = json.dumps({"metrics": ["off_policy/mean", "train/loss"] * 200})
+    for i in range(3000):
+        (folder / f"f{i}.json").write_text(spec)
+    return folder
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
@@ -92,12 +102,9 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="workers are forked on more than one core")
-def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
-    spec = {"metrics": ["off_policy/mean", "train/loss"] * 200}
-    for i in range(3000):
-        (tmp_path / f"f{i}.json").write_text(json.dumps(spec))
+def test_ctrl_c_stops_the_workers_without_a_traceback(many_files):
     process = subprocess.Popen(
-        [sys.executable, "-m", "wbmigrate", "check", str(tmp_path)],
+        [sys.executable, "-m", "wbmigrate", "check", str(many_files)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -117,13 +124,10 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="workers are forked on more than one core")
-def test_the_workers_of_a_killed_check_end_with_it(tmp_path):
+def test_the_workers_of_a_killed_check_end_with_it(many_files):
     """A worker blocked on a pipe its killed parent no longer reads is ended by the kernel."""
-    spec = {"metrics": ["off_policy/mean", "train/loss"] * 200}
-    for i in range(3000):
-        (tmp_path / f"f{i}.json").write_text(json.dumps(spec))
     check = subprocess.Popen(
-        [sys.executable, "-m", "wbmigrate", "check", str(tmp_path)],
+        [sys.executable, "-m", "wbmigrate", "check", str(many_files)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=REPO,

@@ -63,10 +63,10 @@ def _shared(items: Sequence[T], work: Callable[[T], R], workers: int) -> list[R]
     context = multiprocessing.get_context("fork")
     chunks = [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
     job = _job = _Job(chunks, work, context)
-    with uninterrupted():
-        pool = ProcessPoolExecutor(workers, context, initializer=as_worker, initargs=(os.getpid(),))
-        sent = _send(pool, len(chunks))
-    try:
+    pool = ProcessPoolExecutor(workers, context, initializer=as_worker, initargs=(os.getpid(),))
+    try:  # a Ctrl-C held back while sending is raised inside it, so the pool is shut down
+        with uninterrupted():
+            sent = _send(pool, len(chunks))
         done: dict[int, list[R]] = {}
         while (last := job.take(first=False)) is not None:
             done[last] = [work(item) for item in chunks[last]]

@@ -97,6 +97,7 @@ def dig(document: object, path: tuple[object, ...], as_string: bool) -> object:
     return json.loads(document) if as_string else document  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SPECS, st.sampled_from(WRAPPERS), st.sampled_from(["json", "yaml"]), st.booleans(), MODES)
 def test_specs_anywhere_are_fixed_as_the_engine_fixes_them(spec, how, syntax, flow, mode):

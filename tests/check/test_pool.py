@@ -51,6 +51,7 @@ def forking(monkeypatch):
     return checked
 
 
+@pytest.mark.slow
 @forks
 @pytest.mark.parametrize("mode", list(Mode))
 def test_workers_report_what_one_process_reports(tree, mode, monkeypatch, forking):
@@ -107,6 +108,7 @@ def test_a_small_tree_is_checked_here():
     assert run_module._processes(run_module.PARALLEL_FILES - 1) == 1
 
 
+@pytest.mark.slow
 @forks
 @pytest.mark.parametrize("args", [["--format", "json"], ["--format", "text"], ["--fix"]])
 def test_check_prints_and_writes_the_same_with_workers(

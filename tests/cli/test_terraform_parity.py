@@ -15,7 +15,7 @@ import time
 
 import jsonschema
 import pytest
-from helpers import FIXTURES, REPO, TARGET, writes
+from helpers import FIXTURES, REPO, TARGET, hold_writes, interrupt, writes
 
 from wbmigrate.live.outcomes import WriteStatus
 from wbmigrate.report.live import RESULT_FORMAT
@@ -305,12 +305,14 @@ def test_errors_print_no_document(run, live):
 
 
 def test_ctrl_c_during_apply_still_prints_a_valid_document(live, tmp_path):
-    live.latency = 0.25
     args = ["apply", TARGET, "--yes", "--jobs", "2", "--backup-dir", "b", "--format", "json"]
+    gate = hold_writes(live)
     process = start(live, tmp_path, *args)
     wait_until(lambda: live.mutations())
-    process.send_signal(signal.SIGINT)
+    said = interrupt(process)
+    gate.set()
     out, err = process.communicate(timeout=60)
+    err = said + err
     assert process.returncode == 130, out + err
     document = valid(out)
     applied = [o for o in document["objects"] if o["status"] == "applied"]

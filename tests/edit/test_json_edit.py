@@ -232,6 +232,7 @@ def _random_edits(document, rng):
     st.sampled_from(["", "  ", "\t"]),
     st.randoms(use_true_random=False),
 )
+@pytest.mark.slow
 def test_splice_agrees_with_materialize_and_keeps_untouched_bytes(document_leaves, indent, rng):
     text = _serialize(document_leaves, rng, indent)
     document = json.loads(text)

@@ -52,6 +52,7 @@ def held_by_marshal(walk: Walk, value: object) -> bool:
     return any(anchor in data for anchor in walk._anchors)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(VALUES)
 def test_may_hold_says_yes_wherever_an_old_name_may_be(value):
@@ -129,6 +130,7 @@ def recorded(walk: Walk) -> bool:
     return bool(walk.edits or walk.notes or walk.shown or walk.kept or walk.versions)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(PANELS, MODES)
 def test_may_name_says_yes_wherever_a_panel_names_an_old_key(panel, mode):

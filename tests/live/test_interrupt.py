@@ -19,7 +19,15 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO, TARGET, expected_spec, snapshot, wait_for_writes
+from helpers import (
+    REPO,
+    TARGET,
+    expected_spec,
+    hold_writes,
+    interrupt,
+    snapshot,
+    wait_for_writes,
+)
 
 SENTINEL = "SENTINEL" + "i" * 40
 LATENCY = 0.25  # seconds a request: an object costs three of them
@@ -93,10 +101,13 @@ def test_ctrl_c_during_apply_finishes_the_writes_in_flight_and_says_how_to_undo(
     live = slow
     before = snapshot(live)
     migrated = {i: expected_spec(live, i) for i in live.state.views}
+    gate = hold_writes(live)
     process = start(live, tmp_path, "apply", TARGET, "--yes", "--jobs", "2", "--backup-dir", "b")
     wait_for_writes(live, 1)
-    process.send_signal(signal.SIGINT)
+    said = interrupt(process)
+    gate.set()
     code, out, err = finish(process)
+    err = said + err
     assert code == 130, out + err
     sent = live.mutations()
     applied = re.findall(r"^  applied +(.+?)  ", out, re.MULTILINE)
@@ -125,10 +136,13 @@ def test_ctrl_c_during_apply_leaves_no_backup_file_the_journal_does_not_name(slo
     """The next batch's files are written ahead while a batch is on the wire: when a Ctrl-C
     keeps that batch from starting, they are removed with it."""
     live = slow
+    gate = hold_writes(live)
     process = start(live, tmp_path, "apply", TARGET, "--yes", "--jobs", "2", "--backup-dir", "b")
     wait_for_writes(live, 1)
-    process.send_signal(signal.SIGINT)
+    said = interrupt(process)
+    gate.set()
     code, out, err = finish(process)
+    err = said + err
     assert code == 130, out + err
     named = {e["file"] for e in journal(tmp_path / "b") if "file" in e}
     files = {p.name for p in (tmp_path / "b").iterdir()} - {"manifest.json", "journal.jsonl"}
@@ -143,10 +157,13 @@ def test_ctrl_c_during_rollback_stops_it_and_a_second_rollback_finishes(run, slo
     assert run("apply", TARGET, "--yes", "--backup-dir", "b").exit_code == 0
     done = len(live.mutations())
     live.latency = LATENCY
+    gate = hold_writes(live)
     process = start(live, tmp_path, "rollback", "b", "--yes", "--jobs", "2")
     wait_for_writes(live, done + 1)
-    process.send_signal(signal.SIGINT)
+    said = interrupt(process)
+    gate.set()
     code, out, err = finish(process)
+    err = said + err
     assert code == 130, out + err
     restored = len(re.findall(r"^  restored ", out, re.MULTILINE))
     assert 1 <= restored == len(live.mutations()) - done <= 4

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 
+import pytest
 import yaml
 from helpers import REPO
 from hypothesis import given, settings
@@ -231,6 +232,7 @@ PRIME_RL_PATHS = list(_paths(PRIME_RL))[1:]
 
 # The whole-history mapping is 4,400 lines: each example dumps and parses it (0.15 s), so this
 # property runs fewer examples than the others (300 took 95 s; 25 take 6 s of CPU).
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(PRIME_RL_PATHS), VALUES), min_size=1, max_size=3))
 def test_damaged_prime_rl_loads_or_fails_cleanly(damage):

@@ -104,6 +104,7 @@ def test_the_anchor_cover_covers_every_name_with_few_parts():
     assert prime.old_names is prime.old_names  # built once per migration
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("per_step", [10, 10_000])  # many small steps; one big step
 def test_a_mapping_ten_times_larger_plans_the_same(per_step):
     small, large = steps_of(1_000, min(per_step, 1_000)), steps_of(10_000, per_step)
