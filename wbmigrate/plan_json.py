@@ -8,8 +8,6 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from wbmigrate.engine.history import History, RunRef, Span
 from wbmigrate.engine.model import Change, ChangeAction, Mode, Note, NoteKind, Options
 from wbmigrate.plan import Planned, Status, Tally
@@ -195,15 +193,5 @@ def _dumps(value: Any, depth: int) -> str:
 
 
 def indented(value: Any) -> str:
-    """`json.dumps(value, indent=2, ensure_ascii=False)`, byte for byte, fast. The standard
-    library indents in pure Python (a fifth of a large plan); orjson indents the same way in C
-    but writes some values differently (`1e-05`, NaN, integers over 64 bits, lone
-    surrogates). Both write the value compactly first, in C: where they agree on every byte,
-    orjson's indented text is the standard library's."""
-    try:
-        fast = orjson.dumps(value)
-        if fast == json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode():
-            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError; a surrogate
-        pass
+    """The one layout of wbmigrate's JSON documents."""
     return json.dumps(value, indent=2, ensure_ascii=False)

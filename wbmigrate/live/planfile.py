@@ -134,6 +134,9 @@ class SavedPlan:
 
 
 def load_plan(path: Path) -> SavedPlan:
+    """A saved plan, every field checked. Read with the standard library and checked by hand,
+    not msgspec: typed Structs cut 7 lines and read a 5,000-view plan no faster, and its parser
+    words a broken file's error otherwise than the messages users are shown today."""
     try:
         data = json.loads(read_file(path)[0].decode("utf-8"))
     except (OSError, ValueError) as exc:
@@ -270,9 +273,8 @@ def _saved_change(entry: dict[str, Any]) -> Change:
 
 def _saved_note(entry: dict[str, Any]) -> Note:
     kind, message = NoteKind(entry["kind"]), _text(entry, "message")
-    return Note(
-        _text(entry, "pointer"), kind, message, _texts(entry, "where"), _text(entry, "field")
-    )
+    pointer, where = _text(entry, "pointer"), _texts(entry, "where")
+    return Note(pointer, kind, message, where, _text(entry, "field"))
 
 
 def _text(entry: dict[str, Any], key: str) -> str:
