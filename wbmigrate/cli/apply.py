@@ -47,6 +47,7 @@ from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
+from wbmigrate.plan import Plan
 from wbmigrate.plan_json import mapping_entry
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
@@ -188,24 +189,13 @@ def apply(
     if not asks(yes):  # the plan shown at the question ends with this summary
         status(plan_report.summary(work.tally))
     question = f"Write {plural(len(work.todo), 'object')} in {project.target}?"
-    confirm_or_refuse(question, yes, _plan(migration, options, work, saved, verbose))
+    # the plan as `plan` shows it; a saved one as `show` does: what was saved is what is applied
+    planned = tuple(work.planned or ())
+    whole = planfile.saved_report(saved) if saved else Plan(migration, options, planned)
+    chunks = plan_report.text_chunks(whole.migration, whole.options, whole.objects, verbose)
+    confirm_or_refuse(question, yes, chunks)
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder)
-
-
-def _plan(
-    migration: Migration,
-    options: Options,
-    work: Work,
-    saved: planfile.SavedPlan | None,
-    verbose: bool,
-) -> Iterator[str]:
-    """The plan shown before the question, as `plan` shows it; of a saved plan, as `show`
-    shows it: what was saved is what is applied."""
-    if saved is not None:
-        yield plan_report.to_text(planfile.saved_report(saved), verbose)
-    elif work.planned is not None:
-        yield from plan_report.text_chunks(migration, options, work.planned, verbose)
 
 
 def _targets(saved: planfile.SavedPlan | None) -> list[Selector]:
