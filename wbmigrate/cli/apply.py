@@ -43,7 +43,7 @@ from wbmigrate.live.backup import BackupSet, safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
-from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
+from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
