@@ -39,7 +39,7 @@ from wbmigrate.cli.project import (
 from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
 from wbmigrate.live import planfile
-from wbmigrate.live.backup import BackupSet, safe_name
+from wbmigrate.live.backup import safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
@@ -48,7 +48,6 @@ from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
 from wbmigrate.plan import Plan
-from wbmigrate.plan_json import mapping_entry
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import plural
@@ -253,11 +252,7 @@ def apply_many(
     plans = _plans(ready, migration, many.verbose)
     question = f"Write {plural(total, 'object')} in {plural(len(writing), 'project')}?"
     confirm_or_refuse(question, many.yes, plans)
-    info = {"base_url": client.base_url, **mapping_entry(migration, options)}
-    backups = BackupSet(folder, info, writing)
-    for target, error in unreadable.items():
-        backups.log(target, "not-read", reason=error)
-    apply_projects(client, ready, migration, many.jobs, many.format_, folder, backups, unreadable)
+    apply_projects(client, ready, migration, many.jobs, many.format_, folder, unreadable)
 
 
 def _plans(ready: list[Prepared], migration: Migration, verbose: bool) -> Iterator[str]:
