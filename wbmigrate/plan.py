@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -107,22 +106,14 @@ class Plan:
 
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
-    def planned() -> Planned:
-        spec = spec_at(source.text, source.root, source.document)
-        return Planned(
-            source, rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
-        )
-
-    return _guarded(source, planned)
-
-
-def _guarded(source: Source, plan: Callable[[], Planned]) -> Planned:
-    """`plan()`, or the object planned as an error: one object never stops the others."""
+    """The object rewritten, or planned as an error: one object never stops the others."""
     if source.error is not None:
         return Planned(source, error=source.error)
     try:
-        return plan()
+        spec = spec_at(source.text, source.root, source.document)
+        result = rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))
     except Exception as exc:  # a bug: said for this object alone, and the others go on
         return Planned(source, error=bug(exc))
+    return Planned(source, result)

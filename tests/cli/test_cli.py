@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -281,3 +282,29 @@ def test_a_bundled_mappings_reviewed_warnings_are_not_repeated(run, monkeypatch,
     assert "Warning:" not in run("plan", str(spec), "--mapping", "merging").stderr
     user_file = FIXTURES / "mappings/valid/many-to-one.yaml"
     assert "[many-to-one]" in run("plan", str(spec), "--mapping", str(user_file)).stderr
+
+
+def test_project_keys_are_read_as_every_file_is(run, tmp_path):
+    keys = tmp_path / "keys.txt"
+    keys.write_text("staleness/rollout/mean\n\n  eval/custom  \n")
+    result = run("plan", str(FIXTURES / "demo-project"), "--project-keys", str(keys))
+    assert result.exit_code == 0
+    assert "Summary: 10 objects" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        pytest.param(lambda path: os.mkfifo(path), "a FIFO is not a regular file", id="fifo"),
+        pytest.param(lambda path: path.write_bytes(b"\xd0\x00"), "not UTF-8 text", id="binary"),
+        pytest.param(lambda path: path.mkdir(), "Is a directory", id="folder"),
+        pytest.param(lambda path: None, "No such file or directory", id="missing"),
+    ],
+)
+def test_project_keys_that_cannot_be_read_are_one_line_never_a_wait(run, tmp_path, make, reason):
+    keys = tmp_path / "keys"
+    make(keys)  # a FIFO opened as click.File opens a file would wait for a writer forever
+    result = run("plan", str(FIXTURES / "demo-project"), "--project-keys", str(keys))
+    assert result.exit_code == 2
+    assert result.stderr.endswith(f"Invalid value for '--project-keys': '{keys}': {reason}\n")
+    assert result.stderr.startswith("Usage: wbmigrate plan ")  # a usage error, as click's own

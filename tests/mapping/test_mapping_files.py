@@ -7,12 +7,14 @@ expected warning the same way.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, REPO
 
+from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import MappingError, Severity
 from wbmigrate.mapping.load import bundled_dir, bundled_ids, load_mapping
 
@@ -120,3 +122,15 @@ def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path):
     assert edited is not first
     assert "off_policy/edited" in edited.migration().old_names
     assert "off_policy/edited" not in first.migration().old_names
+
+
+def test_a_fifo_named_as_a_mapping_is_refused_never_waited_on(tmp_path):
+    fifo = tmp_path / "mapping.yaml"
+    os.mkfifo(fifo)  # opened as a file, it would wait for a writer forever
+    with pytest.raises(WbmigrateError, match=r"^cannot read mapping .*: not a regular file$"):
+        load_mapping(fifo)
+
+
+def test_a_folder_named_as_a_mapping_is_refused_as_before(tmp_path):
+    with pytest.raises(WbmigrateError, match=r"^cannot read mapping .*: Is a directory$"):
+        load_mapping(tmp_path)

@@ -39,15 +39,15 @@ from wbmigrate.cli.project import (
 from wbmigrate.cli.writes import apply_projects, report
 from wbmigrate.engine.model import Options
 from wbmigrate.live import planfile
-from wbmigrate.live.backup import BackupSet, safe_name
+from wbmigrate.live.backup import safe_name
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import Prepared, prepare_projects
 from wbmigrate.live.outcomes import failed
-from wbmigrate.live.prepare import Work, backup_folder, prepare_apply
+from wbmigrate.live.prepare import backup_folder, prepare_apply
 from wbmigrate.live.project import Counts, Selector, selector
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping
-from wbmigrate.plan_json import mapping_entry
+from wbmigrate.plan import Plan
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import plural
@@ -188,24 +188,13 @@ def apply(
     if not asks(yes):  # the plan shown at the question ends with this summary
         status(plan_report.summary(work.tally))
     question = f"Write {plural(len(work.todo), 'object')} in {project.target}?"
-    confirm_or_refuse(question, yes, _plan(migration, options, work, saved, verbose))
+    # the plan as `plan` shows it; a saved one as `show` does: what was saved is what is applied
+    planned = tuple(work.planned or ())
+    whole = planfile.saved_report(saved) if saved else Plan(migration, options, planned)
+    chunks = plan_report.text_chunks(whole.migration, whole.options, whole.objects, verbose)
+    confirm_or_refuse(question, yes, chunks)
     ready = [Prepared(project, options, work)]
     apply_projects(project.client, ready, migration, jobs, format_, folder)
-
-
-def _plan(
-    migration: Migration,
-    options: Options,
-    work: Work,
-    saved: planfile.SavedPlan | None,
-    verbose: bool,
-) -> Iterator[str]:
-    """The plan shown before the question, as `plan` shows it; of a saved plan, as `show`
-    shows it: what was saved is what is applied."""
-    if saved is not None:
-        yield plan_report.to_text(planfile.saved_report(saved), verbose)
-    elif work.planned is not None:
-        yield from plan_report.text_chunks(migration, options, work.planned, verbose)
 
 
 def _targets(saved: planfile.SavedPlan | None) -> list[Selector]:
@@ -263,11 +252,7 @@ def apply_many(
     plans = _plans(ready, migration, many.verbose)
     question = f"Write {plural(total, 'object')} in {plural(len(writing), 'project')}?"
     confirm_or_refuse(question, many.yes, plans)
-    info = {"base_url": client.base_url, **mapping_entry(migration, options)}
-    backups = BackupSet(folder, info, writing)
-    for target, error in unreadable.items():
-        backups.log(target, "not-read", reason=error)
-    apply_projects(client, ready, migration, many.jobs, many.format_, folder, backups, unreadable)
+    apply_projects(client, ready, migration, many.jobs, many.format_, folder, unreadable)
 
 
 def _plans(ready: list[Prepared], migration: Migration, verbose: bool) -> Iterator[str]:

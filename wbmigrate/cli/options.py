@@ -5,6 +5,7 @@ may work on files alone (`plan DIR`) starts without `requests`."""
 from __future__ import annotations
 
 import functools
+import io
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,6 +18,7 @@ from wbmigrate.engine.history import DEFAULT_RUNS
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
 from wbmigrate.mapping.load import find_mapping, is_bundled
+from wbmigrate.safe_write import read_file
 
 DEFAULT_MAPPING = "prime-rl"  # the bundled mapping --mapping names unless told otherwise
 
@@ -32,6 +34,22 @@ def stacked(*options: Callable[[Any], Any]) -> Callable[[Command], Command]:
         return command
 
     return add
+
+
+class KeysFile(click.File):
+    """`--project-keys FILE`, read as wbmigrate reads every file (`safe_write.read_file`): a
+    FIFO or device is refused, never waited on, and text that is not UTF-8 is one line, not a
+    traceback. `-` (stdin) and a folder are click's, as before."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-" or Path(value).is_dir():
+            return super().convert(value, param, ctx)
+        try:
+            return io.StringIO(read_file(Path(value))[0].decode("utf-8"))
+        except OSError as exc:
+            self.fail(f"'{click.format_filename(value)}': {exc.strerror}", param, ctx)
+        except UnicodeDecodeError:
+            self.fail(f"'{click.format_filename(value)}': not UTF-8 text", param, ctx)
 
 
 migration_options = stacked(
@@ -75,7 +93,7 @@ migration_options = stacked(
     ),
     click.option(
         "--project-keys",
-        type=click.File("r", encoding="utf-8"),
+        type=KeysFile("r", encoding="utf-8"),
         metavar="FILE",
         help="Known metric keys of the project, one per line: sharpens the analysis "
         "of metric regexes.",

@@ -25,6 +25,7 @@ from wbmigrate.live.prepare import start_backup
 from wbmigrate.live.restore import Loaded, restore_one
 from wbmigrate.live.run import run_all
 from wbmigrate.mapping import Migration
+from wbmigrate.plan_json import mapping_entry
 from wbmigrate.redact import printable
 from wbmigrate.report import live as live_report
 
@@ -58,11 +59,17 @@ def apply_projects(
     jobs: int,
     format_: str,
     folder: Path,
-    backups: BackupSet | None = None,
     unreadable: dict[str, str] | None = None,
 ) -> None:
     """Back up and write the objects of every project in one batch, then report each. One
-    project is backed up in `folder`; several in the sub-folders of `backups`, the set there."""
+    project (`unreadable` None) is backed up in `folder`; several in a backup set there, a
+    sub-folder per project, whose journal also names each project that could not be read."""
+    backups = None
+    if unreadable is not None:  # the set's mode is the projects' one mode
+        info = {"base_url": client.base_url, **mapping_entry(migration, ready[0].options)}
+        backups = BackupSet(folder, info, [p.project.target for p in ready if p.work.todo])
+        for target, error in unreadable.items():
+            backups.log(target, "not-read", reason=error)
     started: dict[str, Backup] = {}
     work: list[Queued] = []
     target_of: dict[str, str] = {}  # an object's id -> its project

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
+import stat
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +21,7 @@ def load_mapping(path: str | Path) -> Mapping:
     """Load and validate one mapping file; raise MappingError with every located error."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = _read(path)
     except OSError as exc:
         raise WbmigrateError(f"cannot read mapping {path}: {exc.strerror or exc}") from None
     try:
@@ -28,6 +31,16 @@ def load_mapping(path: str | Path) -> Mapping:
             [Problem(str(path), 1, "encoding", "mapping is not UTF-8 text")]
         ) from None
     return _parsed(text, str(path))
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes. Opened without blocking and checked on the open file: a FIFO or a
+    device where a mapping file should be is refused, never waited on (`safe_write.read_file`
+    does the same for every other file; the core does not import it)."""
+    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return file.read()
 
 
 # A Mapping is a pure function of its text, and frozen: one process parsing the same file again
