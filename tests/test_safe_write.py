@@ -216,12 +216,12 @@ def test_a_link_planted_while_writing_is_not_replaced(tmp_path):
 def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path):
     path = tmp_path / "rl.toml"
     path.write_text("a = 1\n")
-    read = Stamp.of(path, path.read_bytes(), path.stat().st_mtime_ns)
+    read = Stamp.of(path.read_bytes(), path.stat().st_mtime_ns)
     path.write_text("a = 2  # a colleague's edit, while check ran\n")
     with pytest.raises(UnsafeWrite, match="changed since wbmigrate read it"):
         write_text(path, "b = 1\n", read=read)
     assert path.read_text() == "a = 2  # a colleague's edit, while check ran\n"
-    write_text(path, "b = 1\n", read=Stamp.of(path, path.read_bytes(), path.stat().st_mtime_ns))
+    write_text(path, "b = 1\n", read=Stamp.of(path.read_bytes(), path.stat().st_mtime_ns))
     assert path.read_text() == "b = 1\n"
 
 
@@ -233,7 +233,7 @@ def test_check_fix_reports_a_file_edited_while_it_ran_and_fixes_the_rest(tmp_pat
     one, two = tmp_path / "one.toml", tmp_path / "two.toml"
     one.write_text("x = 1\n")
     two.write_text("x = 1\n")
-    stamps = {p: Stamp.of(p, p.read_bytes(), p.stat().st_mtime_ns) for p in (one, two)}
+    stamps = {p: Stamp.of(p.read_bytes(), p.stat().st_mtime_ns) for p in (one, two)}
     one.write_text("x = 1  # edited meanwhile\n")
     reports = [
         FileReport(p.name, text="x = 1\n", fixed="y = 1\n", read=stamps[p]) for p in (one, two)
@@ -278,7 +278,7 @@ def test_the_default_bound_is_256_mb():
 def test_a_file_replaced_by_a_fifo_after_it_was_read_is_not_waited_on_when_writing(tmp_path):
     path = tmp_path / "spec.json"
     path.write_text("old")
-    read = Stamp.of(path, b"old", path.stat().st_mtime_ns)
+    read = Stamp.of(b"old", path.stat().st_mtime_ns)
     path.unlink()
     os.mkfifo(path)
     with pytest.raises(UnsafeWrite, match="changed since wbmigrate read it"):

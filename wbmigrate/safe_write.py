@@ -96,7 +96,7 @@ class Stamp:
     sha256: str
 
     @classmethod
-    def of(cls, path: Path, data: bytes, mtime_ns: int) -> Stamp:
+    def of(cls, data: bytes, mtime_ns: int) -> Stamp:
         return cls(len(data), mtime_ns, hashlib.sha256(data).hexdigest())
 
     def holds(self, path: Path) -> bool:

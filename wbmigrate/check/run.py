@@ -114,7 +114,7 @@ def _check_file(
     kept, suppressed = suppress(text, findings, path, ignores)
     fixable = fixes and any(f.fixable for f in kept)
     fixed = _fixed(text, path, checks, targets, ignores) if fixable else None
-    read = Stamp.of(path, data, stat.st_mtime_ns) if fixed is not None else None
+    read = Stamp.of(data, stat.st_mtime_ns) if fixed is not None else None
     return FileReport(label, tuple(kept), text, fixed, suppressed, read)
 
 
