@@ -92,6 +92,9 @@ def series_accessor(value: object) -> Accessor | None:
 # --- names inside longer strings ----------------------------------------------------------
 
 NAME_CHAR = r"[\w/\-]"
+# NAME_CHAR as bytes (in a bytes pattern `\w` is ASCII): what the word splits of `check`'s
+# prefilter and the walk's `name_words` keep
+NAME_BYTES = frozenset(b"_/-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _TOKEN = re.compile(r"\$\{([^}]*)\}")
 # The whole-name boundary in a file's bytes or a value's JSON text: no name character after a
 # name, and before it none either, or an escape that stands for none (`\n`, `\u00e9`).

@@ -36,7 +36,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from wbmigrate.names import AFTER_NAME, BEFORE_NAME, NOT_IN_NAME, trie
+from wbmigrate.names import AFTER_NAME, BEFORE_NAME, NAME_BYTES, NOT_IN_NAME, trie
 
 Name = tuple[int, int, str]  # start, end, the spelling
 
@@ -54,7 +54,6 @@ _BRACE_LIST = re.compile(rb"\{[\w/.-]*,")  # the start of brace shorthand's firs
 _AN_ESCAPE = re.compile(_NAME_ESCAPE.encode())
 # A word after an escape that `BEFORE_NAME` lets a name follow.
 _ESCAPED_WORD = re.compile(rb"\\(?:[nrtbfv/]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})([\w/-]+)")
-NAME_BYTES = frozenset(b"_/-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _HEAD = re.compile(rb"[\w/-]+|[^\w/-]+")
 
 

@@ -30,7 +30,7 @@ from wbmigrate.engine.model import (
     Unlogged,
 )
 from wbmigrate.mapping import Fate, Migration
-from wbmigrate.names import AFTER_NAME, NAME_START, trie
+from wbmigrate.names import AFTER_NAME, NAME_BYTES, NAME_START, trie
 
 ONE_KEY = "this field holds one key"
 
@@ -233,7 +233,6 @@ def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
     return re.compile(f"{NAME_START}(?:{alternatives})".encode("latin-1"))
 
 
-NAME_BYTES = frozenset(b"_/-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _WORDS = bytes(c if c in NAME_BYTES else 32 for c in range(256))  # `split()` gives the words
 
 
