@@ -261,9 +261,9 @@ def _found(unparsed: Source, document: Any, within: edits.Path = ()) -> list[Sou
     return sources
 
 
-def _named(unparsed: Source, at: edits.Path) -> Source:
-    """What is found at `at` in a document, named by its place (unless it is the document)."""
-    return replace(unparsed, name=f"{unparsed.name} {edits.pointer(at)}") if at else unparsed
+def _named(unparsed: Source, where: edits.Path) -> Source:
+    """What is found at `where` in a document, named by its place (unless it is the document)."""
+    return replace(unparsed, name=f"{unparsed.name} {edits.pointer(where)}") if where else unparsed
 
 
 def _is_export(document: Any) -> bool:
