@@ -230,6 +230,21 @@ def test_a_set_journal_nested_deeper_than_python_reads_is_one_line(tmp_path):
     assert "\n" not in str(error.value)
 
 
+def test_a_set_relabelled_as_a_format_without_checksums_is_refused(tmp_path):
+    """Its journal is checked whatever the manifest says: edited lines without their checksums
+    pass no check of a format that keeps none."""
+    folder = written_set(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "format": "wbmigrate-backup/2"}))
+    journal = folder / "journal.jsonl"
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    journal.write_text(
+        "".join(json.dumps({k: v for k, v in e.items() if k != "checksum"}) + "\n" for e in lines)
+    )
+    with pytest.raises(BackupError, match="a damaged backup set"):
+        load_backup_set(folder)
+
+
 def test_a_cut_journal_refuses_the_set(tmp_path):
     folder = written_set(tmp_path)
     journal = folder / "journal.jsonl"

@@ -274,6 +274,8 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
     and of the set's host and its own project. Else a BackupError, a line per problem."""
     try:
         manifest = json.loads(read_file(folder / MANIFEST)[0].decode())
+        if manifest.get("format") != SET_FORMAT:  # read again since `is_backup_set`: its journal
+            raise ValueError(f"its manifest is no longer {SET_FORMAT}")  # is checksummed, always
         listed = manifest["projects"]
         folders = {_target(t): folder / _member(t, name) for t, name in dict(listed).items()}
         events = _journal(folder / JOURNAL, manifest, "target")
