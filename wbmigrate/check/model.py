@@ -194,7 +194,9 @@ class Lines:
         )
 
 
-def guarded(label: str, work: Callable[[], T], failed: Callable[[Finding], T], by: str = "") -> T:
+def guarded(
+    label: str, work: Callable[[], T], failed: Callable[[Finding], T], by: str = "wbmigrate"
+) -> T:
     """`work()` on one file, or `failed` of the one finding that says why it could not be done:
     the file is nested too deeply to read, or `by` (wbmigrate) failed on it, a bug of ours, said
     for this file alone so that the run goes on."""
@@ -203,7 +205,7 @@ def guarded(label: str, work: Callable[[], T], failed: Callable[[Finding], T], b
     except RecursionError:
         return failed(Lines("").finding(label, 0, 0, Rule.PARSE_ERROR, "nested too deeply to read"))
     except Exception as exc:
-        message = bug(exc, "this file", by or "wbmigrate", text=True)
+        message = bug(exc, "this file", by, text=True)
         return failed(Lines("").finding(label, 0, 0, Rule.INTERNAL_ERROR, message))
 
 
