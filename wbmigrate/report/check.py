@@ -122,8 +122,7 @@ def to_statistics(reports: list[FileReport], fixed: int = 0, quiet: bool = False
 
 def to_json(reports: list[FileReport]) -> str:
     """The report as schemas/check-report.schema.json describes it (`version` names the layout),
-    laid out as `json.dumps(indent=2, ensure_ascii=False)` does (`plan.indented`: in C, as the
-    findings can be many thousands)."""
+    laid out as every JSON document of wbmigrate's (`plan_json.indented`)."""
     findings = findings_of(reports)
     regions = fix_regions(reports)
     data = {
