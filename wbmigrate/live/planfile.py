@@ -57,7 +57,9 @@ class PlanFileError(WbmigrateError):
 def migration_digest(migration: Migration) -> str:
     """Identifies what a migration does, whatever file it came from."""
     table = {
-        name: [r.action.value, r.new, r.equivalent, r.removal.reason if r.removal else None]
+        name: [r.action.value, None, r.new, r.reason]
+        if r.removed
+        else [r.action.value, r.new, None, None]
         for name, r in migration.metrics.items()
     }
     config = [[c.old, c.new, dict(c.toml), dict(c.cli)] for c in migration.config]

@@ -83,9 +83,9 @@ class _Series:
         self.migration = compose("", steps)
         self.known = self.migration.known_names
         self.chains: dict[str, set[str]] = defaultdict(set)
-        for resolution in self.migration.metrics.values():
-            for name in resolution.chain:
-                self.chains[name].update(resolution.chain)
+        for fate in self.migration.metrics.values():
+            for name in fate.chain:
+                self.chains[name].update(fate.chain)
         self.equivalents: dict[str, set[str]] = defaultdict(set)
         for step in steps:
             for old, removal in step.removed.items():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Broken, Problem, Resolution, Severity, Step
+from wbmigrate.mapping import Broken, Fate, Problem, Severity, Step
 from wbmigrate.mapping.compose import Composer, many_to_one
 from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
@@ -205,12 +205,12 @@ def _not_retired(step: Step, i: int, retired: dict[str, str]) -> Iterator[Broken
 
 
 def _reintroduced(
-    entry: _Entry, retired: dict[str, str], earlier: MappingABC[str, Resolution], what: str
+    entry: _Entry, retired: dict[str, str], earlier: MappingABC[str, Fate], what: str
 ) -> Broken:
     assert entry.new is not None
-    resolution = earlier.get(entry.new) if what == "metric" else None
-    if resolution is not None and resolution.new == entry.old:
-        loop = " -> ".join([*resolution.chain, entry.new])
+    fate = earlier.get(entry.new) if what == "metric" else None
+    if fate is not None and not fate.removed and fate.new == entry.old:
+        loop = " -> ".join([*fate.chain, entry.new])
         return Broken(entry.path, "cycle", f"cycle across steps: {loop}")
     message = (
         f"{what} {entry.old!r} is renamed to {entry.new!r}, a name step "
