@@ -25,6 +25,7 @@ from wbmigrate.edit.edits import pointer
 from wbmigrate.engine.history import old_and_new
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Options, Rewrite
 from wbmigrate.engine.panels import find_panels, panel_label, series_of
+from wbmigrate.errors import Level
 from wbmigrate.kinds.automation import alert_metrics
 from wbmigrate.mapping import Migration
 from wbmigrate.names import accessor
@@ -39,10 +40,10 @@ class Check(enum.Enum):
 
 
 LEVELS = {
-    Check.OLD_NAME_LEFT: "error",
-    Check.SPLIT_LOST: "error",
-    Check.UNLOGGED_KEY: "warning",
-    Check.CONFIG_INVALID: "error",
+    Check.OLD_NAME_LEFT: Level.ERROR,
+    Check.SPLIT_LOST: Level.ERROR,
+    Check.UNLOGGED_KEY: Level.WARNING,
+    Check.CONFIG_INVALID: Level.ERROR,
 }
 
 
@@ -58,7 +59,7 @@ class Finding:
     message: str
 
     @property
-    def level(self) -> str:
+    def level(self) -> Level:
         return LEVELS[self.check]
 
     @property

@@ -17,13 +17,8 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from wbmigrate.errors import WbmigrateError
+from wbmigrate.errors import Level, WbmigrateError
 from wbmigrate.names import mention_pattern
-
-
-class Severity(enum.Enum):
-    ERROR = "error"
-    WARNING = "warning"
 
 
 @dataclass(frozen=True)
@@ -34,7 +29,7 @@ class Problem:
     line: int
     code: str  # a stable rule name, e.g. "cycle" or "unknown-field"
     message: str
-    severity: Severity = Severity.ERROR
+    severity: Level = Level.ERROR
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message} [{self.code}]"
@@ -47,7 +42,7 @@ class Broken:
     path: tuple[str | int, ...]
     code: str
     message: str
-    severity: Severity = Severity.ERROR
+    severity: Level = Level.ERROR
 
     def at(self, file: str, line: int) -> Problem:
         return Problem(file, line, self.code, self.message, self.severity)

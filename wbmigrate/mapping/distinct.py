@@ -9,7 +9,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Broken, Severity, Step
+from wbmigrate.errors import Level
+from wbmigrate.mapping import Broken, Step
 from wbmigrate.mapping.compose import compose
 
 Groups = tuple[tuple[str, ...], ...]  # as the file lists them
@@ -73,7 +74,7 @@ def _unknown(path: YamlPath, name: str) -> Broken:
         f"distinct metric {name!r} is not a name this mapping renames, removes or renames "
         "into; is it spelled right?"
     )
-    return Broken(path, "distinct-unknown", message, Severity.WARNING)
+    return Broken(path, "distinct-unknown", message, Level.WARNING)
 
 
 class _Series:

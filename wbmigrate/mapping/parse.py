@@ -20,13 +20,13 @@ import yaml
 
 from wbmigrate.edit.located_yaml import Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
+from wbmigrate.errors import Level
 from wbmigrate.mapping import (
     ConfigRemoval,
     ConfigRename,
     MappingError,
     Problem,
     Removal,
-    Severity,
     Step,
 )
 from wbmigrate.mapping.file import Mapping
@@ -122,7 +122,7 @@ def parse_mapping(text: str, file: str) -> Mapping:
     mapping = checker.mapping(located.data)
     if mapping is not None:
         checker.problems += check_rules(mapping, checker.located, file)
-    errors = [p for p in checker.problems if p.severity is Severity.ERROR]
+    errors = [p for p in checker.problems if p.severity is Level.ERROR]
     if errors or mapping is None:
         raise MappingError(sorted(errors, key=lambda p: p.line))
     return replace(mapping, warnings=tuple(sorted(checker.problems, key=lambda p: p.line)))
@@ -189,7 +189,7 @@ class _Checker:
                 f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a look-alike "
                 "letter makes it another name"
             )
-            warning = Problem(self.file, line, "mixed-script", message, Severity.WARNING)
+            warning = Problem(self.file, line, "mixed-script", message, Level.WARNING)
             self.problems.append(warning)
         return value
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Broken, Fate, Problem, Severity, Step
+from wbmigrate.errors import Level
+from wbmigrate.mapping import Broken, Fate, Problem, Step
 from wbmigrate.mapping.compose import Composer, many_to_one
 from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
@@ -232,4 +233,4 @@ def _check_many_to_one(mapping: Mapping) -> Iterator[Broken]:
             f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; after "
             "migration their series cannot be told apart"
         )
-        yield Broken(last[new], "many-to-one", message, Severity.WARNING)
+        yield Broken(last[new], "many-to-one", message, Level.WARNING)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wbmigrate import __version__
-from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
+from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Rule
+from wbmigrate.errors import Level
 from wbmigrate.redact import printable
 from wbmigrate.report.check import Region, and_list, findings_of, fix_regions, summary
 from wbmigrate.report.words import plural
