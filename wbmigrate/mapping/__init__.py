@@ -14,7 +14,7 @@ import heapq
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from wbmigrate.errors import Level, WbmigrateError
@@ -23,29 +23,21 @@ from wbmigrate.names import mention_pattern
 
 @dataclass(frozen=True)
 class Problem:
-    """One finding of mapping validation, located at a line of the mapping file."""
+    """One finding of mapping validation: a rule broken at `path` of the YAML document, located
+    at a line of the mapping file (a rule over the parsed steps knows the path alone: `at`)."""
 
-    file: str
-    line: int
+    path: tuple[str | int, ...]
     code: str  # a stable rule name, e.g. "cycle" or "unknown-field"
     message: str
     severity: Level = Level.ERROR
+    file: str = ""
+    line: int = 0
+
+    def at(self, file: str, line: int) -> Problem:
+        return replace(self, file=file, line=line)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message} [{self.code}]"
-
-
-@dataclass(frozen=True)
-class Broken:
-    """A rule a mapping breaks, at a path of its YAML document: a `Problem` once `at` a line."""
-
-    path: tuple[str | int, ...]
-    code: str
-    message: str
-    severity: Level = Level.ERROR
-
-    def at(self, file: str, line: int) -> Problem:
-        return Problem(file, line, self.code, self.message, self.severity)
 
 
 @dataclass(frozen=True)
