@@ -38,13 +38,9 @@ class Check(enum.Enum):
     UNLOGGED_KEY = "unlogged-key"
     CONFIG_INVALID = "config-invalid"  # files: a config prime-rl's own schema rejects
 
-
-LEVELS = {
-    Check.OLD_NAME_LEFT: Level.ERROR,
-    Check.SPLIT_LOST: Level.ERROR,
-    Check.UNLOGGED_KEY: Level.WARNING,
-    Check.CONFIG_INVALID: Level.ERROR,
-}
+    @property
+    def level(self) -> Level:
+        return Level.WARNING if self is Check.UNLOGGED_KEY else Level.ERROR
 
 
 @dataclass(frozen=True)
@@ -60,7 +56,7 @@ class Finding:
 
     @property
     def level(self) -> Level:
-        return LEVELS[self.check]
+        return self.check.level
 
     @property
     def label(self) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from wbmigrate.redact import printable
 from wbmigrate.report.ci import GITHUB_LEVELS, Annotation, github, sarif, sarif_result, sarif_rule
 from wbmigrate.report.words import coloured, markdown, plural
-from wbmigrate.verify import LEVELS, Check, Finding, Verification
+from wbmigrate.verify import Check, Finding, Verification
 
 FORMAT = "wbmigrate-verify/1"
 HELP = {
@@ -112,7 +112,7 @@ def to_sarif(run: Verification) -> str:
         results.append(
             sarif_result(f.check.value, checks.index(f.check), f.level.value, f.message, where)
         )
-    return sarif([sarif_rule(c.value, HELP[c], LEVELS[c].value) for c in checks], results, None)
+    return sarif([sarif_rule(c.value, HELP[c], c.level.value) for c in checks], results, None)
 
 
 def to_github(run: Verification) -> str:
