@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from wbmigrate.redact import printable
-from wbmigrate.report.ci import GITHUB_LEVELS, Annotation, github, sarif, sarif_result, sarif_rule
+from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
 from wbmigrate.report.words import coloured, markdown, plural
 from wbmigrate.verify import Check, Finding, Verification
 
@@ -118,7 +118,7 @@ def to_sarif(run: Verification) -> str:
 def to_github(run: Verification) -> str:
     annotations = [
         Annotation(
-            GITHUB_LEVELS[f.level],
+            f.level,
             f"wbmigrate verify {f.check.value}",
             f"{f.label}: {f.message}",
             f.origin if run.files else None,
