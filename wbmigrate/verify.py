@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wbmigrate.edit.edits import pointer
-from wbmigrate.engine.history import old_and_new
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Options, Rewrite
 from wbmigrate.engine.panels import find_panels, panel_label, series_of
 from wbmigrate.errors import Level
@@ -207,7 +206,7 @@ def _split(
     baseline: Panels | None,
 ) -> Iterator[Finding]:
     groups = _groups(migration)
-    targets = old_and_new(migration)[1]
+    targets = migration.new_names - migration.old_names
     for p in panels:
         before = (baseline or {}).get(p.identity) or (baseline or {}).get(pointer(p.path))
         message = _merged(targets, p.listed) or _lost(migration, groups, p.keys, before)
@@ -280,7 +279,7 @@ def _unlogged(
     history = options.history
     if history is None or not history.runs:
         return
-    new = migration.known_names - migration.old_names
+    new = migration.new_names - migration.old_names
     effect = "the alert cannot fire" if result.kind == "automation" else "it shows nothing"
     for place in places:
         names = {a.name for k in place.keys if (a := accessor(k)) is not None}
