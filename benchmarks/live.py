@@ -173,7 +173,7 @@ def loop_row(project: Project, apply: float) -> Row:
     """The SDK loop once, on a sample of the reports and every automation, per object against
     apply's fastest round per object."""
     migration = find_mapping("prime-rl").migration()
-    renames = {old: r.new for old, r in migration.metrics.items() if r.new}
+    renames = {old: r.new for old, r in migration.metrics.items() if r.new and not r.removed}
     sample = min(LOOP_SAMPLE, project.views)
     with running(project.state, project.latency) as server:
         job = project.scratch("loop") / "job.json"

@@ -1,6 +1,17 @@
-"""Typed errors of the library. The CLI turns each into a one-line `Error: ...` and an exit code."""
+"""Typed errors of the library. The CLI turns each into a one-line `Error: ...` and an exit code.
+`Level`: how much a finding of `check`, `verify` or mapping validation matters."""
 
 from __future__ import annotations
+
+import enum
+
+
+class Level(enum.Enum):
+    """How much a finding matters, as ruff and pint grade it: only errors and warnings fail."""
+
+    ERROR = "error"  # check: an old name wbmigrate knows how to fix
+    WARNING = "warning"  # an old name, or a file, that a person must look at; a deprecated key
+    NOTE = "note"  # information: a name in a comment, docstring or prose
 
 
 class WbmigrateError(Exception):

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wbmigrate.edit.edits import pointer
-from wbmigrate.engine.history import old_and_new
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, Options, Rewrite
 from wbmigrate.engine.panels import find_panels, panel_label, series_of
+from wbmigrate.errors import Level
 from wbmigrate.kinds.automation import alert_metrics
 from wbmigrate.mapping import Migration
 from wbmigrate.names import accessor
@@ -37,13 +37,9 @@ class Check(enum.Enum):
     UNLOGGED_KEY = "unlogged-key"
     CONFIG_INVALID = "config-invalid"  # files: a config prime-rl's own schema rejects
 
-
-LEVELS = {
-    Check.OLD_NAME_LEFT: "error",
-    Check.SPLIT_LOST: "error",
-    Check.UNLOGGED_KEY: "warning",
-    Check.CONFIG_INVALID: "error",
-}
+    @property
+    def level(self) -> Level:
+        return Level.WARNING if self is Check.UNLOGGED_KEY else Level.ERROR
 
 
 @dataclass(frozen=True)
@@ -58,8 +54,8 @@ class Finding:
     message: str
 
     @property
-    def level(self) -> str:
-        return LEVELS[self.check]
+    def level(self) -> Level:
+        return self.check.level
 
     @property
     def label(self) -> str:
@@ -210,7 +206,7 @@ def _split(
     baseline: Panels | None,
 ) -> Iterator[Finding]:
     groups = _groups(migration)
-    targets = old_and_new(migration)[1]
+    targets = migration.new_names - migration.old_names
     for p in panels:
         before = (baseline or {}).get(p.identity) or (baseline or {}).get(pointer(p.path))
         message = _merged(targets, p.listed) or _lost(migration, groups, p.keys, before)
@@ -283,7 +279,7 @@ def _unlogged(
     history = options.history
     if history is None or not history.runs:
         return
-    new = migration.known_names - migration.old_names
+    new = migration.new_names - migration.old_names
     effect = "the alert cannot fire" if result.kind == "automation" else "it shows nothing"
     for place in places:
         names = {a.name for k in place.keys if (a := accessor(k)) is not None}

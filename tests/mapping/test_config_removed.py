@@ -12,7 +12,7 @@ from helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wbmigrate.mapping import ConfigRemoval, ConfigRename, Fate, MappingError, Step
+from wbmigrate.mapping import Action, ConfigRemoval, ConfigRename, Fate, MappingError, Step
 from wbmigrate.mapping.compose import Composer, compose
 from wbmigrate.mapping.diff import diff
 from wbmigrate.mapping.load import load_mapping
@@ -66,7 +66,8 @@ def test_a_dropped_alias_makes_the_rename_breaking_from_that_step_on():
 
 def test_config_fates_give_removed_keys_a_removed_fate_with_the_step():
     fates = MAPPING.migration().config_fates
-    assert fates["max_async_level"] == Fate("max_async_level", None, True, REASON, "2026.05.25")
+    removed = Fate("max_async_level", Action.REMOVED, None, REASON, ("2026.05.25",))
+    assert fates["max_async_level"] == removed
     assert fates["orchestrator.async_level"].removed
     assert fates["orchestrator.rollouts_per_example"].new == "orchestrator.group_size"
     assert MAPPING.migration().step_label("2026.05.25") == "2026.05.25 (#2631)"

@@ -9,7 +9,8 @@ import textwrap
 import pytest
 from helpers import FIXTURES
 
-from wbmigrate.mapping import MappingError, Severity
+from wbmigrate.errors import Level
+from wbmigrate.mapping import MappingError
 from wbmigrate.mapping.load import find_mapping, load_mapping
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.report import mapping_table
@@ -189,7 +190,7 @@ def test_an_unknown_member_is_a_warning():
     assert (warning.code, warning.line, warning.severity) == (
         "distinct-unknown",
         6,
-        Severity.WARNING,
+        Level.WARNING,
     )
     assert "'s/flihgt' is not a name this mapping renames, removes or renames into" in str(warning)
 

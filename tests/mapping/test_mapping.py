@@ -89,7 +89,7 @@ def test_prime_rl_removals(prime_rl, old, equivalent):
     resolution = prime_rl.resolve(old)
     assert resolution.action is Action.REMOVED
     assert resolution.equivalent == equivalent
-    assert resolution.removal.reason
+    assert resolution.reason
 
 
 def test_prime_rl_2026_covers_exactly_the_known_names(prime_rl_2026):
@@ -242,7 +242,7 @@ def test_an_equivalent_removed_later_is_followed(later, equivalent):
     migration = parse_mapping(_demo(steps), "m.yaml").migration()
     resolution = migration.resolve("a/x")
     assert (resolution.action, resolution.equivalent) == (Action.REMOVED, equivalent)
-    assert (resolution.removal.reason, resolution.versions) == ("gone", ("1", "2"))
+    assert (resolution.reason, resolution.versions) == ("gone", ("1", "2"))
     assert not migration.new_names & migration.old_names
 
 

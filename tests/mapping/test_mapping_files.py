@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from helpers import FIXTURES, REPO
 
-from wbmigrate.errors import WbmigrateError
-from wbmigrate.mapping import MappingError, Severity
+from wbmigrate.errors import Level, WbmigrateError
+from wbmigrate.mapping import MappingError
 from wbmigrate.mapping.load import bundled_dir, bundled_ids, load_mapping
 
 EXPECT = re.compile(r"# expect-(error|warning): ([a-z-]+) at line (\d+)")
@@ -33,7 +33,7 @@ def _expectation(path: Path) -> tuple[str, int]:
 def test_bundled_mapping_loads(path):
     mapping = load_mapping(path)
     assert mapping.id == path.stem
-    assert not [w for w in mapping.warnings if w.severity is Severity.ERROR]
+    assert not [w for w in mapping.warnings if w.severity is Level.ERROR]
 
 
 def test_bundled_ids_match_the_folder():

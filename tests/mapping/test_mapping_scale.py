@@ -73,7 +73,7 @@ def test_composing_advances_only_the_names_a_step_moves(monkeypatch):
     """Each step advances the names it renames or removes, not every name so far."""
     calls = []
     real = compose_module._advance
-    monkeypatch.setattr(compose_module, "_advance", lambda r, s: calls.append(r.name) or real(r, s))
+    monkeypatch.setattr(compose_module, "_advance", lambda r, s: calls.append(r.old) or real(r, s))
     for entries in (1_000, 10_000):
         steps = steps_of(entries)  # loads the bundled mapping, which composes its own steps
         calls.clear()

@@ -53,7 +53,7 @@ def test_json_lists_what_the_migration_does(migration):
             assert entry["new"] == resolution.new
             assert "reason" not in entry
         else:
-            assert entry["reason"] == resolution.removal.reason
+            assert entry["reason"] == resolution.reason
             assert entry["equivalent"] == resolution.equivalent
             assert "new" not in entry
     config = [(c.old, c.new, dict(c.toml), dict(c.cli)) for c in migration.config]
@@ -127,7 +127,7 @@ def test_markdown_tables(migration):
     for r in of(migration, Action.RENAMED):
         steps = ", ".join(f"#{s.source.rpartition('/')[2]}" for s in migration.steps
                           if s.version in r.versions)  # fmt: skip
-        assert f"| `{r.name}` | `{r.new}` | {steps} |" in lines
+        assert f"| `{r.old}` | `{r.new}` | {steps} |" in lines
     removed = of(migration, Action.REMOVED)
     assert ("| Removed metric | Use instead | Why | Steps |" in lines) is bool(removed)
     assert ("| Old config key | New config key | TOML | Flags |" in lines) is bool(migration.config)

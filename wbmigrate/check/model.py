@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.edit.edits import Edit, Path
 from wbmigrate.edit.replacement import Replacement, apply
-from wbmigrate.errors import bug
+from wbmigrate.errors import Level, bug
 
 if TYPE_CHECKING:
     from wbmigrate.safe_write import Stamp
@@ -21,14 +21,6 @@ if TYPE_CHECKING:
 
 Fix = tuple[Replacement, ...]  # the replacements that fix a finding, in the file's text
 T = TypeVar("T")
-
-
-class Level(enum.Enum):
-    """How much a finding matters, as ruff and pint grade it: only errors and warnings fail."""
-
-    ERROR = "error"  # an old name wbmigrate knows how to fix
-    WARNING = "warning"  # an old name, or a file, that a person must look at; a deprecated key
-    NOTE = "note"  # information: a name in a comment, docstring or prose
 
 
 class Rule(enum.Enum):

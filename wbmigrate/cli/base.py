@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from wbmigrate.engine.model import Options
-from wbmigrate.errors import WbmigrateError
+from wbmigrate.errors import Level, WbmigrateError
 from wbmigrate.exit_codes import ExitCode, exit_code
-from wbmigrate.mapping import Migration, Severity
+from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned
 from wbmigrate.redact import RedactingStream, forget, redact
 from wbmigrate.report import plan as plan_report
@@ -157,7 +157,7 @@ def print_plan(
 
 def warn(problems: tuple[Any, ...]) -> None:
     for problem in problems:
-        if problem.severity is Severity.WARNING:
+        if problem.severity is Level.WARNING:
             click.echo(f"Warning: {problem}", err=True)
 
 

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from wbmigrate.check.config import CONFIGURABLE, CheckConfig, find_config
-from wbmigrate.check.model import FileReport, Level
+from wbmigrate.check.model import FileReport
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.cli.base import examples, finish
 from wbmigrate.cli.options import migration_options, migration_setup
+from wbmigrate.errors import Level
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
 

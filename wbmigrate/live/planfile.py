@@ -57,8 +57,8 @@ class PlanFileError(WbmigrateError):
 def migration_digest(migration: Migration) -> str:
     """Identifies what a migration does, whatever file it came from."""
     table = {
-        name: [r.action.value, r.new, r.equivalent, r.removal.reason if r.removal else None]
-        for name, r in migration.metrics.items()
+        name: ["removed", None, f.new, f.reason] if f.removed else ["renamed", f.new, None, None]
+        for name, f in migration.metrics.items()
     }
     config = [[c.old, c.new, dict(c.toml), dict(c.cli)] for c in migration.config]
     # everything a step puts into what is written: the boundary note names its date and source

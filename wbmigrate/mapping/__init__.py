@@ -14,43 +14,30 @@ import heapq
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from wbmigrate.errors import WbmigrateError
+from wbmigrate.errors import Level, WbmigrateError
 from wbmigrate.names import mention_pattern
-
-
-class Severity(enum.Enum):
-    ERROR = "error"
-    WARNING = "warning"
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One finding of mapping validation, located at a line of the mapping file."""
+    """One finding of mapping validation: a rule broken at `path` of the YAML document, located
+    at a line of the mapping file (a rule over the parsed steps knows the path alone: `at`)."""
 
-    file: str
-    line: int
+    path: tuple[str | int, ...]
     code: str  # a stable rule name, e.g. "cycle" or "unknown-field"
     message: str
-    severity: Severity = Severity.ERROR
+    severity: Level = Level.ERROR
+    file: str = ""
+    line: int = 0
+
+    def at(self, file: str, line: int) -> Problem:
+        return replace(self, file=file, line=line)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message} [{self.code}]"
-
-
-@dataclass(frozen=True)
-class Broken:
-    """A rule a mapping breaks, at a path of its YAML document: a `Problem` once `at` a line."""
-
-    path: tuple[str | int, ...]
-    code: str
-    message: str
-    severity: Severity = Severity.ERROR
-
-    def at(self, file: str, line: int) -> Problem:
-        return Problem(file, line, self.code, self.message, self.severity)
 
 
 @dataclass(frozen=True)
@@ -121,31 +108,29 @@ class Action(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Resolution:
-    """What a migration does to one whole metric name."""
+class Fate:
+    """What a migration does to one whole name, metric or config key: from now on it is shown as
+    `new`, or it is gone (`new` is None). A removed name's `new` is its equivalent, the key that
+    now carries the same values."""
 
-    name: str
+    old: str
     action: Action
-    new: str | None = None  # RENAMED: the name it has after the last step
-    removal: Removal | None = None  # REMOVED: why, and the equivalent key if any
-    chain: tuple[str, ...] = ()  # every name it had, oldest first (ends with `new` if renamed)
-    versions: tuple[str, ...] = ()  # the steps that changed it
+    new: str | None = None
+    reason: str = ""  # REMOVED: why
+    versions: tuple[str, ...] = ()  # the steps that changed it, the one that decided it last
+    chain: tuple[str, ...] = ()  # a metric's every name, oldest first (ends with `new` if renamed)
+
+    @property
+    def removed(self) -> bool:
+        return self.action is Action.REMOVED
+
+    @property
+    def version(self) -> str:
+        return self.versions[-1] if self.versions else ""
 
     @property
     def equivalent(self) -> str | None:
-        return self.removal.equivalent if self.removal else None
-
-
-@dataclass(frozen=True)
-class Fate:
-    """What becomes of one whole metric name, as the engine and `check` act on it: shown as
-    `new` from now on, or gone (`new` is None)."""
-
-    old: str
-    new: str | None
-    removed: bool  # no longer logged (when `new` is set, it is the removed key's equivalent)
-    reason: str = ""  # why it was removed
-    version: str = ""  # the step that decided it
+        return self.new if self.removed else None
 
 
 @dataclass(frozen=True)
@@ -154,7 +139,7 @@ class Migration:
 
     mapping_id: str
     steps: tuple[Step, ...]
-    metrics: MappingABC[str, Resolution]  # only names the steps rename or remove
+    metrics: MappingABC[str, Fate]  # only names the steps rename or remove
     config: tuple[ConfigRename, ...]
     irreversible: MappingABC[str, tuple[str, ...]]  # new name -> the old names merged into it
     config_removed: tuple[ConfigRemoval, ...] = ()  # config paths removed, final unless live again
@@ -170,19 +155,13 @@ class Migration:
     def end(self) -> Step:
         return self.steps[-1]
 
-    def resolve(self, name: str) -> Resolution:
+    def resolve(self, name: str) -> Fate:
         """Resolve a whole metric name; anything not named by the mapping is untouched."""
-        found = self.metrics.get(name)
-        return found if found is not None else Resolution(name, Action.UNTOUCHED)
+        return self.metrics.get(name) or Fate(name, Action.UNTOUCHED)
 
     def fate(self, name: str) -> Fate | None:
         """What becomes of `name`; None when the migration leaves it alone."""
-        return self._fates.get(name)
-
-    @cached_property
-    def _fates(self) -> dict[str, Fate]:
-        """Every fate, built once: the walk asks again for every key it meets."""
-        return {name: _fate(name, resolution) for name, resolution in self.metrics.items()}
+        return self.metrics.get(name)
 
     # Derived name sets, built once per Migration: the walk asks for them for every object and
     # field, and rebuilding them there made planning quadratic in the size of the mapping.
@@ -194,7 +173,7 @@ class Migration:
     @cached_property
     def new_names(self) -> frozenset[str]:
         """Names the migration writes: rename targets and the equivalents of removed keys."""
-        return frozenset(fate.new for fate in self._fates.values() if fate.new)
+        return frozenset(fate.new for fate in self.metrics.values() if fate.new)
 
     @cached_property
     def known_names(self) -> frozenset[str]:
@@ -223,10 +202,10 @@ class Migration:
             made = (s for s in reversed(self.steps) if any(r.new == rename.new for r in s.config))
             step = next((s.version for s in made), "")
             for old, new in {rename.old: rename.new, **rename.toml}.items():
-                found[old] = Fate(old, new, False, version=step)
+                found[old] = Fate(old, Action.RENAMED, new, versions=(step,))
         for gone in self.config_removed:
             for old in dict.fromkeys((gone.path, *gone.toml)):
-                found[old] = Fate(old, None, True, gone.reason, gone.version)
+                found[old] = Fate(old, Action.REMOVED, None, gone.reason, (gone.version,))
         return found
 
     def step_label(self, version: str) -> str:
@@ -296,14 +275,6 @@ def part_cover(names: Iterable[str]) -> tuple[str, ...]:
                 for other in parts_of[name]:
                     count[other] -= 1
     return tuple(chosen + sorted(name for name, parts in parts_of.items() if not parts))
-
-
-def _fate(name: str, resolution: Resolution) -> Fate:
-    version = resolution.versions[-1]
-    if resolution.action is Action.RENAMED:
-        return Fate(name, resolution.new, False, version=version)
-    assert resolution.removal is not None
-    return Fate(name, resolution.equivalent, True, resolution.removal.reason, version)
 
 
 class MappingError(WbmigrateError):

@@ -12,15 +12,7 @@ from collections.abc import Mapping as MappingABC
 from dataclasses import replace
 from types import MappingProxyType
 
-from wbmigrate.mapping import (
-    Action,
-    ConfigRemoval,
-    ConfigRename,
-    Migration,
-    Removal,
-    Resolution,
-    Step,
-)
+from wbmigrate.mapping import Action, ConfigRemoval, ConfigRename, Fate, Migration, Step
 
 Following = dict[str, dict[str, None]]  # a name a step may move -> old names (an ordered set)
 
@@ -52,7 +44,7 @@ class Composer:
     compose to; recomposing them for every step was quadratic in the number of steps."""
 
     def __init__(self) -> None:
-        self.metrics: dict[str, Resolution] = {}
+        self.metrics: dict[str, Fate] = {}
         self.config: list[ConfigRename] = []
         self.config_removed: list[ConfigRemoval] = []
         # a name a step may move -> the old names whose fate it is
@@ -64,28 +56,27 @@ class Composer:
         for old in _moved_by(step, following):
             metrics[old] = _advance(metrics[old], step)
             _follow(following, metrics[old])
-        for resolution in _introduced(step):
-            if resolution.name not in metrics:
-                metrics[resolution.name] = resolution
-                _follow(following, resolution)
+        for fate in _introduced(step):
+            if fate.old not in metrics:
+                metrics[fate.old] = fate
+                _follow(following, fate)
         for name in step.live_again:  # logged again: no earlier step's fate applies to it
             dropped = metrics.pop(name, None)
-            tracked = dropped and (dropped.new or dropped.equivalent)
-            if tracked:
-                following[tracked].pop(name, None)
+            if dropped and dropped.new:
+                following[dropped.new].pop(name, None)
         if step.config or step.config_removed or step.config_live_again or step.aliases_removed:
             self.config, self.config_removed = _advance_config(
                 self.config, self.config_removed, step
             )
 
 
-def _introduced(step: Step) -> Iterator[Resolution]:
+def _introduced(step: Step) -> Iterator[Fate]:
     """What `step` alone does to each name it renames or removes."""
     version = (step.version,)
     for old, new in step.renamed.items():
-        yield Resolution(old, Action.RENAMED, new, None, (old, new), version)
+        yield Fate(old, Action.RENAMED, new, "", version, (old, new))
     for old, removal in step.removed.items():
-        yield Resolution(old, Action.REMOVED, None, removal, (old,), version)
+        yield Fate(old, Action.REMOVED, removal.equivalent, removal.reason, version, (old,))
 
 
 def _moved_by(step: Step, following: Following) -> list[str]:
@@ -97,41 +88,30 @@ def _moved_by(step: Step, following: Following) -> list[str]:
     return [old for name in touched for old in following.pop(name)]
 
 
-def _follow(following: Following, resolution: Resolution) -> None:
-    """Index a resolution under the name a later step could move: its current name, or the
+def _follow(following: Following, fate: Fate) -> None:
+    """Index a fate under the name a later step could move: its current name, or the
     equivalent of a removed name."""
-    tracked = resolution.new if resolution.new is not None else resolution.equivalent
-    if tracked is not None:
-        following[tracked][resolution.name] = None
+    if fate.new is not None:
+        following[fate.new][fate.old] = None
 
 
-def _advance(resolution: Resolution, step: Step) -> Resolution:
+def _advance(fate: Fate, step: Step) -> Fate:
     """Carry one name's fate through one more step, which renames or removes the name it is
-    followed by (`_moved_by` gives no other)."""
-    versions = (*resolution.versions, step.version)
-    current = resolution.new
-    if current is None:  # removed: only its equivalent can still move
-        return _advance_equivalent(resolution, step, versions)
+    followed by (`_moved_by` gives no other). A removed name's equivalent follows a later rename,
+    and a later removal (to that removal's own equivalent, or none): the advice never names a
+    metric no longer logged."""
+    versions = (*fate.versions, step.version)
+    current = fate.new
+    assert current is not None  # a fate is followed by its current name alone
     if current in step.renamed:
         new = step.renamed[current]
-        return replace(resolution, new=new, chain=(*resolution.chain, new), versions=versions)
+        chain = fate.chain if fate.removed else (*fate.chain, new)
+        return replace(fate, new=new, chain=chain, versions=versions)
     removal = step.removed[current]
-    return replace(resolution, action=Action.REMOVED, new=None, removal=removal, versions=versions)
-
-
-def _advance_equivalent(
-    resolution: Resolution, step: Step, versions: tuple[str, ...]
-) -> Resolution:
-    """A removed name's equivalent follows a later rename, and a later removal (to that
-    removal's own equivalent, or none): the advice never names a metric no longer logged."""
-    removal, equivalent = resolution.removal, resolution.equivalent
-    assert removal is not None  # a removal is followed by its equivalent alone
-    assert equivalent is not None
-    if equivalent in step.renamed:
-        followed: str | None = step.renamed[equivalent]
-    else:
-        followed = step.removed[equivalent].equivalent
-    return replace(resolution, removal=Removal(removal.reason, followed), versions=versions)
+    reason = fate.reason if fate.removed else removal.reason
+    return replace(
+        fate, action=Action.REMOVED, new=removal.equivalent, reason=reason, versions=versions
+    )
 
 
 def _advance_config(

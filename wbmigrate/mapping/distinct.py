@@ -9,7 +9,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Broken, Severity, Step
+from wbmigrate.errors import Level
+from wbmigrate.mapping import Problem, Step
 from wbmigrate.mapping.compose import compose
 
 Groups = tuple[tuple[str, ...], ...]  # as the file lists them
@@ -23,7 +24,7 @@ def expand(groups: Groups, steps: tuple[Step, ...]) -> tuple[tuple[frozenset[str
     return tuple(tuple(series.names(name) for name in dict.fromkeys(group)) for group in groups)
 
 
-def check(groups: Groups, steps: tuple[Step, ...]) -> Iterator[Broken]:
+def check(groups: Groups, steps: tuple[Step, ...]) -> Iterator[Problem]:
     """Every distinct rule broken: a group too small, a member twice, a member the mapping does
     not know, two members the steps merge into one key."""
     if not groups:
@@ -34,13 +35,13 @@ def check(groups: Groups, steps: tuple[Step, ...]) -> Iterator[Broken]:
         if len(group) < 2:
             listed = ", ".join(map(repr, group)) or "nothing"
             message = f"distinct group lists {listed}; name two or more metrics to keep apart"
-            yield Broken(path, "distinct-size", message)
+            yield Problem(path, "distinct-size", message)
             continue
         members: dict[str, int] = {}
         for j, name in enumerate(group):
             if name in members:
                 message = f"distinct group names {name!r} twice"
-                yield Broken((*path, j), "distinct-duplicate", message)
+                yield Problem((*path, j), "distinct-duplicate", message)
                 continue
             members[name] = j
             if name not in series.known:
@@ -48,14 +49,14 @@ def check(groups: Groups, steps: tuple[Step, ...]) -> Iterator[Broken]:
         yield from _merges(series, members, path)
 
 
-def _merges(series: _Series, members: dict[str, int], path: YamlPath) -> Iterator[Broken]:
+def _merges(series: _Series, members: dict[str, int], path: YamlPath) -> Iterator[Problem]:
     """Each member that lands on a key of an earlier member, reported once, at the later one."""
     earlier: list[str] = []
     for name, j in members.items():
         for other in earlier:
             merged = series.merged_into(other, name)
             if merged is not None:
-                yield Broken((*path, j), "distinct-merged", _merged(other, name, merged))
+                yield Problem((*path, j), "distinct-merged", _merged(other, name, merged))
                 break
         earlier.append(name)
 
@@ -68,12 +69,12 @@ def _merged(first: str, second: str, key: str) -> str:
     return message if key not in (first, second) else f"{message} (one becomes the other)"
 
 
-def _unknown(path: YamlPath, name: str) -> Broken:
+def _unknown(path: YamlPath, name: str) -> Problem:
     message = (
         f"distinct metric {name!r} is not a name this mapping renames, removes or renames "
         "into; is it spelled right?"
     )
-    return Broken(path, "distinct-unknown", message, Severity.WARNING)
+    return Problem(path, "distinct-unknown", message, Level.WARNING)
 
 
 class _Series:
@@ -83,9 +84,9 @@ class _Series:
         self.migration = compose("", steps)
         self.known = self.migration.known_names
         self.chains: dict[str, set[str]] = defaultdict(set)
-        for resolution in self.migration.metrics.values():
-            for name in resolution.chain:
-                self.chains[name].update(resolution.chain)
+        for fate in self.migration.metrics.values():
+            for name in fate.chain:
+                self.chains[name].update(fate.chain)
         self.equivalents: dict[str, set[str]] = defaultdict(set)
         for step in steps:
             for old, removal in step.removed.items():

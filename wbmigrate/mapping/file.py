@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from wbmigrate.mapping import Migration, Problem, Resolution, Step, UnknownVersionError
+from wbmigrate.mapping import Fate, Migration, Problem, Step, UnknownVersionError
 from wbmigrate.mapping.compose import compose
 from wbmigrate.mapping.distinct import Groups, expand
 
@@ -57,7 +57,7 @@ class Mapping:
         about series, whatever range of steps a migration composes."""
         return expand(self.distinct, self.steps)
 
-    def resolve(self, name: str) -> Resolution:
+    def resolve(self, name: str) -> Fate:
         """Resolve a whole metric name across every step of the mapping."""
         return self.migration().resolve(name)
 

@@ -28,7 +28,7 @@ def load_mapping(path: str | Path) -> Mapping:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise MappingError(
-            [Problem(str(path), 1, "encoding", "mapping is not UTF-8 text")]
+            [Problem((), "encoding", "mapping is not UTF-8 text").at(str(path), 1)]
         ) from None
     return _parsed(text, str(path))
 

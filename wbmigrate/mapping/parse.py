@@ -20,13 +20,13 @@ import yaml
 
 from wbmigrate.edit.located_yaml import Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
+from wbmigrate.errors import Level
 from wbmigrate.mapping import (
     ConfigRemoval,
     ConfigRename,
     MappingError,
     Problem,
     Removal,
-    Severity,
     Step,
 )
 from wbmigrate.mapping.file import Mapping
@@ -112,7 +112,7 @@ def parse_mapping(text: str, file: str) -> Mapping:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         message = f"invalid YAML: {getattr(exc, 'problem', None) or exc}"
-        raise MappingError([Problem(file, line, "yaml-syntax", message)]) from None
+        raise MappingError([Problem((), "yaml-syntax", message).at(file, line)]) from None
     checker = _Checker(file, located)
     for found in located.problems:
         path = found.path  # a key twice in a step's metrics is an old name twice
@@ -122,7 +122,7 @@ def parse_mapping(text: str, file: str) -> Mapping:
     mapping = checker.mapping(located.data)
     if mapping is not None:
         checker.problems += check_rules(mapping, checker.located, file)
-    errors = [p for p in checker.problems if p.severity is Severity.ERROR]
+    errors = [p for p in checker.problems if p.severity is Level.ERROR]
     if errors or mapping is None:
         raise MappingError(sorted(errors, key=lambda p: p.line))
     return replace(mapping, warnings=tuple(sorted(checker.problems, key=lambda p: p.line)))
@@ -138,7 +138,7 @@ class _Checker:
 
     def error(self, path: YamlPath, code: str, message: str, line: int | None = None) -> None:
         line = line if line is not None else self.located.line(path)
-        self.problems.append(Problem(self.file, line, code, message))
+        self.problems.append(Problem(path, code, message).at(self.file, line))
 
     def fields(self, obj: Any, path: YamlPath, spec: Spec, what: str) -> dict[str, Any] | None:
         """The valid fields of one object; every unknown, missing or mistyped one is an error."""
@@ -189,7 +189,7 @@ class _Checker:
                 f"{what} {value!r} mixes scripts ({', '.join(sorted(scripts))}): a look-alike "
                 "letter makes it another name"
             )
-            warning = Problem(self.file, line, "mixed-script", message, Severity.WARNING)
+            warning = Problem(path, "mixed-script", message, Level.WARNING).at(self.file, line)
             self.problems.append(warning)
         return value
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from wbmigrate.edit.located_yaml import Located
 from wbmigrate.edit.located_yaml import Path as YamlPath
-from wbmigrate.mapping import Broken, Problem, Resolution, Severity, Step
+from wbmigrate.errors import Level
+from wbmigrate.mapping import Fate, Problem, Step
 from wbmigrate.mapping.compose import Composer, many_to_one
 from wbmigrate.mapping.distinct import check as check_distinct
 from wbmigrate.mapping.file import Mapping
@@ -30,7 +31,7 @@ class _Entry:
 
 def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
     """Every rule broken by `mapping`, located by `located` in `file`."""
-    found: list[Broken] = []
+    found: list[Problem] = []
     for i, step in enumerate(mapping.steps):
         found += _check_step(list(_metric_entries(step, i)), "metric")
         found += _check_equivalents(step, i)
@@ -39,7 +40,7 @@ def check(mapping: Mapping, located: Located, file: str) -> list[Problem]:
     for rule in (_check_versions, _check_across, _check_aliases, _check_many_to_one):
         found += rule(mapping)
     found += check_distinct(mapping.distinct, mapping.steps)
-    return [broken.at(file, located.line(broken.path)) for broken in found]
+    return [problem.at(file, located.line(problem.path)) for problem in found]
 
 
 def _metric_entries(step: Step, i: int) -> Iterator[_Entry]:
@@ -64,29 +65,29 @@ def _config_tables(step: Step, i: int) -> Iterator[tuple[str, list[_Entry]]]:
     yield "config path", list(_config_path_entries(step, i))
 
 
-def _check_step(entries: list[_Entry], what: str) -> Iterator[Broken]:
+def _check_step(entries: list[_Entry], what: str) -> Iterator[Problem]:
     olds: dict[str, _Entry] = {}
     for entry in entries:
         if entry.old in olds:
             message = f"{what} {entry.old!r} appears twice in this step"
-            yield Broken(entry.path, "duplicate-old-key", message)
+            yield Problem(entry.path, "duplicate-old-key", message)
         olds.setdefault(entry.old, entry)
     for entry in entries:
         if entry.new is None:
             continue
         if entry.new == entry.old:
             message = f"cycle: {what} {entry.old!r} is renamed to itself"
-            yield Broken(entry.path, "cycle", message)
+            yield Problem(entry.path, "cycle", message)
         elif entry.new in olds and olds[entry.new].new is None:
             message = (
                 f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step removes"
             )
-            yield Broken(entry.path, "rename-into-removed", message)
+            yield Problem(entry.path, "rename-into-removed", message)
         elif entry.new in olds:
             yield from _chain_in_step(entry, olds, what)
 
 
-def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Iterator[Broken]:
+def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Iterator[Problem]:
     chain = [entry.old]
     name: str | None = entry.new
     while name is not None and name in olds and name not in chain:
@@ -97,13 +98,13 @@ def _chain_in_step(entry: _Entry, olds: dict[str, _Entry], what: str) -> Iterato
             f"{what} {entry.old!r} is renamed to {entry.new!r}, which this same step renames "
             "again; put the second rename in a later step"
         )
-        yield Broken(entry.path, "chain-in-step", message)
+        yield Problem(entry.path, "chain-in-step", message)
     elif entry.old == min(chain):  # report each cycle once
         loop = " -> ".join([*chain, entry.old])
-        yield Broken(entry.path, "cycle", f"cycle: {what}s {loop} in one step")
+        yield Problem(entry.path, "cycle", f"cycle: {what}s {loop} in one step")
 
 
-def _check_equivalents(step: Step, i: int) -> Iterator[Broken]:
+def _check_equivalents(step: Step, i: int) -> Iterator[Problem]:
     for old, removal in step.removed.items():
         path = ("steps", i, "metrics", "removed", old, "equivalent")
         equivalent = removal.equivalent
@@ -118,25 +119,25 @@ def _check_equivalents(step: Step, i: int) -> Iterator[Broken]:
             message = f"equivalent {equivalent!r} is removed by this same step"
         else:
             continue
-        yield Broken(path, "bad-equivalent", message)
+        yield Problem(path, "bad-equivalent", message)
 
 
-def _check_versions(mapping: Mapping) -> Iterator[Broken]:
+def _check_versions(mapping: Mapping) -> Iterator[Problem]:
     seen: set[str] = set()
     for i, (before, step) in enumerate(zip((None, *mapping.steps), mapping.steps, strict=False)):
         if step.version in seen:
             message = f"version {step.version!r} appears twice"
-            yield Broken(("steps", i, "version"), "duplicate-version", message)
+            yield Problem(("steps", i, "version"), "duplicate-version", message)
         seen.add(step.version)
         if before is not None and step.date < before.date:
             message = (
                 f"step {step.version} ({step.date}) is dated before the step above it "
                 f"({before.date}); list steps oldest first"
             )
-            yield Broken(("steps", i, "date"), "step-order", message)
+            yield Problem(("steps", i, "date"), "step-order", message)
 
 
-def _check_across(mapping: Mapping) -> Iterator[Broken]:
+def _check_across(mapping: Mapping) -> Iterator[Problem]:
     """A name renamed away or removed by one step may not appear again in a later one, unless
     that step lists it as live again: from then on it is live, and may be renamed anew."""
     retired: dict[str, str] = {}  # name -> version of the step that retired it
@@ -148,13 +149,13 @@ def _check_across(mapping: Mapping) -> Iterator[Broken]:
             what = "config path" if entry.path[2] == "config" else "metric"
             if entry.old in live:
                 message = f"{what} {entry.old!r} is listed live again by this same step"
-                yield Broken(entry.path, "name-reused", message)
+                yield Problem(entry.path, "name-reused", message)
             elif entry.old in retired:
                 message = (
                     f"{what} {entry.old!r} was already renamed or removed in step "
                     f"{retired[entry.old]}; a mapping cannot reuse a name"
                 )
-                yield Broken(entry.path, "name-reused", message)
+                yield Problem(entry.path, "name-reused", message)
             elif entry.new in retired and entry.new not in live:
                 yield _reintroduced(entry, retired, earlier.metrics, what)
         for name, removal in step.removed.items():
@@ -164,7 +165,7 @@ def _check_across(mapping: Mapping) -> Iterator[Broken]:
                     f"{retired[removal.equivalent]} renamed or removed it"
                 )
                 path = ("steps", i, "metrics", "removed", name, "equivalent")
-                yield Broken(path, "bad-equivalent", message)
+                yield Problem(path, "bad-equivalent", message)
         for name in live:
             retired.pop(name, None)
         config_olds = [r.old for r in step.config] + [r.path for r in step.config_removed]
@@ -172,7 +173,7 @@ def _check_across(mapping: Mapping) -> Iterator[Broken]:
         earlier.add(step)
 
 
-def _check_aliases(mapping: Mapping) -> Iterator[Broken]:
+def _check_aliases(mapping: Mapping) -> Iterator[Problem]:
     """A dropped alias must be the old path of an earlier `deprecated: true` rename whose
     alias still loads: else there is no alias to drop."""
     aliased: set[str] = set()
@@ -184,12 +185,12 @@ def _check_aliases(mapping: Mapping) -> Iterator[Broken]:
                     "config rename that still loads"
                 )
                 path = ("steps", i, "config", "aliases_removed", j)
-                yield Broken(path, "not-deprecated", message)
+                yield Problem(path, "not-deprecated", message)
         aliased -= {*step.aliases_removed, *step.config_live_again}
         aliased |= {rename.old for rename in step.config if rename.deprecated}
 
 
-def _not_retired(step: Step, i: int, retired: dict[str, str]) -> Iterator[Broken]:
+def _not_retired(step: Step, i: int, retired: dict[str, str]) -> Iterator[Problem]:
     """Only a name an earlier step retired can be live again."""
     for kind, what, names in (
         ("metrics", "metric", step.live_again),
@@ -201,25 +202,25 @@ def _not_retired(step: Step, i: int, retired: dict[str, str]) -> Iterator[Broken
                     f"{what} {name!r} is listed live again, but no earlier step renamed or "
                     "removed it"
                 )
-                yield Broken(("steps", i, kind, "live_again", j), "not-retired", message)
+                yield Problem(("steps", i, kind, "live_again", j), "not-retired", message)
 
 
 def _reintroduced(
-    entry: _Entry, retired: dict[str, str], earlier: MappingABC[str, Resolution], what: str
-) -> Broken:
+    entry: _Entry, retired: dict[str, str], earlier: MappingABC[str, Fate], what: str
+) -> Problem:
     assert entry.new is not None
-    resolution = earlier.get(entry.new) if what == "metric" else None
-    if resolution is not None and resolution.new == entry.old:
-        loop = " -> ".join([*resolution.chain, entry.new])
-        return Broken(entry.path, "cycle", f"cycle across steps: {loop}")
+    fate = earlier.get(entry.new) if what == "metric" else None
+    if fate is not None and not fate.removed and fate.new == entry.old:
+        loop = " -> ".join([*fate.chain, entry.new])
+        return Problem(entry.path, "cycle", f"cycle across steps: {loop}")
     message = (
         f"{what} {entry.old!r} is renamed to {entry.new!r}, a name step "
         f"{retired[entry.new]} renamed or removed; a mapping cannot reuse a name"
     )
-    return Broken(entry.path, "name-reused", message)
+    return Problem(entry.path, "name-reused", message)
 
 
-def _check_many_to_one(mapping: Mapping) -> Iterator[Broken]:
+def _check_many_to_one(mapping: Mapping) -> Iterator[Problem]:
     # Each rename target's last rename, in one pass: searching every step for each target was
     # quadratic when many renames merge.
     last = {
@@ -232,4 +233,4 @@ def _check_many_to_one(mapping: Mapping) -> Iterator[Broken]:
             f"irreversible: {', '.join(map(repr, olds))} are all renamed to {new!r}; after "
             "migration their series cannot be told apart"
         )
-        yield Broken(last[new], "many-to-one", message, Severity.WARNING)
+        yield Problem(last[new], "many-to-one", message, Level.WARNING)

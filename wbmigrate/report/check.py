@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wbmigrate.check.model import FileReport, Finding, Level, Lines, Rule
+from wbmigrate.check.model import FileReport, Finding, Lines, Rule
+from wbmigrate.errors import Level
 from wbmigrate.plan_json import indented
 from wbmigrate.redact import printable
 from wbmigrate.report.words import code, coloured, markdown, plural

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wbmigrate import __version__
-from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Level, Rule
+from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Rule
+from wbmigrate.errors import Level
 from wbmigrate.redact import printable
 from wbmigrate.report.check import Region, and_list, findings_of, fix_regions, summary
 from wbmigrate.report.words import plural
@@ -19,7 +20,6 @@ GITHUB_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 GITHUB_LEVELS = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "notice"}
 ANNOTATION_REGION = ("line", "col", "endLine", "endColumn")  # an annotation's, in order
 SARIF_REGION = ("startLine", "startColumn", "endLine", "endColumn")
-NOUNS = {"error": "error", "warning": "warning", "notice": "note"}  # a GitHub level, counted
 
 
 # --- SARIF ------------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def sarif_result(
 class Annotation:
     """One `::error`, `::warning` or `::notice` line."""
 
-    level: str  # error, warning or notice
+    level: Level
     title: str
     message: str
     file: str | None = None
@@ -77,16 +77,16 @@ def github(annotations: list[Annotation], command: str, cap: int = GITHUB_CAP) -
     """The annotations, at most `cap` of each level (GitHub drops the rest). When some are left
     out, the last notice slot says how many and where the full list is, so that line is shown."""
     counts = Counter(a.level for a in annotations)
-    caps = dict.fromkeys(NOUNS, cap)
+    caps = dict.fromkeys(Level, cap)
     if any(n > cap for n in counts.values()):
-        caps["notice"] = cap - 1
-    shown: Counter[str] = Counter()
+        caps[Level.NOTE] = cap - 1
+    shown: Counter[Level] = Counter()
     out = []
     for a in annotations:
         if shown[a.level] < caps[a.level]:
             shown[a.level] += 1
             out.append(_annotation(a))
-    hidden = {level: counts[level] - shown[level] for level in NOUNS}
+    hidden = {level: counts[level] - shown[level] for level in Level}
     if any(hidden.values()):
         out.append(_hidden_notice(hidden, command, cap))
     return out
@@ -97,13 +97,13 @@ def _annotation(a: Annotation) -> str:
     if a.region:
         places += [f"{k}={v}" for k, v in zip(ANNOTATION_REGION, a.region, strict=True)]
     properties = ",".join([*places, f"title={_property(a.title)}"])
-    return f"::{a.level} {properties}::{_data(a.message)}"
+    return f"::{GITHUB_LEVELS[a.level]} {properties}::{_data(a.message)}"
 
 
-def _hidden_notice(hidden: dict[str, int], command: str, cap: int) -> str:
+def _hidden_notice(hidden: dict[Level, int], command: str, cap: int) -> str:
     """`3 more errors are...`, or `12 more findings (3 errors and 9 notes) are...`."""
     total = sum(hidden.values())
-    counted = [plural(n, NOUNS[level]) for level, n in hidden.items() if n]
+    counted = [plural(n, level.value) for level, n in hidden.items() if n]
     what = (
         f"{total} more {counted[0].partition(' ')[2]}"
         if len(counted) == 1
@@ -171,7 +171,7 @@ def to_github(reports: list[FileReport], cap: int = GITHUB_CAP) -> str:
     """The findings as annotations (see `github`); the summary ends the log."""
     annotations = [
         Annotation(
-            GITHUB_LEVELS[f.level],
+            f.level,
             f"wbmigrate {f.rule.value}",
             f.message,
             f.path,

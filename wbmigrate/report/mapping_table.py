@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from wbmigrate.mapping import Action, Migration, Resolution, Step
+from wbmigrate.mapping import Action, Fate, Migration, Step
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.report.words import plural
 
@@ -35,7 +35,7 @@ def to_json(mapping: Mapping, migration: Migration) -> str:
             }
             for s in migration.steps
         ],
-        "metrics": {name: _resolution_dict(r) for name, r in migration.metrics.items()},
+        "metrics": {name: _fate_dict(r) for name, r in migration.metrics.items()},
         "config": [
             {
                 "old": c.old,
@@ -56,25 +56,22 @@ def to_json(mapping: Mapping, migration: Migration) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def _resolution_dict(resolution: Resolution) -> dict[str, Any]:
-    entry: dict[str, Any] = {"action": resolution.action.value}
-    if resolution.action is Action.RENAMED:
-        entry["new"] = resolution.new
-    elif resolution.removal is not None:
-        entry["reason"] = resolution.removal.reason
-        entry["equivalent"] = resolution.removal.equivalent
-    entry["chain"] = list(resolution.chain)
-    entry["versions"] = list(resolution.versions)
-    return entry
+def _fate_dict(fate: Fate) -> dict[str, Any]:
+    entry: dict[str, Any] = {"action": fate.action.value}
+    if fate.removed:
+        entry.update(reason=fate.reason, equivalent=fate.new)
+    else:
+        entry["new"] = fate.new
+    return {**entry, "chain": list(fate.chain), "versions": list(fate.versions)}
 
 
 def to_text(mapping: Mapping, migration: Migration) -> str:
     renamed, removed = _split(migration)
     labels = _step_labels(migration)
-    notes = {reason: n for n, reason in enumerate(dict.fromkeys(map(_reason, removed)), start=1)}
+    notes = {reason: n for n, reason in enumerate(dict.fromkeys(r.reason for r in removed), 1)}
     rows = [(r, f"-> {r.new}") for r in renamed]
     rows += [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
-    name_width = max((len(r.name) for r, _ in rows), default=0)
+    name_width = max((len(r.old) for r, _ in rows), default=0)
     outcome_width = max((len(outcome) for _, outcome in rows), default=0)
     lines = [f"{mapping.id}: {mapping.title}", _range(mapping, migration), ""]
     for title, action in (("Renamed metrics", Action.RENAMED), ("Removed metrics", Action.REMOVED)):
@@ -84,8 +81,8 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
         lines.append(f"{title} ({len(group)})")
         for r, outcome in group:
             steps = ", ".join(labels[v] for v in r.versions)
-            note = f"  [{notes[_reason(r)]}]" if r.removal else ""
-            lines.append(f"  {r.name:<{name_width}}  {outcome:<{outcome_width}}  {steps}{note}")
+            note = f"  [{notes[r.reason]}]" if r.removed else ""
+            lines.append(f"  {r.old:<{name_width}}  {outcome:<{outcome_width}}  {steps}{note}")
         lines.append("")
     if notes:
         lines += [f"  [{n}] {reason}" for reason, n in notes.items()]
@@ -124,7 +121,7 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
     if renamed:
         out += ["| Old metric | New metric | Steps |", "|---|---|---|"]
         out += [
-            f"| `{r.name}` | `{r.new}` | {', '.join(labels[v] for v in r.versions)} |"
+            f"| `{r.old}` | `{r.new}` | {', '.join(labels[v] for v in r.versions)} |"
             for r in renamed
         ]
         out.append("")
@@ -133,7 +130,7 @@ def to_markdown(mapping: Mapping, migration: Migration) -> str:
         for r in removed:
             instead = f"`{r.equivalent}`" if r.equivalent else "none"
             steps = ", ".join(labels[v] for v in r.versions)
-            out.append(f"| `{r.name}` | {instead} | {_cell(_reason(r))} | {steps} |")
+            out.append(f"| `{r.old}` | {instead} | {_cell(r.reason)} | {steps} |")
         out.append("")
     if migration.config:
         out += ["| Old config key | New config key | TOML | Flags |", "|---|---|---|---|"]
@@ -209,10 +206,6 @@ def _distinct_text(mapping: Mapping) -> list[str]:
     return [*lines, ""]
 
 
-def _reason(resolution: Resolution) -> str:
-    return resolution.removal.reason if resolution.removal else ""
-
-
 def _step_labels(migration: Migration) -> dict[str, str]:
     """Each step's short name: its pull request (`#4253`) when known, else its version."""
     return {step.version: step.pull or step.version for step in migration.steps}
@@ -227,7 +220,7 @@ def _range(mapping: Mapping, migration: Migration) -> str:
     return f"Composed {migration.start.label} .. {migration.end.label} ({count})"
 
 
-def _split(migration: Migration) -> tuple[list[Resolution], list[Resolution]]:
+def _split(migration: Migration) -> tuple[list[Fate], list[Fate]]:
     values = list(migration.metrics.values())
     return (
         [r for r in values if r.action is Action.RENAMED],

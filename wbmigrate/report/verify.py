@@ -11,7 +11,7 @@ from typing import Any
 from wbmigrate.redact import printable
 from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
 from wbmigrate.report.words import coloured, markdown, plural
-from wbmigrate.verify import LEVELS, Check, Finding, Verification
+from wbmigrate.verify import Check, Finding, Verification
 
 FORMAT = "wbmigrate-verify/1"
 HELP = {
@@ -47,7 +47,7 @@ def to_text(run: Verification) -> str:
         lines.append(printable(heading))
         for f in items:
             where = printable(f"{f.check.value:<13} {' › '.join(f.where)}: {f.message}")
-            lines.append(f"  {coloured(f.level, 7)} {where}")
+            lines.append(f"  {coloured(f.level.value, 7)} {where}")
     lines.append(printable(summary(run)))
     return "".join(line + "\n" for line in lines)
 
@@ -57,7 +57,7 @@ def to_markdown(run: Verification) -> str:
     if run.found:
         lines += ["", "| Level | Check | Where | Problem |", "|---|---|---|---|"]
         lines += [
-            f"| {f.level} | `{f.check.value}` | {markdown(f.label)} | {markdown(f.message)} |"
+            f"| {f.level.value} | `{f.check.value}` | {markdown(f.label)} | {markdown(f.message)} |"
             for f in run.found
         ]
     lines += ["", f"_Compared with {run.baseline or 'the current form alone'}._", ""]
@@ -88,7 +88,7 @@ def to_json(run: Verification) -> str:
 def _entry(finding: Finding) -> dict[str, Any]:
     return {
         "check": finding.check.value,
-        "level": finding.level,
+        "level": finding.level.value,
         "object": finding.title,
         "origin": finding.origin,
         "where": list(finding.where),
@@ -110,9 +110,9 @@ def to_sarif(run: Verification) -> str:
         if run.files:
             where["physicalLocation"] = {"artifactLocation": {"uri": f.origin}}
         results.append(
-            sarif_result(f.check.value, checks.index(f.check), f.level, f.message, where)
+            sarif_result(f.check.value, checks.index(f.check), f.level.value, f.message, where)
         )
-    return sarif([sarif_rule(c.value, HELP[c], LEVELS[c]) for c in checks], results, None)
+    return sarif([sarif_rule(c.value, HELP[c], c.level.value) for c in checks], results, None)
 
 
 def to_github(run: Verification) -> str:
