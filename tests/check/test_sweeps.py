@@ -6,7 +6,7 @@ import pytest
 from strategies import MIGRATION
 
 from wbmigrate.check.model import Rule
-from wbmigrate.check.sweeps import check_sweep
+from wbmigrate.check.specs import check_sweep
 from wbmigrate.check.targets import targets_for
 from wbmigrate.edit.edits import RenameKey, Set
 from wbmigrate.engine.model import Mode, Options
