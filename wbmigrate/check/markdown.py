@@ -29,27 +29,21 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from wbmigrate.check.documents import check_json, check_yaml
-from wbmigrate.check.flags import check_flags
 from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
 from wbmigrate.check.places import PROSE, Places
-from wbmigrate.check.python_code import check_python
+from wbmigrate.check.run import KINDS, checker
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_config import check_toml
 from wbmigrate.edit.replacement import Replacement, apply
 
-Checker = Callable[[str, str, Targets], Checked]
-
-# info-string word -> (the language's name, its checkers in the order their fixes are made)
-LANGUAGES: dict[str, tuple[str, tuple[Checker, ...]]] = {
-    "toml": ("TOML", (check_toml,)),
-    **dict.fromkeys(("python", "py"), ("Python", (check_python,))),
-    # an unlabelled block ("") is most often commands
-    **dict.fromkeys(("sh", "bash", "shell", "console", "zsh", ""), ("shell", (check_flags,))),
-    # CI steps run commands: flags, as in .yml files
-    **dict.fromkeys(("yaml", "yml"), ("YAML", (check_yaml, check_flags))),
-    "json": ("JSON", (check_json,)),
+# info-string word -> (the language's name, the file kind whose checkers read it: a YAML block's
+# flags too, as CI steps run commands); an unlabelled block ("") is most often commands
+LANGUAGES: dict[str, tuple[str, str]] = {
+    "toml": ("TOML", "*.toml"),
+    **dict.fromkeys(("python", "py"), ("Python", "*.py")),
+    **dict.fromkeys(("sh", "bash", "shell", "console", "zsh", ""), ("shell", "*.sh")),
+    **dict.fromkeys(("yaml", "yml"), ("YAML", "*.yaml")),
+    "json": ("JSON", "*.json"),
 }
 
 
@@ -69,8 +63,8 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
     shown = f"a `{block.language}` code block" if block.language else "a code block"
     checked = Checked(place=constant(Place(shown)))
     if known is not None:
-        name, checkers = known
-        checked = _check_block(label, block.text, targets, checkers)
+        name, kind = known
+        checked = _check_block(label, block.text, targets, kind)
         if any(f.rule is Rule.PARSE_ERROR for f in checked.findings):
             checked = Checked(place=constant(Place(f"{shown} that is not valid {name}")))
     inner_place = checked.place or constant(Place(shown))
@@ -90,22 +84,23 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
     return Part(start, end, block.text, checked, block.outer, encode, move, place)
 
 
-def _check_block(label: str, text: str, targets: Targets, checkers: tuple[Checker, ...]) -> Checked:
-    """The block's findings from each of its language's checkers, and a fix that makes the
+def _check_block(label: str, text: str, targets: Targets, kind: str) -> Checked:
+    """The block's findings from each checker of its file kind, and a fix that makes the
     chosen ones with each checker in turn, as `check` fixes a file."""
-    results = [checker(label, text, targets) for checker in checkers]
+    handlers = [checker(entry) for entry in KINDS[kind]]
+    results = [handler(label, text, targets) for handler in handlers]
     findings = [f for r in results for f in r.findings]
     seen = [s for r in results for s in r.seen]
     merged = Checked(findings, seen=seen, place=results[0].place)
 
     def fix(chosen: list[Finding]) -> str | None:
         current = text
-        for checker, checked in zip(checkers, results, strict=True):
+        for handler, checked in zip(handlers, results, strict=True):
             picked = [f for f in checked.findings if f in chosen]
             if not picked:
                 continue
             if current != text:  # an earlier checker changed the text: find them again there
-                checked = checker(label, current, targets)
+                checked = handler(label, current, targets)
                 picked = same_findings(picked, checked.findings)
             new = checked.fix_text(picked) if checked.fix_text else apply_fixes(current, picked)
             current = new if new is not None else current
