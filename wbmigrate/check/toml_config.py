@@ -54,7 +54,10 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
         return checked
     checked = Checked(place=_places(text, scan))
     checked.findings += _check_keys(label, lines, scan, targets)
-    checked.findings += _check_flags(label, lines, scan, targets)
+    # old flags inside string values, renamed in place; kept fixable only if the file still
+    # parses to the same data but for the flags
+    flags = flag_findings(label, lines, targets, scan.strings)
+    checked.findings += keeping_data(text, flags, _load, "TOML", targets) if flags else flags
     return checked
 
 
@@ -97,13 +100,6 @@ def _other_key(path: KeyPath, targets: Targets) -> str:
         f"{shown} is spelled like a renamed config key but is another key (the mapping renames "
         f"{renamed}): not changed; review it"
     )
-
-
-def _check_flags(label: str, lines: Lines, scan: Scan, targets: Targets) -> list[Finding]:
-    """Old flags inside string values, renamed in place; kept fixable only if the file still
-    parses to the same data but for the flags."""
-    found = flag_findings(label, lines, targets, scan.strings)
-    return keeping_data(lines.text, found, _load, "TOML", targets) if found else found
 
 
 def _load(text: str) -> dict[str, Any] | None:
