@@ -237,33 +237,25 @@ class CellSource:
 
     def encode(self, new: str) -> tuple[Replacement, ...]:
         """Edits of the file that make `new` the source. Lines that stay keep their bytes; a
-        changed line is edited inside its string; lines that come or go are strings written
-        anew, split as nbformat splits them (`str.splitlines`)."""
-        if not self.listed:
-            return self._in_string(new)
-        old_lines = [s.value for s in self.strings]
+        changed line is edited inside its string (in one string: each run of changed lines, only
+        its changed characters); lines that come or go are strings written anew, split as
+        nbformat splits them (`str.splitlines`)."""
+        old_lines = [s.value for s in self.strings] if self.listed else self.text.splitlines(True)
         new_lines = new.splitlines(True)
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        old_at, new_at = _starts(old_lines), _starts(new_lines)
         edits: list[Replacement] = []
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "replace" and i2 - i1 == j2 - j1:
-                for old, line in zip(range(i1, i2), new_lines[j1:j2], strict=True):
-                    edits.append(self._line(old, line))
-            elif tag != "equal":
-                edits.append(self._relist(i1, i2, new_lines[j1:j2]))
-        return tuple(edits)
-
-    def _in_string(self, new: str) -> tuple[Replacement, ...]:
-        """One string: an edit for each run of changed lines, only its changed characters."""
-        old_lines, new_lines = self.text.splitlines(True), new.splitlines(True)
-        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-        old_at, new_at = _starts(old_lines), _starts(new_lines)
-        edits = []
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag != "equal":
+            if tag == "equal":
+                continue
+            if not self.listed:
                 start = old_at[i1]
                 change = minimal(self.text[start : old_at[i2]], new[new_at[j1] : new_at[j2]])
                 edits.append(self._moved(start + change.start, start + change.end, change.text))
+            elif tag == "replace" and i2 - i1 == j2 - j1:
+                edits += map(self._line, range(i1, i2), new_lines[j1:j2])
+            else:
+                edits.append(self._relist(i1, i2, new_lines[j1:j2]))
         return tuple(edits)
 
     def _line(self, index: int, line: str) -> Replacement:
