@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
 from wbmigrate.check.model import FileReport, Rule
-from wbmigrate.check.notebook import blanked, magics
-from wbmigrate.check.notebook_sources import read_source
+from wbmigrate.check.notebook import blanked, magics, read_source
 from wbmigrate.check.run import check_file
 from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets

@@ -14,8 +14,7 @@ from wbmigrate.check.model import Rule, apply_fixes
 from wbmigrate.check.run import check_file
 from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_config import check_toml, placed
-from wbmigrate.check.toml_keys import Scan, parsed_keys, scan, scanned_keys
+from wbmigrate.check.toml_config import Scan, check_toml, parsed_keys, placed, scan, scanned_keys
 from wbmigrate.engine.model import Options
 
 TARGETS = Targets(find_mapping("prime-rl").migration(), Options())

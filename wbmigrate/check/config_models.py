@@ -18,8 +18,7 @@ import yaml
 from wbmigrate.check.hosts import JsonHost, Span, YamlHost
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_config import placed
-from wbmigrate.check.toml_keys import Scan
+from wbmigrate.check.toml_config import Scan, placed
 from wbmigrate.edit.located_yaml import load_located_all
 from wbmigrate.engine.shapes import nodes
 

@@ -20,8 +20,7 @@ import yaml
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule, guarded
 from wbmigrate.check.places import Places, hash_comments, spans
-from wbmigrate.check.specs import check_spec, config_keys, may_embed
-from wbmigrate.check.sweeps import check_sweep
+from wbmigrate.check.specs import check_spec, check_sweep, config_keys, may_embed
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.unread import LAYOUT, layout_keys
 from wbmigrate.edit.edits import Edit, EditConflict, Path

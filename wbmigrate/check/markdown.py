@@ -11,8 +11,9 @@ A block inside a list item or a block quote is read without its indentation and 
 so Python and YAML in it parse; a fix puts them back on every line it writes.
 
 The blocks are found by markdown-it-py (CommonMark's list and quote cases are its job), and
-cut from the file's own text here; moving a block's findings and fixes into the file is
-`snippets`, shared with notebooks, whose cells are texts inside a JSON document.
+cut from the file's own text here. A block is a `Part`, checked on its own text; `lift`
+moves its findings, places and fixes into the file, for notebooks' cells too (texts inside a
+JSON document). Over 300 lines: the blocks and the parts they become are read together.
 """
 
 from __future__ import annotations
@@ -28,28 +29,21 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from wbmigrate.check.documents import check_json, check_yaml
-from wbmigrate.check.flags import check_flags
 from wbmigrate.check.hosts import minimal
-from wbmigrate.check.model import Checked, Finding, Place, Rule, apply_fixes
-from wbmigrate.check.places import PROSE
-from wbmigrate.check.python_code import check_python
-from wbmigrate.check.snippets import Part, constant, lift
+from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
+from wbmigrate.check.places import PROSE, Places
+from wbmigrate.check.run import KINDS, checker
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.toml_config import check_toml
-from wbmigrate.edit.replacement import Replacement
+from wbmigrate.edit.replacement import Replacement, apply
 
-Checker = Callable[[str, str, Targets], Checked]
-
-# info-string word -> (the language's name, its checkers in the order their fixes are made)
-LANGUAGES: dict[str, tuple[str, tuple[Checker, ...]]] = {
-    "toml": ("TOML", (check_toml,)),
-    **dict.fromkeys(("python", "py"), ("Python", (check_python,))),
-    # an unlabelled block ("") is most often commands
-    **dict.fromkeys(("sh", "bash", "shell", "console", "zsh", ""), ("shell", (check_flags,))),
-    # CI steps run commands: flags, as in .yml files
-    **dict.fromkeys(("yaml", "yml"), ("YAML", (check_yaml, check_flags))),
-    "json": ("JSON", (check_json,)),
+# info-string word -> (the language's name, the file kind whose checkers read it: a YAML block's
+# flags too, as CI steps run commands); an unlabelled block ("") is most often commands
+LANGUAGES: dict[str, tuple[str, str]] = {
+    "toml": ("TOML", "*.toml"),
+    **dict.fromkeys(("python", "py"), ("Python", "*.py")),
+    **dict.fromkeys(("sh", "bash", "shell", "console", "zsh", ""), ("shell", "*.sh")),
+    **dict.fromkeys(("yaml", "yml"), ("YAML", "*.yaml")),
+    "json": ("JSON", "*.json"),
 }
 
 
@@ -69,8 +63,8 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
     shown = f"a `{block.language}` code block" if block.language else "a code block"
     checked = Checked(place=constant(Place(shown)))
     if known is not None:
-        name, checkers = known
-        checked = _check_block(label, block.text, targets, checkers)
+        name, kind = known
+        checked = _check_block(label, block.text, targets, kind)
         if any(f.rule is Rule.PARSE_ERROR for f in checked.findings):
             checked = Checked(place=constant(Place(f"{shown} that is not valid {name}")))
     inner_place = checked.place or constant(Place(shown))
@@ -90,22 +84,23 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
     return Part(start, end, block.text, checked, block.outer, encode, move, place)
 
 
-def _check_block(label: str, text: str, targets: Targets, checkers: tuple[Checker, ...]) -> Checked:
-    """The block's findings from each of its language's checkers, and a fix that makes the
+def _check_block(label: str, text: str, targets: Targets, kind: str) -> Checked:
+    """The block's findings from each checker of its file kind, and a fix that makes the
     chosen ones with each checker in turn, as `check` fixes a file."""
-    results = [checker(label, text, targets) for checker in checkers]
+    handlers = [checker(entry) for entry in KINDS[kind]]
+    results = [handler(label, text, targets) for handler in handlers]
     findings = [f for r in results for f in r.findings]
     seen = [s for r in results for s in r.seen]
     merged = Checked(findings, seen=seen, place=results[0].place)
 
     def fix(chosen: list[Finding]) -> str | None:
         current = text
-        for checker, checked in zip(checkers, results, strict=True):
+        for handler, checked in zip(handlers, results, strict=True):
             picked = [f for f in checked.findings if f in chosen]
             if not picked:
                 continue
             if current != text:  # an earlier checker changed the text: find them again there
-                checked = checker(label, current, targets)
+                checked = handler(label, current, targets)
                 picked = same_findings(picked, checked.findings)
             new = checked.fix_text(picked) if checked.fix_text else apply_fixes(current, picked)
             current = new if new is not None else current
@@ -251,3 +246,102 @@ def _chars(text: str, columns: int) -> int:
     while count < len(text) and text[count] in " \t" and _width(text[: count + 1]) <= columns:
         count += 1
     return count
+
+
+# --- a text checked inside another (a code block, a notebook cell): findings moved out -------
+
+
+@dataclass(frozen=True)
+class Part:
+    """A text inside another (a code block of a Markdown file, a notebook cell's source),
+    checked on its own: findings and fixes are made on `text` and moved out through `outer`."""
+
+    start: int  # where the part is in the outer text (for places)
+    end: int
+    text: str
+    checked: Checked  # the part's own findings, spans, places and fix, in `text`'s offsets
+    outer: Callable[[int, bool], int]  # an offset in `text` (ending a span?) -> the outer text's
+    encode: Callable[[str], tuple[Replacement, ...]]  # a new `text` -> edits of the outer text
+    move: Callable[[Replacement], Replacement | None]  # one edit of `text` in the outer text
+    place: Callable[[int], Place]  # an outer offset inside the part -> the kind of place
+
+
+def lift(label: str, text: str, parts: list[Part], default: Places) -> Checked:
+    """The outer text's Checked: every part's findings and seen spans moved out, places looked
+    up in the part an offset is in (`default` elsewhere), and fixes made part by part."""
+    lines = Lines(text)
+    checked = Checked()
+    origins: dict[tuple[object, ...], list[tuple[Part, Finding]]] = {}
+    for part in parts:
+        for finding in part.checked.findings:
+            moved = _moved(label, lines, part, finding)
+            checked.findings.append(moved)
+            origins.setdefault(_key(moved), []).append((part, finding))
+        checked.seen += [(part.outer(s, False), part.outer(e, True)) for s, e in part.checked.seen]
+    checked.place = _places(parts, default)
+    checked.fix_text = lambda chosen: _fix_text(text, chosen, origins)
+    return checked
+
+
+def _moved(label: str, lines: Lines, part: Part, finding: Finding) -> Finding:
+    """A part's finding, at its place in the outer text, with its own fix moved out too: edit
+    by edit where they can be (a report shows them as the checker made them), else as the
+    edits that make the part's text with this fix."""
+    start, end = part.outer(finding.span[0], False), part.outer(finding.span[1], True)
+    moved = [part.move(r) for r in finding.fix]
+    fix = tuple(r for r in moved if r is not None)
+    if len(fix) < len(moved):
+        new = apply_fixes(part.text, [finding])
+        fix = part.encode(new) if new is not None and new != part.text else ()
+    return lines.finding(label, start, max(start, end), finding.rule, finding.message, fix)
+
+
+def _key(finding: Finding) -> tuple[object, ...]:
+    """What identifies a moved finding when it comes back to be fixed: a suppression without a
+    reason changes its message, nothing else."""
+    return finding.span, finding.rule, finding.fix
+
+
+def _fix_text(
+    text: str, chosen: list[Finding], origins: dict[tuple[object, ...], list[tuple[Part, Finding]]]
+) -> str | None:
+    """The outer text with the chosen findings fixed: each part makes its own new text (its
+    checker's fixes, which may be more than a finding's replacements), encoded back in."""
+    by_part: dict[int, tuple[Part, list[Finding]]] = {}
+    for finding in chosen:
+        for part, inner in origins.get(_key(finding), []):
+            by_part.setdefault(id(part), (part, []))[1].append(inner)
+    replacements: list[Replacement] = []
+    for part, picked in by_part.values():
+        fix = part.checked.fix_text  # (None: its findings' own fixes make the new text)
+        new = fix(picked) if fix else apply_fixes(part.text, picked)
+        if new is not None and new != part.text:
+            replacements += _edits(part, picked, new)
+    return apply(text, replacements) if replacements else None
+
+
+def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
+    """The outer text's edits that make `new` the part's text: the findings' own edits, moved
+    one by one, when they are all it takes (every byte between them stays as it is written),
+    else `new` encoded as the part's text."""
+    if apply_fixes(part.text, picked) == new:
+        moved = [part.move(r) for f in picked for r in f.fix]
+        if all(m is not None for m in moved):
+            return [m for m in moved if m is not None]
+    return list(part.encode(new))
+
+
+def _places(parts: list[Part], default: Places) -> Places:
+    starts = [part.start for part in parts]
+
+    def place(offset: int) -> Place:
+        i = bisect.bisect_right(starts, offset) - 1
+        if i >= 0 and offset < parts[i].end:
+            return parts[i].place(offset)
+        return default(offset)
+
+    return place
+
+
+def constant(place: Place) -> Callable[[int], Place]:
+    return lambda _: place

@@ -6,7 +6,8 @@ reads history or the place is unknown. Identifiers are never renamed, and keys a
 builds (f-strings, concatenation, formatting) are reported for review.
 
 Found with the `ast` module; fixed by replacing only the characters of the name, so quoting,
-comments and layout stay, and a second fix changes nothing.
+comments and layout stay, and a second fix changes nothing. The literal edits that make those
+fixes (positions from the `ast`) follow the checks: over 300 lines, as they serve them alone.
 """
 
 from __future__ import annotations
@@ -14,20 +15,14 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import flag_findings
 from wbmigrate.check.model import Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import BUILDERS, Context, Kind, Module, is_prime_rl_config
-from wbmigrate.check.python_source import (
-    Source,
-    drop,
-    insert_after,
-    present,
-    replace_inner,
-    siblings,
-)
 from wbmigrate.check.targets import Targets, distinctive
 from wbmigrate.edit.replacement import Replacement
 from wbmigrate.mapping import Fate
@@ -290,3 +285,112 @@ def _pattern(node: ast.AST) -> str | None:
         base = _pattern(func.value)
         return re.sub(r"\{[^{}]*\}", "\0", base) if base else None
     return None
+
+
+# --- the module's text: positions from the ast, and the surgical edits of literals a fix makes ---
+
+
+@dataclass
+class Source:
+    label: str
+    text: str
+    lines: Lines
+    targets: Targets
+    module: Module
+    seen: list[tuple[int, int]] = field(default_factory=list)
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        located: Any = node  # every node this module looks at has a position
+        return (
+            self.lines.offset(located.lineno, located.col_offset),
+            self.lines.offset(located.end_lineno, located.end_col_offset),
+        )
+
+    def literal(self, node: ast.AST) -> tuple[int, str]:
+        """Where a node starts, and its source as written."""
+        start, end = self.span(node)
+        return start, self.text[start:end]
+
+    def finding(
+        self, node: ast.AST, rule: Rule, message: str, fix: tuple[Replacement, ...] = ()
+    ) -> Finding:
+        """A finding at the node."""
+        start, end = self.span(node)
+        return self.lines.finding(self.label, start, end, rule, message, fix)
+
+
+def siblings(module: Module, node: ast.AST) -> list[object] | None:
+    """The values of the list, tuple or set `node` is an element of."""
+    parent = module.parents.get(node)
+    if isinstance(parent, ast.List | ast.Tuple | ast.Set) and node in parent.elts:
+        return [e.value for e in parent.elts if isinstance(e, ast.Constant)]
+    return None
+
+
+def present(source: Source, node: ast.AST, spelled: bool = True) -> set[object] | None:
+    """What the list `node` is in holds once the fixes of the elements before it are made (of
+    every other element, for one whose name is not spelled out and so cannot be renamed), so
+    that one pass leaves nothing for a second pass to do."""
+    values = siblings(source.module, node)
+    parent = source.module.parents[node]
+    if values is None or not isinstance(parent, ast.List | ast.Tuple | ast.Set):
+        return None
+    present = set(values)
+    index = parent.elts.index(node)  # type: ignore[arg-type]
+    others = parent.elts[:index] if spelled else parent.elts[:index] + parent.elts[index + 1 :]
+    for element in others:
+        found = accessor(element.value) if isinstance(element, ast.Constant) else None
+        fate = source.targets.migration.fate(found.name) if found else None
+        start, end = source.span(element)
+        if found and fate and fate.new and source.text[start:end].count(found.name) == 1:
+            present.add(found.with_name(fate.new))
+    return present
+
+
+def extent(source: Source, node: ast.AST) -> tuple[int, int]:
+    """An element's span with the parentheses around it: `("a")` is the element, not `"a"`."""
+    start, end = source.span(node)
+    text = source.text
+    while True:
+        left = len(text[:start].rstrip())
+        right = len(text) - len(text[end:].lstrip())
+        if left and right < len(text) and text[left - 1] == "(" and text[right] == ")":
+            start, end = left - 1, right + 1
+        else:
+            return start, end
+
+
+def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replacement, ...]:
+    """Insert `literal` as the next element, on a line of its own if the elements are."""
+    parent = source.module.parents[node]
+    assert isinstance(parent, ast.List | ast.Tuple | ast.Set)
+    _, end = extent(source, node)
+    index = parent.elts.index(node)  # type: ignore[arg-type]
+    later = parent.elts[index + 1] if index + 1 < len(parent.elts) else None
+    later_line = later.lineno if later is not None else parent.end_lineno
+    if later_line is not None and later_line > source.lines.position(end)[0]:
+        line_start = source.lines.starts[source.lines.position(end)[0] - 1]
+        indent = re.match(r"[ \t]*", source.text[line_start:]).group()  # type: ignore[union-attr]
+        return (Replacement(end, end, f",\n{indent}{literal}"),)
+    return (Replacement(end, end, f", {literal}"),)
+
+
+def drop(source: Source, node: ast.AST) -> tuple[Replacement, ...]:
+    """Delete an element and one comma beside it."""
+    parent = source.module.parents[node]
+    assert isinstance(parent, ast.List | ast.Tuple | ast.Set)
+    index = parent.elts.index(node)  # type: ignore[arg-type]
+    start, end = extent(source, node)
+    if index + 1 < len(parent.elts):
+        return (Replacement(start, extent(source, parent.elts[index + 1])[0], ""),)
+    if index > 0:
+        return (Replacement(extent(source, parent.elts[index - 1])[1], end, ""),)
+    return (Replacement(start, end, ""),)
+
+
+def replace_inner(raw: str, start: int, old: str, new: str) -> tuple[Replacement, ...]:
+    """Replace `old` where it is spelled out in the literal's source; no fix if it is not."""
+    if raw.count(old) != 1:
+        return ()
+    at = start + raw.index(old)
+    return (Replacement(at, at + len(old), new),)
