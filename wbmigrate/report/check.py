@@ -6,13 +6,11 @@ each finding's level: error (wbmigrate has a fix), warning (a person decides), n
 from __future__ import annotations
 
 import difflib
-import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from wbmigrate.check.model import FileReport, Finding, Level, Rule
-from wbmigrate.edit.replacement import Replacement
 from wbmigrate.plan_json import indented
 from wbmigrate.redact import printable
 from wbmigrate.report.words import code, coloured, markdown, plural
@@ -157,25 +155,13 @@ def _finding_entry(finding: Finding, fix: list[Region]) -> dict[str, Any]:
 
 def fix_regions(reports: list[FileReport]) -> Callable[[Finding], list[Region]]:
     """The replacements of a finding of `reports` as line/column regions of its original
-    file. Reports are found by path, and each file's fixes are placed at once, on its first."""
-    # of a path named twice, the first text, as a search would find it
+    file (of a path named twice, the first text, as a search would find it)."""
     texts = {report.path: report.text for report in reversed(reports)}
-    fixes: dict[str, list[Replacement]] = {}
-    for finding in findings_of(reports):
-        fixes.setdefault(finding.path, []).extend(finding.fix)
-
-    @functools.cache
-    def places(path: str) -> dict[int, tuple[int, int]]:
-        offsets = {offset for r in fixes.get(path, ()) for offset in (r.start, r.end)}
-        return line_columns(texts.get(path, ""), offsets)
-
-    def regions(finding: Finding) -> list[Region]:
-        if not finding.fix:
-            return []
-        at = places(finding.path)
-        return [(*at[r.start], *at[r.end], r.text) for r in finding.fix]
-
-    return regions
+    offsets: dict[str, set[int]] = {}
+    for f in findings_of(reports):
+        offsets.setdefault(f.path, set()).update(at for r in f.fix for at in (r.start, r.end))
+    places = {path: line_columns(texts.get(path, ""), found) for path, found in offsets.items()}
+    return lambda f: [(*places[f.path][r.start], *places[f.path][r.end], r.text) for r in f.fix]
 
 
 def line_columns(text: str, offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
