@@ -11,9 +11,7 @@ TOML or JSON/YAML config key at its path (`config_keys`), or a flag in a command
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -172,20 +170,6 @@ class Targets:
         # pattern that starts with a lookbehind tries every offset, this one skips ahead
         words = trie(self.spellings, after_first=NOT_IN_NAME, end=AFTER_NAME)
         return re.compile("|".join(words))
-
-    @cached_property
-    def spelled(self) -> Callable[[str], bool]:
-        """Whether a string holds a whole spelling of an old name, remembered: specs repeat a
-        few thousand keys and values (the check benchmark's 282 spec files hold 554,816
-        strings, 4,135 of them different)."""
-        pattern = self.spelling_pattern
-        assert pattern is not None
-
-        @functools.lru_cache(maxsize=1 << 16)
-        def spelled(text: str) -> bool:
-            return pattern.search(text) is not None
-
-        return spelled
 
     @cached_property
     def anchors(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ YAML anchor's value, reached through aliases, is one value however many paths le
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
@@ -32,10 +33,11 @@ def unread(spec: Any, kind: str, result: Rewrite, targets: Targets, same: Same) 
     """A result for each old name in `spec` that no change or note of `result` is about (a
     name in text, a string with spaces, is a mention; anything else is for review). `same`
     tells what value a path reaches (YAML: its node, shared by every alias of it)."""
-    if targets.spelling_pattern is None:
+    pattern = targets.spelling_pattern
+    if pattern is None:
         return []
     about = _about(result, same)
-    left = [s for s in _spelled(spec, targets.spelled) if not _within(s[0], about, same)]
+    left = [s for s in _spelled(spec, pattern) if not _within(s[0], about, same)]
     return [u for path, key, text in left for u in _results(path, key, text, targets)]
 
 
@@ -57,7 +59,7 @@ def _within(path: Path, about: set[Hashable], same: Same) -> bool:
     return any(same(path[:end]) in about for end in range(len(path) + 1))
 
 
-def _spelled(spec: Any, spelled: Callable[[str], bool]) -> Iterator[tuple[Path, bool, str]]:
+def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, str]]:
     """(path, is it a map key, text) of each string or map key holding an old name. The
     engine judges every regex field, and says nothing of a regex that needs no change (one
     that matches old and new keys, or shuts old ones out): those are not looked in, nor is
@@ -67,13 +69,13 @@ def _spelled(spec: Any, spelled: Callable[[str], bool]) -> Iterator[tuple[Path, 
         path, node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if isinstance(key, str) and spelled(key) and not is_layout(path, node):
+                if isinstance(key, str) and pattern.search(key) and not is_layout(path, node):
                     yield (*path, key), True, key
                 if key not in REGEX_SPEC_KEYS:
                     stack.append(((*path, key), value))
         elif isinstance(node, list):
             stack += [((*path, i), value) for i, value in enumerate(node)]
-        elif isinstance(node, str) and spelled(node) and not is_note(node):
+        elif isinstance(node, str) and pattern.search(node) and not is_note(node):
             yield path, False, node
 
 
