@@ -271,6 +271,17 @@ def test_a_file_over_the_bound_is_refused_and_one_at_it_is_read(tmp_path):
     assert (data, status.st_size) == (b"x" * 2048, 2048)
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's /proc")
+def test_a_file_holding_more_than_its_size_says_is_read_whole_within_the_bound():
+    """A regular file that grew since its size was taken (as /proc's say 0) is read on."""
+    data, status = read_file(Path("/proc/self/status"))
+    assert status.st_size == 0
+    assert data.startswith(b"Name:")
+    assert data.endswith(b"\n")
+    with pytest.raises(TooBig):
+        read_file(Path("/proc/self/status"), limit=10)
+
+
 def test_the_default_bound_is_256_mb():
     assert READ_LIMIT == 256 * 1024 * 1024
 

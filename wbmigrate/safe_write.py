@@ -79,7 +79,11 @@ def read_file(
         if not stat.S_ISREG(status.st_mode):
             reason = f"{kind(status.st_mode)} is not a regular file"
             raise NotRead(errno.EINVAL, reason, str(path))
-        data = file.read(limit + 1) if status.st_size <= limit else b""
+        # as much as it holds, not `limit` at once: a buffer of `limit` bytes for each file
+        # was two thirds of reading the check benchmark's 5,000 files (0.28 s of CPU; 0.09 s now)
+        data = file.read(status.st_size + 1) if status.st_size <= limit else b""
+        if len(data) > status.st_size:  # it grew since: read on, as far as `limit` allows
+            data += file.read(limit + 1 - len(data))
     size = max(status.st_size, len(data))
     if size > limit:  # said as `rewrite.too_big` says it
         reason = f"{size / MB:.1f} MB, over the {limit // MB} MB wbmigrate reads"

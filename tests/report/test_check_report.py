@@ -396,3 +396,9 @@ def test_markdown_makes_no_link_image_or_cell_of_a_files_text():
     markdown = report.to_markdown([FileReport("a` [x](//e.x) `.yaml", (finding,), TEXT)])
     links, images, cells = rendered_markdown(markdown)
     assert (links, images, set(cells)) == ([], 0, {5})
+
+
+@pytest.mark.parametrize("text", ["", "one line", "a\nb\n\nc", "\n\nx\n", "é\r\nü\n"])
+def test_fixes_are_placed_where_the_line_index_places_them(text):
+    offsets = range(len(text) + 1)
+    assert report.line_columns(text, offsets) == {o: Lines(text).position(o) for o in offsets}
