@@ -154,6 +154,24 @@ def test_a_suppression_needs_a_reason(run, repo):
     assert line_26["message"].endswith("(the suppression on this line needs a reason)")
 
 
+@pytest.mark.parametrize(("suffix", "fixed"), [("", True), (" old runs", False)])
+def test_fix_fixes_a_spec_line_whose_suppression_has_no_reason(
+    run, tmp_path, monkeypatch, suffix, fixed
+):
+    """A suppression without a reason suppresses nothing: its line's finding is reported as
+    fixable and counted as fixed, so `--fix` fixes it, in a YAML spec as in Python."""
+    spec = (FIXTURES / "check-cases" / "yaml" / "workspace-spec" / "input.yaml").read_text()
+    lines = spec.splitlines(keepends=True)
+    assert lines[19].strip() == "- off_policy/mean"
+    lines[19] = lines[19].rstrip("\n") + f"  # wbmigrate: ignore[renamed-metric]{suffix}\n"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws.yaml").write_text("".join(lines))
+    result = run("check", "ws.yaml", "--mode", "replace", "--fix")
+    assert result.exit_code == 0
+    assert ("off_policy/mean  #" not in (tmp_path / "ws.yaml").read_text()) is fixed
+    assert ("Fixed 4 findings." in result.stdout) is fixed
+
+
 def test_fix_changes_only_the_old_tokens(run, repo):
     originals = {p: p.read_text() for p in repo.rglob("*") if p.is_file() and p.suffix != ".png"}
     result = run("check", ".", "--fix")

@@ -148,17 +148,19 @@ class _Check:
         self.trust(documents)
         lines = Lines(self.text)
         checked = Checked(seen=self.seen)
-        sources: dict[Finding, list[tuple[Host, Pending]]] = {}
+        located: dict[Finding, None] = {}  # (a dict: in order, each once)
+        sources: dict[tuple[object, ...], list[tuple[Host, Pending]]] = {}
         for host, pending in self.pending:
             finding = _located(lines, self.label, host, pending)
-            if finding not in sources:
-                checked.findings.append(finding)
-            sources.setdefault(finding, []).append((host, pending))
+            located[finding] = None
+            sources.setdefault(finding.identity, []).append((host, pending))
+        checked.findings += located
 
         def fix_text(kept: list[Finding]) -> str | None:
             chosen: dict[int, tuple[Host, list[Edit]]] = {}
             units: set[int] = set()
-            for host, pending in (s for f in kept for s in sources.get(f, [])):
+            keys = dict.fromkeys(f.identity for f in kept)  # a suppression may reword a finding
+            for host, pending in (s for key in keys for s in sources.get(key, [])):
                 chosen.setdefault(id(host), (host, []))[1].extend(pending.edits)
                 units |= {pending.unit} if pending.unit >= 0 and pending.edits else set()
             for host, notes in (self.notes[u] for u in sorted(units)):

@@ -276,7 +276,7 @@ def lift(label: str, text: str, parts: list[Part], default: Places) -> Checked:
         for finding in part.checked.findings:
             moved = _moved(label, lines, part, finding)
             checked.findings.append(moved)
-            origins.setdefault(_key(moved), []).append((part, finding))
+            origins.setdefault(moved.identity, []).append((part, finding))
         checked.seen += [(part.outer(s, False), part.outer(e, True)) for s, e in part.checked.seen]
     checked.place = _places(parts, default)
     checked.fix_text = lambda chosen: _fix_text(text, chosen, origins)
@@ -296,12 +296,6 @@ def _moved(label: str, lines: Lines, part: Part, finding: Finding) -> Finding:
     return lines.finding(label, start, max(start, end), finding.rule, finding.message, fix)
 
 
-def _key(finding: Finding) -> tuple[object, ...]:
-    """What identifies a moved finding when it comes back to be fixed: a suppression without a
-    reason changes its message, nothing else."""
-    return finding.span, finding.rule, finding.fix
-
-
 def _fix_text(
     text: str, chosen: list[Finding], origins: dict[tuple[object, ...], list[tuple[Part, Finding]]]
 ) -> str | None:
@@ -309,7 +303,7 @@ def _fix_text(
     checker's fixes, which may be more than a finding's replacements), encoded back in."""
     by_part: dict[int, tuple[Part, list[Finding]]] = {}
     for finding in chosen:
-        for part, inner in origins.get(_key(finding), []):
+        for part, inner in origins.get(finding.identity, []):
             by_part.setdefault(id(part), (part, []))[1].append(inner)
     replacements: list[Replacement] = []
     for part, picked in by_part.values():

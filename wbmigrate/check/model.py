@@ -88,6 +88,12 @@ class Finding:
         return bool(self.fix)
 
     @property
+    def identity(self) -> tuple[object, ...]:
+        """What identifies a finding when it comes back to be fixed: a suppression without a
+        reason changes its message, nothing else."""
+        return self.span, self.rule, self.fix
+
+    @property
     def level(self) -> Level:
         """Error when wbmigrate can fix it; a finding it cannot fix needs a person (warning),
         but a removed config key fails to load whatever a person decides: an error."""
