@@ -104,7 +104,7 @@ class Walk(Record):
         `claims` maps a new key that several old keys become to the one old key whose place it
         takes; the others stay (dual) or go (replace) as if the new key were listed already.
         """
-        if not self.may_hold(items):
+        if not self.may_name(items):
             return
         present = {key for item in items if isinstance(key := _dig(item, inner), str)}
         for i, item in enumerate(items):
@@ -167,7 +167,7 @@ class Walk(Record):
         which only old runs have); replace mode renames the entry. A key that is already there
         (or that another old key becomes) is not added twice; with `claims` (see `key_list`),
         only the entry of the old key named there goes to the new key."""
-        if not self.may_hold(list(mapping)):
+        if not self.may_name(list(mapping)):
             return
         if self.dual and not dual_adds:  # dual mode adds nothing to a map of per-run keys
             self.kept += [(*path, k) for k in mapping if (f := decode(k)) and self.fate(f.name)]
@@ -293,7 +293,11 @@ class Walk(Record):
             self.note(path, NoteKind.REVIEW, f"{review} (see --rewrite-text)", field)
 
     def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
-        """A structure wbmigrate does not know: report every old name in it, change nothing."""
+        """A structure wbmigrate does not know: report every old name in it, change nothing.
+        Most hold none whole (`may_name`, one test, asked outside `config_keys` only, whose
+        names are not the ones a scan reports)."""
+        if not self.in_config and not self.may_name(value):
+            return
         for at, text in nodes(value, path, self.may_hold):
             if at in skip or not isinstance(text, str):
                 continue
