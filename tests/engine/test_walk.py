@@ -192,3 +192,20 @@ def test_name_words_only_for_names_of_word_bytes():
 def test_mentions_told_by_words_are_the_patterns(text):
     walk = Walk(MIGRATION, Options())
     assert walk.mentions(text) == names.mentions(text, MIGRATION.mention)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(VALUES, PANELS, st.lists(ANY_TEXT, max_size=4), ANY_TEXT))
+def test_may_name_of_config_keys_is_what_the_pattern_says(value):
+    """Config keys hold dots: their first parts' words rule most values out, and the pattern
+    tells the rest, so the answer is still exactly the pattern's."""
+    walk = Walk(MIGRATION, Options())
+    with walk.config_keys():
+        assert walk._words is not None
+        assert not walk._exact
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, ValueError):
+            return
+        pattern = whole_names(walk._spellings)
+        assert walk.may_name(value) == (bool(value) and pattern.search(data) is not None)

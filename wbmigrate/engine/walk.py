@@ -23,7 +23,7 @@ from wbmigrate import names
 from wbmigrate.edit.edits import AddKey, Delete, Insert, Path, RenameKey, Set, pointer
 from wbmigrate.edit.json import splice
 from wbmigrate.engine.model import ChangeAction, NoteKind
-from wbmigrate.engine.record import ONE_KEY, Record, name_words, serialiser
+from wbmigrate.engine.record import ONE_KEY, Record, serialiser, spelling_words
 from wbmigrate.engine.regexes import rewrite_regex
 from wbmigrate.engine.shapes import nodes
 
@@ -50,15 +50,16 @@ class Walk(Record):
         metric keys get. The key census counts metrics only, so what it would be asked about
         config keys is dropped."""
         saved = self.fate, self._anchors, self._serialise, self._spellings, self._words
-        outer = self.shown, self.in_config
+        outer = self.shown, self.in_config, self._exact
         self.fate, self._anchors = self.config_fates.get, self.migration.config_anchor_bytes
         self._serialise, self._spellings = self._config_serialise, self._config_spellings
-        self._words, self.shown, self.in_config = name_words(self._spellings), [], True
+        self._words, self._exact = spelling_words(self._spellings)
+        self.shown, self.in_config = [], True
         try:
             yield
         finally:
             self.fate, self._anchors, self._serialise, self._spellings, self._words = saved
-            self.shown, self.in_config = outer
+            self.shown, self.in_config, self._exact = outer
 
     # --- one key --------------------------------------------------------------------------------
 
