@@ -209,3 +209,17 @@ def test_may_name_of_config_keys_is_what_the_pattern_says(value):
             return
         pattern = whole_names(walk._spellings)
         assert walk.may_name(value) == (bool(value) and pattern.search(data) is not None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(PANELS, runsets()), MODES)
+def test_may_name_either_is_may_name_and_never_misses_a_config_key(value, mode):
+    """One look at a panel's or run set's words: the metrics' answer is `may_name`'s, and a
+    value it rules config keys out of names none (`may_name` inside `config_keys`)."""
+    walk = Walk(MIGRATION, Options(mode=mode))
+    metrics, config = walk.may_name_either(value)
+    assert metrics == walk.may_name(value)
+    fields = value["config"] if "viewType" in value else {}
+    with walk.config_keys():
+        assert config or not walk.may_name(value)
+        assert config or not walk.may_name([fields.get(key) for key in CONFIG_FIELDS])

@@ -85,9 +85,7 @@ class Record:
             return True
         words = self._words
         if words is not None and data[0] not in NAME_BYTES:
-            found = data.translate(_WORDS).split()
-            if b"\\" in data:  # a name after an escape is whole too: `\n`, `\u00e9`
-                found += _AFTER_ESCAPE.findall(data)
+            found = words_of(data)
             if words.isdisjoint(found) or self._exact:
                 return not words.isdisjoint(found)
         names = whole_names(self._spellings)
@@ -240,6 +238,13 @@ def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
 _WORDS = bytes(c if c in NAME_BYTES else 32 for c in range(256))  # `split()` gives the words
 # The name after each escape `NAME_START` reads as a boundary, which `_WORDS` glues to it.
 _AFTER_ESCAPE = re.compile(rb"\\(?:[nrtbfv/]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})([\w/-]+)")
+
+
+def words_of(data: bytes) -> list[bytes]:
+    """The words of orjson's text of a value (`name_words`): a name after an escape is whole
+    too (`\\n`, `\\u00e9`)."""
+    found = data.translate(_WORDS).split()
+    return found + _AFTER_ESCAPE.findall(data) if b"\\" in data else found
 
 
 @functools.lru_cache(maxsize=16)  # once per migration, not per object

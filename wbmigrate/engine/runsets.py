@@ -50,9 +50,10 @@ def walk_runset(w: Walk, path: Path, runset: Any) -> None:
     if not isinstance(runset, dict):
         return
     with w.at(f'run set "{runset.get("name", "")}"'):
-        if w.may_name(runset):
+        metrics, config_keys = w.may_name_either(runset)
+        if metrics:
             _keys(w, path, runset, METRICS)
-        if not w.config_fates:  # most mappings rename no config key
+        if not config_keys:
             return
         with w.config_keys():
             if w.may_name(runset):
