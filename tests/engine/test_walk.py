@@ -17,7 +17,7 @@ from wbmigrate import names
 from wbmigrate.engine.model import Options
 from wbmigrate.engine.panels import CONFIG_FIELDS, PANEL_TYPES, _config_keys, _walk_panel
 from wbmigrate.engine.record import name_words, serialiser, whole_names
-from wbmigrate.engine.runsets import CONFIG, METRICS, _keys
+from wbmigrate.engine.runsets import CONFIG, METRICS, _keys, names_config
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.rewrite import rewrite
@@ -223,3 +223,12 @@ def test_may_name_either_is_may_name_and_never_misses_a_config_key(value, mode):
     with walk.config_keys():
         assert config or not walk.may_name(value)
         assert config or not walk.may_name([fields.get(key) for key in CONFIG_FIELDS])
+
+
+@settings(max_examples=500, deadline=None)
+@given(runsets(), MODES)
+def test_a_run_set_names_config_keys_only_in_a_config_section_or_column(runset, mode):
+    walk = Walk(MIGRATION, Options(mode=mode))
+    with walk.config_keys():
+        _keys(walk, ("runSets", 0), runset, CONFIG)
+        assert names_config(runset) or not recorded(walk)
