@@ -49,11 +49,12 @@ class Walk(Record):
     def may_name_either(self, value: Any) -> tuple[bool, bool]:
         """`may_name` of `value`, and whether it may name a config key (asked again inside
         `config_keys` when it may), from one look at its words: asked of each panel and run
-        set. None of the benchmark's 19,273 panels holds a config key's first part: with the
-        sharper `may_name` (escapes, config keys' first parts), the walk of its 600 objects
-        took 0.52-0.58 s instead of 0.71-0.74 s (in one process, best of 4, three times
-        alternating), and its plan at 0 ms 1.79 s of CPU instead of 1.89 s (mean of 8,
-        alternating, on a machine shared by several engineers)."""
+        set. None of the benchmark's 19,273 panels holds a config key's first part. With this
+        and the sharper `may_name` (escapes told by words, config keys by their first parts),
+        the walk of the benchmark's 600 objects took 0.52-0.56 s instead of 0.71-0.73 s (one
+        process, best of 3, twice alternating), its plan at 0 ms 1.69 s of CPU instead of
+        1.84 s (mean of 6 alternating, min 1.58 s against 1.75 s; a machine shared by several
+        engineers)."""
         if not self.config_fates:  # most mappings rename no config key
             return self.may_name(value), False
         config, _ = spelling_words(self._config_spellings)
