@@ -17,7 +17,7 @@ from wbmigrate import names
 from wbmigrate.engine.model import Options
 from wbmigrate.engine.panels import CONFIG_FIELDS, PANEL_TYPES, _config_keys, _walk_panel
 from wbmigrate.engine.record import name_words, serialiser, whole_names
-from wbmigrate.engine.runsets import CONFIG, METRICS, _keys
+from wbmigrate.engine.runsets import CONFIG, METRICS, _keys, names_config
 from wbmigrate.engine.walk import Walk
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.rewrite import rewrite
@@ -192,3 +192,43 @@ def test_name_words_only_for_names_of_word_bytes():
 def test_mentions_told_by_words_are_the_patterns(text):
     walk = Walk(MIGRATION, Options())
     assert walk.mentions(text) == names.mentions(text, MIGRATION.mention)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(VALUES, PANELS, st.lists(ANY_TEXT, max_size=4), ANY_TEXT))
+def test_may_name_of_config_keys_is_what_the_pattern_says(value):
+    """Config keys hold dots: their first parts' words rule most values out, and the pattern
+    tells the rest, so the answer is still exactly the pattern's."""
+    walk = Walk(MIGRATION, Options())
+    with walk.config_keys():
+        assert walk._words is not None
+        assert not walk._exact
+        try:
+            data = orjson.dumps(value)
+        except (TypeError, ValueError):
+            return
+        pattern = whole_names(walk._spellings)
+        assert walk.may_name(value) == (bool(value) and pattern.search(data) is not None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(PANELS, runsets()), MODES)
+def test_may_name_either_is_may_name_and_never_misses_a_config_key(value, mode):
+    """One look at a panel's or run set's words: the metrics' answer is `may_name`'s, and a
+    value it rules config keys out of names none (`may_name` inside `config_keys`)."""
+    walk = Walk(MIGRATION, Options(mode=mode))
+    metrics, config = walk.may_name_either(value)
+    assert metrics == walk.may_name(value)
+    fields = value["config"] if "viewType" in value else {}
+    with walk.config_keys():
+        assert config or not walk.may_name(value)
+        assert config or not walk.may_name([fields.get(key) for key in CONFIG_FIELDS])
+
+
+@settings(max_examples=500, deadline=None)
+@given(runsets(), MODES)
+def test_a_run_set_names_config_keys_only_in_a_config_section_or_column(runset, mode):
+    walk = Walk(MIGRATION, Options(mode=mode))
+    with walk.config_keys():
+        _keys(walk, ("runSets", 0), runset, CONFIG)
+        assert names_config(runset) or not recorded(walk)

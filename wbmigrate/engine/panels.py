@@ -38,11 +38,12 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
     view_type = panel.get("viewType")
     config = panel.get("config")
     regex = isinstance(config, dict) and config.get("useMetricRegex")
+    metrics, config_keys = w.may_name_either(panel)
     kept = True
-    if regex or w.may_name(panel):
+    if regex or metrics:
         with w.at(panel_label(panel, int(path[-1]))):
             kept = _walk_panel(w, path, panel, view_type, config)
-    if kept and isinstance(config, dict) and view_type in PANEL_TYPES and w.config_fates:
+    if kept and config_keys and isinstance(config, dict) and view_type in PANEL_TYPES:
         with w.config_keys():
             if w.may_name([config.get(key) for key in CONFIG_FIELDS]):
                 with w.at(panel_label(panel, int(path[-1]))):

@@ -55,7 +55,7 @@ class Record:
         self._anchors = migration.anchor_bytes
         self._serialise = serialiser(self._anchors)
         self._spellings = migration.old_names  # what `may_name` looks for
-        self._words = name_words(self._spellings)
+        self._words, self._exact = spelling_words(self._spellings)
 
     def may_hold(self, value: Any) -> bool:
         """Whether `value` may hold an old name. Most of a spec cannot, and a C-speed test on
@@ -84,8 +84,10 @@ class Record:
         except (TypeError, ValueError):  # not data orjson writes: walk it
             return True
         words = self._words
-        if words is not None and b"\\" not in data and data[0] not in NAME_BYTES:
-            return not words.isdisjoint(data.translate(_WORDS).split())
+        if words is not None and data[0] not in NAME_BYTES:
+            found = words_of(data)
+            if words.isdisjoint(found) or self._exact:
+                return not words.isdisjoint(found)
         names = whole_names(self._spellings)
         if names is None:  # a name orjson writes escaped: the anchors, then
             return self.may_hold(value)
@@ -234,17 +236,39 @@ def whole_names(spellings: frozenset[str]) -> re.Pattern[bytes] | None:
 
 
 _WORDS = bytes(c if c in NAME_BYTES else 32 for c in range(256))  # `split()` gives the words
+# The name after each escape `NAME_START` reads as a boundary, which `_WORDS` glues to it.
+_AFTER_ESCAPE = re.compile(rb"\\(?:[nrtbfv/]|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2})([\w/-]+)")
+
+
+def words_of(data: bytes) -> list[bytes]:
+    """The words of orjson's text of a value (`name_words`): a name after an escape is whole
+    too (`\\n`, `\\u00e9`)."""
+    found = data.translate(_WORDS).split()
+    return found + _AFTER_ESCAPE.findall(data) if b"\\" in data else found
+
+
+@functools.lru_cache(maxsize=16)  # once per migration, not per object
+def spelling_words(spellings: frozenset[str]) -> tuple[frozenset[bytes] | None, bool]:
+    """What `may_name` looks up in a value's words, and whether a hit is an answer: the
+    spellings themselves (`name_words`), or, when they hold dots (config keys, 0 of which the
+    benchmark's 19,273 panels name), their first parts (`buffer` of `buffer.easy_border`: a
+    spelling is whole only where its first part is a word), a hit then told by the pattern
+    (figures at `Walk.may_name_either`, which asks both at once)."""
+    exact = name_words(spellings)
+    if exact is not None:
+        return exact, True
+    return name_words(frozenset(spelling.split(".", 1)[0] for spelling in spellings)), False
 
 
 @functools.lru_cache(maxsize=16)  # once per migration, not per object
 def name_words(spellings: frozenset[str]) -> frozenset[bytes] | None:
     """`spellings` as the words (runs of `NAME_BYTES`, a name's `[\\w/-]`) of orjson's text of
-    a value: text with no backslash (an escape), starting with no such byte, holds a spelling
-    whole exactly when it holds it as a word, as `whole_names` would find it; None when a
-    spelling is empty or holds any other byte. A set lookup per word instead of the regex at
-    every byte: with the 602-name prime-rl mapping the benchmark's 19,273 panels were told in
-    0.12 s instead of 0.49 s, its 10,596 texts (`Record.mentions`) in 0.01 s instead of
-    0.15 s, and the plan of its 600 objects took 1.53 s of CPU instead of 1.87 s at 0 ms
+    a value: text starting with no such byte holds a spelling whole exactly when it holds it
+    as a word or as the run after an escape (`_AFTER_ESCAPE`), as `whole_names` would find it;
+    None when a spelling is empty or holds any other byte. A set lookup per word instead of the
+    regex at every byte: with the 602-name prime-rl mapping the benchmark's 19,273 panels were
+    told in 0.12 s instead of 0.49 s, its 10,596 texts (`Record.mentions`) in 0.01 s instead
+    of 0.15 s, and the plan of its 600 objects took 1.53 s of CPU instead of 1.87 s at 0 ms
     (median of 6, alternating; the patterns are then never compiled). At 100 ms, in the full
     benchmark runs before and after it, the 500-view plan took 1.88 s instead of 2.22 s (2.12x
     the floor instead of 2.46x), the 5,000-view plan 15.0 s instead of 15.8 s."""
