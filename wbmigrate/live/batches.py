@@ -9,7 +9,9 @@ The read of batch n+1 goes out once batch n-1's writes are answered, while batch
 still be out, and carries batch n-1's read-backs (a mutation's answer cannot show a save made
 after it; one someone else saved meanwhile is a conflict, their version kept in the backup);
 its writes leave once that read and batch n's writes are answered: never more than `--jobs`
-writes in flight (a batch's writes leave together), and no turn spent on a read alone.
+writes in flight (a batch's writes leave together), and no turn spent on a read alone. (At
+100 ms a request, on a busy machine, the apply of the benchmark's 536 changed objects took a
+median 24.2 s so, 49.1 s with each batch read once the batch before was answered.)
 Meanwhile the batch after is read back from the spool (`live.outcomes.Spool`), checked (the
 saved plan; its new text spliced, and the data-loss guard on those exact bytes) and backed up,
 each file synced: the run holds the specs of these few batches alone. A batch is journaled as
