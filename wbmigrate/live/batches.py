@@ -167,12 +167,13 @@ class _Run:
         return ready, self.pool.submit(self.reader.read, objs + backs)
 
     def _keep(self, n: int) -> _Turn:
-        """Batch n checked, and its backup files written side by side ahead of its turn (each
-        synced as it is written)."""
+        """Batch n checked, and its backup files written ahead of its turn, one after another
+        (each synced as it is written; at 100 ms a request, writing them side by side saved
+        nothing measurable of the 500-view apply: 24.05 s against 24.35 s)."""
         checked = _checked(self.work, self.batches[n] if n < len(self.batches) else range(0))
         turn = _Turn(settled=checked.settled)
-        for item, kept in zip(checked.writes, self.pool.map(_kept, checked.writes), strict=True):
-            turn.add(item.index, kept)
+        for item in checked.writes:
+            turn.add(item.index, _kept(item))
         return turn
 
     def _back_up(self, turn: _Turn) -> list[_Write]:
