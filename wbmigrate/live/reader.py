@@ -43,10 +43,10 @@ class Reader:
     """Objects as they are now, many at once, for writes that follow at once: views by id, up
     to `BATCH` in one request (GraphQL aliases), each project's automations by name in one
     request, and the requests of a read sent side by side on `pool`: one round trip a read
-    whatever it holds (at the benchmark's batches of views and automations, in turn took as
-    long, 22.87 s against 22.38 s for the 500-view apply at 100 ms; but `--jobs 1` reads its
-    view apart from the read-backs, and a server that refuses batched reads takes a request
-    per view). Once the server refuses a batched read, views are read one per request for the
+    whatever it holds. (At 100 ms a request the 500-view apply took as long with them in
+    turn, 22.87 s against 22.38 s, but 91.8 s against 64.8 s with `--jobs 1`, which reads its
+    view apart from the read-backs; a server that refuses batched reads takes a request per
+    view.) Once the server refuses a batched read, views are read one per request for the
     rest of the run; `note` hears it once.
 
     Automations are read by name (the entity's, filtered: a listing of the project's would
