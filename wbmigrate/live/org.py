@@ -47,7 +47,9 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 
-PROJECT_JOBS = 4  # projects read at once
+# Projects read at once: at 100 ms a request, `plan ENTITY` of 8 projects of 70 objects took
+# 4.37 s so, 8.73 s one project after another.
+PROJECT_JOBS = 4
 SUBPAGES = frozenset({"workspace", "table"})  # a project's pages a saved view's ?nw= may follow
 
 
