@@ -53,7 +53,10 @@ def read_run_keys(
 ) -> tuple[list[RunKeys], int | None]:
     """The keys each of the project's `cap` newest runs logged, and how many runs it has (None:
     W&B did not say): no mapping needed yet. The keys of each page of runs are asked for as
-    soon as the page arrives, while the next is read; the cache is written before this returns."""
+    soon as the page arrives, while the next is read: the plan waits for the census, and at
+    100 ms that of the benchmark's 250 runs took 0.73-1.19 s so, 1.37-1.80 s with the keys
+    asked for after the listing, a batch after another (a busy machine). The cache is written
+    before this returns."""
     cache = _Cache(cache_dir, client.base_url, entity, project)
     keys: dict[str, frozenset[str]] = {}
     asked: list[Future[dict[str, frozenset[str]]]] = []
