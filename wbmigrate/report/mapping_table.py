@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from wbmigrate.mapping import Action, Fate, Migration, Step
+from wbmigrate.mapping import Fate, Migration, Step
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.report.words import plural
 
@@ -69,13 +69,12 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
     renamed, removed = _split(migration)
     labels = _step_labels(migration)
     notes = {reason: n for n, reason in enumerate(dict.fromkeys(r.reason for r in removed), 1)}
-    rows = [(r, f"-> {r.new}") for r in renamed]
-    rows += [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
-    name_width = max((len(r.old) for r, _ in rows), default=0)
-    outcome_width = max((len(outcome) for _, outcome in rows), default=0)
+    moved = [(r, f"-> {r.new}") for r in renamed]
+    gone = [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
+    name_width = max((len(r.old) for r, _ in moved + gone), default=0)
+    outcome_width = max((len(outcome) for _, outcome in moved + gone), default=0)
     lines = [f"{mapping.id}: {mapping.title}", _range(mapping, migration), ""]
-    for title, action in (("Renamed metrics", Action.RENAMED), ("Removed metrics", Action.REMOVED)):
-        group = [(r, outcome) for r, outcome in rows if r.action is action]
+    for title, group in (("Renamed metrics", moved), ("Removed metrics", gone)):
         if not group:
             continue
         lines.append(f"{title} ({len(group)})")
@@ -221,8 +220,5 @@ def _range(mapping: Mapping, migration: Migration) -> str:
 
 
 def _split(migration: Migration) -> tuple[list[Fate], list[Fate]]:
-    values = list(migration.metrics.values())
-    return (
-        [r for r in values if r.action is Action.RENAMED],
-        [r for r in values if r.action is Action.REMOVED],
-    )
+    fates = migration.metrics.values()
+    return [r for r in fates if not r.removed], [r for r in fates if r.removed]
