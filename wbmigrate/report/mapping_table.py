@@ -70,11 +70,11 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
     labels = _step_labels(migration)
     notes = {reason: n for n, reason in enumerate(dict.fromkeys(r.reason for r in removed), 1)}
     moved = [(r, f"-> {r.new}") for r in renamed]
-    gone = [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
-    name_width = max((len(r.old) for r, _ in moved + gone), default=0)
-    outcome_width = max((len(outcome) for _, outcome in moved + gone), default=0)
+    dropped = [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
+    name_width = max((len(r.old) for r, _ in moved + dropped), default=0)
+    outcome_width = max((len(outcome) for _, outcome in moved + dropped), default=0)
     lines = [f"{mapping.id}: {mapping.title}", _range(mapping, migration), ""]
-    for title, group in (("Renamed metrics", moved), ("Removed metrics", gone)):
+    for title, group in (("Renamed metrics", moved), ("Removed metrics", dropped)):
         if not group:
             continue
         lines.append(f"{title} ({len(group)})")
