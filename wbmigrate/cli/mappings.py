@@ -94,7 +94,7 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
         renamed = len(mapping.migration().metrics)
         click.echo(
             f"{path}: valid ({mapping.id}, {plural(len(mapping.steps), 'step')}, "
-            f"{plural(renamed, 'old metric name')}, latest {mapping.latest})"
+            f"{plural(renamed, 'old metric name')}, latest {mapping.versions[-1]})"
         )
     finish(error=failed)
 

@@ -35,10 +35,6 @@ class Mapping:
     def versions(self) -> tuple[str, ...]:
         return tuple(step.version for step in self.steps)
 
-    @property
-    def latest(self) -> str:
-        return self.steps[-1].version
-
     def migration(self, start: str | None = None, to: str | None = None) -> Migration:
         """Compose the steps from `start` to `to`, both included (default: all of them)."""
         first = self._index(start) if start is not None else 0

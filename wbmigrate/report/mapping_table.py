@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from dataclasses import asdict
 from typing import Any
 
 from wbmigrate.mapping import Fate, Migration, Step
@@ -21,39 +21,29 @@ def to_json(mapping: Mapping, migration: Migration) -> str:
         "format": mapping.format,
         "from": migration.start.version,
         "to": migration.end.version,
-        "steps": [
-            {
-                "version": s.version,
-                "date": s.date.isoformat(),
-                "source": s.source,
-                "summary": s.summary,
-                "annotation": s.annotation,
-                "live_again": list(s.live_again),
-                "config_live_again": list(s.config_live_again),
-                "config_removed": [r.path for r in s.config_removed],
-                "aliases_removed": list(s.aliases_removed),
-            }
-            for s in migration.steps
-        ],
+        "steps": [_step_dict(s) for s in migration.steps],
         "metrics": {name: _fate_dict(r) for name, r in migration.metrics.items()},
-        "config": [
-            {
-                "old": c.old,
-                "new": c.new,
-                "toml": dict(c.toml),
-                "cli": dict(c.cli),
-                "deprecated": c.deprecated,
-            }
-            for c in migration.config
-        ],
-        "config_removed": [asdict(r) for r in migration.config_removed],
+        "config": [vars(c) for c in migration.config],
+        "config_removed": [vars(r) for r in migration.config_removed],
         "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
         "distinct": [
             [{"metric": name, "names": sorted(names)} for name, names in group]
             for group in _distinct(mapping)
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False, default=_plain) + "\n"
+
+
+def _step_dict(step: Step) -> dict[str, Any]:
+    """A step's own fields but its metric and config entries (the document shows them composed),
+    its config removals by path alone."""
+    fields = {k: v for k, v in vars(step).items() if k not in ("renamed", "removed", "config")}
+    return {**fields, "config_removed": [r.path for r in step.config_removed]}
+
+
+def _plain(value: Any) -> Any:
+    """A date, or a read-only mapping (a config rename's forms), as JSON has them."""
+    return value.isoformat() if isinstance(value, dt.date) else dict(value)
 
 
 def _fate_dict(fate: Fate) -> dict[str, Any]:
