@@ -41,11 +41,10 @@ class Mapping:
         last = self._index(to) if to is not None else len(self.steps) - 1
         if first > last:
             raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
-        found = self._composed.get((first, last))
-        if found is None:
-            found = compose(self.id, self.steps[first : last + 1], self.distinct_members)
-            self._composed[first, last] = found
-        return found
+        if (first, last) not in self._composed:
+            steps = self.steps[first : last + 1]
+            self._composed[first, last] = compose(self.id, steps, self.distinct_members)
+        return self._composed[first, last]
 
     @cached_property
     def distinct_members(self) -> tuple[tuple[frozenset[str], ...], ...]:
