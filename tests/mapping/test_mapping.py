@@ -80,13 +80,13 @@ def test_prime_rl_2026_steps(prime_rl_2026):
 
 @pytest.mark.parametrize(("old", "new"), PRIME_RL_RENAMES.items())
 def test_prime_rl_renames(prime_rl, old, new):
-    resolution = prime_rl.migration().resolve(old)
+    resolution = prime_rl.resolve(old)
     assert (resolution.action, resolution.new) == (Action.RENAMED, new)
 
 
 @pytest.mark.parametrize(("old", "equivalent"), PRIME_RL_REMOVED.items())
 def test_prime_rl_removals(prime_rl, old, equivalent):
-    resolution = prime_rl.migration().resolve(old)
+    resolution = prime_rl.resolve(old)
     assert resolution.action is Action.REMOVED
     assert resolution.equivalent == equivalent
     assert resolution.reason
@@ -136,29 +136,29 @@ def test_prime_rl_config_key(which, request):
     ],
 )
 def test_whole_names_only(prime_rl, name):
-    assert prime_rl.migration().resolve(name).action is Action.UNTOUCHED
+    assert prime_rl.resolve(name).action is Action.UNTOUCHED
 
 
 def test_chain_of_renames_collapses(chains):
-    a = chains.migration().resolve("a")
+    a = chains.resolve("a")
     assert (a.action, a.new, a.chain, a.versions) == (
         Action.RENAMED,
         "d",
         ("a", "b", "d"),
         ("1.0", "2.0"),
     )
-    assert chains.migration().resolve("b").new == "d"  # a dashboard made between steps 1 and 2
+    assert chains.resolve("b").new == "d"  # a dashboard made between steps 1 and 2
 
 
 def test_rename_then_removal_is_a_removal(chains):
-    resolution = chains.migration().resolve("c/x")
+    resolution = chains.resolve("c/x")
     assert resolution.action is Action.REMOVED
     assert resolution.equivalent == "e"
     assert resolution.chain == ("c/x", "c/y")
 
 
 def test_equivalent_follows_later_renames(chains):
-    assert chains.migration().resolve("f").equivalent == "h"
+    assert chains.resolve("f").equivalent == "h"
 
 
 def test_config_chain_collapses(chains):

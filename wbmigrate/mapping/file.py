@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from wbmigrate.mapping import Migration, Problem, Step, UnknownVersionError
+from wbmigrate.mapping import Fate, Migration, Problem, Step, UnknownVersionError
 from wbmigrate.mapping.compose import compose
 from wbmigrate.mapping.distinct import Groups, expand
 
@@ -51,6 +51,10 @@ class Mapping:
         """The `distinct:` groups, each member as every name it has in any step: a group is
         about series, whatever range of steps a migration composes."""
         return expand(self.distinct, self.steps)
+
+    def resolve(self, name: str) -> Fate:
+        """Resolve a whole metric name across every step of the mapping (docs/specs.md shows it)."""
+        return self.migration().resolve(name)
 
     def _index(self, version: str) -> int:
         if version not in self.versions:
