@@ -26,7 +26,7 @@ from wbmigrate.edit.edits import Edit, Path, RenameKey, Set
 from wbmigrate.engine.model import SEPARATOR, Change, ChangeAction, NoteKind, Rewrite
 from wbmigrate.engine.shapes import nodes
 from wbmigrate.files import at, spec_text
-from wbmigrate.mapping import Action, Fate
+from wbmigrate.mapping import Fate
 from wbmigrate.names import accessor, mentions
 from wbmigrate.rewrite import rewrite
 
@@ -153,8 +153,8 @@ def change_rule(change: Change, targets: Targets) -> Rule:
     if change.is_config:
         return Rule.RENAMED_CONFIG_KEY
     found = None if change.is_regex else accessor(change.old)
-    resolution = targets.migration.resolve(found.name) if found else None
-    if resolution is not None and resolution.action is Action.REMOVED:
+    fate = targets.migration.fate(found.name) if found else None
+    if fate is not None and fate.removed:
         return Rule.REMOVED_METRIC
     return Rule.RENAMED_METRIC
 

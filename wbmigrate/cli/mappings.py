@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -64,11 +63,7 @@ def mappings_show(mapping: str, start: str | None, to: str | None, format_: str)
     """
     loaded = find_mapping(mapping)
     migration = loaded.migration(start, to)
-    render: Callable[..., str] = {
-        "text": mapping_table.to_text,
-        "json": mapping_table.to_json,
-        "markdown": mapping_table.to_markdown,
-    }[format_]
+    render = getattr(mapping_table, f"to_{format_}")  # the --format choices name its writers
     click.echo(render(loaded, migration), nl=False)
     warn(loaded.warnings)
 
@@ -99,7 +94,7 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
         renamed = len(mapping.migration().metrics)
         click.echo(
             f"{path}: valid ({mapping.id}, {plural(len(mapping.steps), 'step')}, "
-            f"{plural(renamed, 'old metric name')}, latest {mapping.latest})"
+            f"{plural(renamed, 'old metric name')}, latest {mapping.versions[-1]})"
         )
     finish(error=failed)
 

@@ -82,18 +82,12 @@ class History:
         return f"its {self.runs:,} run" + ("" if self.runs == 1 else "s")
 
 
-def old_and_new(migration: Migration) -> tuple[frozenset[str], frozenset[str]]:
-    """The names that mark a run as from before the migration, and from after it: a name that
-    is both (renamed away in one step, back in another) marks neither."""
-    old = migration.old_names
-    new = frozenset(f.new for name in old if (f := migration.fate(name)) and f.new) - old
-    return old, new
-
-
 def history_of(runs: Iterable[RunKeys], migration: Migration, total: int | None = None) -> History:
     """Reduce the runs read (any order) to the project's history."""
-    old, new = old_and_new(migration)
-    known = migration.known_names | new
+    # the names that mark a run as from before the migration, and from after it: a name that is
+    # both (renamed away in one step, back in another) marks neither
+    old, new = migration.old_names, migration.new_names - migration.old_names
+    known = migration.known_names
     ordered = sorted(runs, key=lambda r: (r.run.created, r.run.id))
     keys: set[str] = set()
     spans: dict[str, Span] = {}

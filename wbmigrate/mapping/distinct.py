@@ -45,7 +45,11 @@ def check(groups: Groups, steps: tuple[Step, ...]) -> Iterator[Problem]:
                 continue
             members[name] = j
             if name not in series.known:
-                yield _unknown((*path, j), name)
+                message = (
+                    f"distinct metric {name!r} is not a name this mapping renames, removes or "
+                    "renames into; is it spelled right?"
+                )
+                yield Problem((*path, j), "distinct-unknown", message, Level.WARNING)
         yield from _merges(series, members, path)
 
 
@@ -67,14 +71,6 @@ def _merged(first: str, second: str, key: str) -> str:
         "migration; their series must stay apart"
     )
     return message if key not in (first, second) else f"{message} (one becomes the other)"
-
-
-def _unknown(path: YamlPath, name: str) -> Problem:
-    message = (
-        f"distinct metric {name!r} is not a name this mapping renames, removes or renames "
-        "into; is it spelled right?"
-    )
-    return Problem(path, "distinct-unknown", message, Level.WARNING)
 
 
 class _Series:

@@ -35,21 +35,16 @@ class Mapping:
     def versions(self) -> tuple[str, ...]:
         return tuple(step.version for step in self.steps)
 
-    @property
-    def latest(self) -> str:
-        return self.steps[-1].version
-
     def migration(self, start: str | None = None, to: str | None = None) -> Migration:
         """Compose the steps from `start` to `to`, both included (default: all of them)."""
         first = self._index(start) if start is not None else 0
         last = self._index(to) if to is not None else len(self.steps) - 1
         if first > last:
             raise UnknownVersionError(f"--from {start} comes after --to {to} in mapping {self.id}")
-        found = self._composed.get((first, last))
-        if found is None:
-            found = compose(self.id, self.steps[first : last + 1], self.distinct_members)
-            self._composed[first, last] = found
-        return found
+        if (first, last) not in self._composed:
+            steps = self.steps[first : last + 1]
+            self._composed[first, last] = compose(self.id, steps, self.distinct_members)
+        return self._composed[first, last]
 
     @cached_property
     def distinct_members(self) -> tuple[tuple[frozenset[str], ...], ...]:
@@ -58,7 +53,7 @@ class Mapping:
         return expand(self.distinct, self.steps)
 
     def resolve(self, name: str) -> Fate:
-        """Resolve a whole metric name across every step of the mapping."""
+        """Resolve a whole metric name across every step of the mapping (docs/specs.md shows it)."""
         return self.migration().resolve(name)
 
     def _index(self, version: str) -> int:

@@ -103,14 +103,10 @@ def pair(
         old = next((k for k in removed if k.rpartition(".")[2] in olds), None)
         if old is not None:  # one old name per field: an alias may name several
             pairs.append(Pair(old, new, removed.pop(old), added.pop(new), deprecation=True))
-    pairs += _one_to_one(removed, added)
-    pairs += _same_line(removed, added)
-    pairs += ranked(removed, added)
-    return Found(
-        tuple(pairs),
-        tuple(Gone(name, place) for name, place in removed.items()),
-        tuple(added),
-    )
+    for heuristic in (_one_to_one, _same_line, ranked):  # the surest first
+        pairs += heuristic(removed, added)
+    gone = tuple(Gone(name, place) for name, place in removed.items())
+    return Found(tuple(pairs), gone, tuple(added))
 
 
 def _one_to_one(removed: Places, added: Places) -> list[Pair]:

@@ -10,6 +10,7 @@ import datetime as dt
 import difflib
 import re
 import unicodedata
+from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -315,6 +316,12 @@ class _Checker:
                 result[name] = Removal(fields["reason"].strip(), equivalent)
         return result if len(result) == len(table) else None
 
+    def flags(self, found: Iterable[tuple[str | None, YamlPath]]) -> None:
+        """Each command-line flag (a bad one is None, already reported) must start with '-'."""
+        for flag, path in found:
+            if flag is not None and not flag.startswith("-"):
+                self.error(path, "bad-flag", f"command-line flag {flag!r} must start with '-'")
+
     def config_removal(self, data: Any, path: YamlPath, version: str) -> ConfigRemoval | None:
         fields = self.fields(data, path, _CONFIG_REMOVAL, "config removal")
         if fields is None:
@@ -324,10 +331,7 @@ class _Checker:
             [self.name(k, (*path, key, j), what) for j, k in enumerate(fields.get(key, []))]
             for key, what in (("toml", "TOML key"), ("cli", "command-line flag"))
         )
-        for j, flag in enumerate(cli):
-            if flag is not None and not flag.startswith("-"):
-                message = f"command-line flag {flag!r} must start with '-'"
-                self.error((*path, "cli", j), "bad-flag", message)
+        self.flags((flag, (*path, "cli", j)) for j, flag in enumerate(cli))
         if name is None or None in toml or None in cli:
             return None
         reason = fields["reason"].strip()
@@ -341,11 +345,8 @@ class _Checker:
         new = self.name(fields["new"], (*path, "new"), "new config path")
         toml = self.renames(fields.get("toml", {}), (*path, "toml"), "TOML key")
         cli = self.renames(fields.get("cli", {}), (*path, "cli"), "command-line flag")
-        for flag_old, flag_new in (cli or {}).items():
-            for flag in (flag_old, flag_new):
-                if not flag.startswith("-"):
-                    message = f"command-line flag {flag!r} must start with '-'"
-                    self.error((*path, "cli", flag_old), "bad-flag", message)
+        pairs = (cli or {}).items()
+        self.flags((flag, (*path, "cli", key)) for key, value in pairs for flag in (key, value))
         if old is None or new is None or toml is None or cli is None:
             return None
         deprecated = fields.get("deprecated", False)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from dataclasses import asdict
 from typing import Any
 
-from wbmigrate.mapping import Action, Fate, Migration, Step
+from wbmigrate.mapping import Fate, Migration, Step
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.report.words import plural
 
@@ -21,39 +21,29 @@ def to_json(mapping: Mapping, migration: Migration) -> str:
         "format": mapping.format,
         "from": migration.start.version,
         "to": migration.end.version,
-        "steps": [
-            {
-                "version": s.version,
-                "date": s.date.isoformat(),
-                "source": s.source,
-                "summary": s.summary,
-                "annotation": s.annotation,
-                "live_again": list(s.live_again),
-                "config_live_again": list(s.config_live_again),
-                "config_removed": [r.path for r in s.config_removed],
-                "aliases_removed": list(s.aliases_removed),
-            }
-            for s in migration.steps
-        ],
+        "steps": [_step_dict(s) for s in migration.steps],
         "metrics": {name: _fate_dict(r) for name, r in migration.metrics.items()},
-        "config": [
-            {
-                "old": c.old,
-                "new": c.new,
-                "toml": dict(c.toml),
-                "cli": dict(c.cli),
-                "deprecated": c.deprecated,
-            }
-            for c in migration.config
-        ],
-        "config_removed": [asdict(r) for r in migration.config_removed],
+        "config": [vars(c) for c in migration.config],
+        "config_removed": [vars(r) for r in migration.config_removed],
         "irreversible": {new: list(olds) for new, olds in migration.irreversible.items()},
         "distinct": [
             [{"metric": name, "names": sorted(names)} for name, names in group]
             for group in _distinct(mapping)
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False, default=_plain) + "\n"
+
+
+def _step_dict(step: Step) -> dict[str, Any]:
+    """A step's own fields but its metric and config entries (the document shows them composed),
+    its config removals by path alone."""
+    fields = {k: v for k, v in vars(step).items() if k not in ("renamed", "removed", "config")}
+    return {**fields, "config_removed": [r.path for r in step.config_removed]}
+
+
+def _plain(value: Any) -> Any:
+    """A date, or a read-only mapping (a config rename's forms), as JSON has them."""
+    return value.isoformat() if isinstance(value, dt.date) else dict(value)
 
 
 def _fate_dict(fate: Fate) -> dict[str, Any]:
@@ -69,13 +59,12 @@ def to_text(mapping: Mapping, migration: Migration) -> str:
     renamed, removed = _split(migration)
     labels = _step_labels(migration)
     notes = {reason: n for n, reason in enumerate(dict.fromkeys(r.reason for r in removed), 1)}
-    rows = [(r, f"-> {r.new}") for r in renamed]
-    rows += [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
-    name_width = max((len(r.old) for r, _ in rows), default=0)
-    outcome_width = max((len(outcome) for _, outcome in rows), default=0)
+    moved = [(r, f"-> {r.new}") for r in renamed]
+    dropped = [(r, f"removed, use {r.equivalent}" if r.equivalent else "removed") for r in removed]
+    name_width = max((len(r.old) for r, _ in moved + dropped), default=0)
+    outcome_width = max((len(outcome) for _, outcome in moved + dropped), default=0)
     lines = [f"{mapping.id}: {mapping.title}", _range(mapping, migration), ""]
-    for title, action in (("Renamed metrics", Action.RENAMED), ("Removed metrics", Action.REMOVED)):
-        group = [(r, outcome) for r, outcome in rows if r.action is action]
+    for title, group in (("Renamed metrics", moved), ("Removed metrics", dropped)):
         if not group:
             continue
         lines.append(f"{title} ({len(group)})")
@@ -221,8 +210,5 @@ def _range(mapping: Mapping, migration: Migration) -> str:
 
 
 def _split(migration: Migration) -> tuple[list[Fate], list[Fate]]:
-    values = list(migration.metrics.values())
-    return (
-        [r for r in values if r.action is Action.RENAMED],
-        [r for r in values if r.action is Action.REMOVED],
-    )
+    fates = migration.metrics.values()
+    return [r for r in fates if not r.removed], [r for r in fates if r.removed]
