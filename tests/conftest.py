@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings
@@ -16,6 +18,14 @@ settings.load_profile("suite")
 
 
 ENGINE_MATCH_TIMEOUT = regexes.MATCH_TIMEOUT
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as Python has it. A suite started in the background of a shell without job
+    control (`pytest &` in a script) inherits Ctrl-C ignored, and so would every `wbmigrate`
+    and test server it starts: the tests of Ctrl-C would wait out their bounds and fail."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,6 +6,7 @@ Longer than 300 lines: one resolver per field of the schema, each a few lines, r
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -79,6 +80,72 @@ def _remove(schema: GraphQLSchema, part: str) -> None:
         del schema.type_map[owner]
 
 
+def _on_api(method: str) -> Callable[..., Any]:
+    """A resolver calling `method` of the `Api` executing the query (its context)."""
+
+    def resolve(root: Any, info: Any, **arguments: Any) -> Any:
+        return getattr(info.context, method)(root, info, **arguments)
+
+    return resolve
+
+
+RESOLVERS = {
+    ("Query", "viewer"): "_viewer",
+    ("Query", "serverInfo"): "_server_info",
+    ("Query", "project"): "_project",
+    ("Query", "view"): "_view",
+    ("Query", "entity"): "_entity",
+    ("Query", "models"): "_models",
+    ("Mutation", "upsertView"): "_upsert_view",
+    ("Mutation", "updateFilterTrigger"): "_update_trigger",
+    ("Mutation", "createFilterTrigger"): "_create_trigger",
+    ("Project", "allViews"): "_all_views",
+    ("Project", "triggers"): "_project_triggers",
+    ("Project", "runCount"): "_run_count",
+    ("Project", "runs"): "_runs",
+    ("Project", "run"): "_run",
+    ("Entity", "triggers"): "_entity_triggers",
+    ("Entity", "projects"): "_entity_projects",
+}
+
+
+@functools.cache
+def _schema(refused: frozenset[str]) -> GraphQLSchema:
+    """The schema without the `refused` parts, its resolvers those of the executing `Api`:
+    built once per process and shared by every server (building one took 16 ms a test)."""
+    schema = build_schema(SDL)
+    for name in ("JSONString", "JSON", "DateTime"):
+        scalar = schema.type_map[name]
+        assert isinstance(scalar, GraphQLScalarType)
+        scalar.serialize = scalar.parse_value = _pass_through  # type: ignore[method-assign]
+    for (type_name, name), method in RESOLVERS.items():
+        schema.type_map[type_name].fields[name].resolve = _on_api(method)  # type: ignore[attr-defined]
+    for part in sorted(refused):
+        _remove(schema, part)
+    return schema
+
+
+Prepared = tuple[DocumentNode | None, list[GraphQLError]]
+# Each query text parsed and validated once per schema and process, as production GraphQL
+# servers cache it (clients send the same few texts): graphql-core validating an 8-alias read
+# anew cost this server more than the read itself, and most of a live test's CPU.
+_PREPARED: dict[tuple[frozenset[str], str], Prepared] = {}
+
+
+def _prepared(refused: frozenset[str], query: str) -> Prepared:
+    key = (refused, query)
+    if key in _PREPARED:
+        return _PREPARED[key]
+    try:
+        document = parse(query)
+    except GraphQLError as error:
+        return None, [error]
+    prepared = document, validate(_schema(refused), document)
+    if len(_PREPARED) < 1024:  # a test sending endless new texts: parsed each time
+        _PREPARED[key] = prepared
+    return prepared
+
+
 class Api:
     """The projects served: `state` (the first), `states` (every one: `more`, and those given to
     `add_project`), and the GraphQL schema answering about them."""
@@ -99,8 +166,6 @@ class Api:
             "AUTOMATION_EVENT_RUN_METRIC_ZSCORE": True,
         }
         self.refused: set[str] = set()  # see `refuse`
-        self.schema = self._schema()
-        self._documents: dict[str, tuple[DocumentNode | None, list[GraphQLError]]] = {}
 
     def add_project(self, state: WandbState) -> WandbState:
         """Serve one more project (of the same entity or another); returns it."""
@@ -122,59 +187,21 @@ class Api:
         A query asking for one fails validation naming it, as an older W&B's would; a listing
         of drafts is an error naming their type."""
         self.refused |= set(parts)
-        self.schema = self._schema()
-        self._documents.clear()
 
-    def _schema(self) -> Any:
-        schema = build_schema(SDL)
-        assert schema.query_type
-        assert schema.mutation_type
-        for name in ("JSONString", "JSON", "DateTime"):
-            scalar = schema.type_map[name]
-            assert isinstance(scalar, GraphQLScalarType)
-            scalar.serialize = scalar.parse_value = _pass_through  # type: ignore[method-assign]
-        resolvers = {
-            "viewer": lambda *_: {
-                **USER,
-                "entity": self.state.entity,
-                "flags": "{}",
-                "teams": {"edges": []},
-            },
-            "serverInfo": lambda *_: {
-                "features": [{"name": k, "isEnabled": v} for k, v in self.features.items()]
-            },
-            "project": self._project,
-            "view": self._view,
-            "entity": self._entity,
-            "models": self._models,
-        }
-        for name, resolve in resolvers.items():
-            schema.query_type.fields[name].resolve = resolve
-        mutations = {
-            "upsertView": self._upsert_view,
-            "updateFilterTrigger": self._update_trigger,
-            "createFilterTrigger": self._create_trigger,
-        }
-        for name, resolve in mutations.items():
-            schema.mutation_type.fields[name].resolve = resolve
-        fields = {
-            ("Project", "allViews"): self._all_views,
-            ("Project", "triggers"): lambda p, _i: [
-                self._trigger_out(t) for t in _open(p).triggers.values()
-            ],
-            ("Project", "runCount"): lambda p, _i, filters=None: len(
-                _open(p).select_runs(filters, None)
-            ),
-            ("Project", "runs"): self._runs,
-            ("Project", "run"): self._run,
-            ("Entity", "triggers"): self._entity_triggers,
-            ("Entity", "projects"): lambda e, _i, **page: self._models(None, _i, e["name"], **page),
-        }
-        for (type_name, name), resolve in fields.items():
-            schema.type_map[type_name].fields[name].resolve = resolve  # type: ignore[attr-defined]
-        for part in sorted(self.refused - {DRAFTS}):
-            _remove(schema, part)
-        return schema
+    def _viewer(self, _root: Any, _info: Any) -> Any:
+        return {**USER, "entity": self.state.entity, "flags": "{}", "teams": {"edges": []}}
+
+    def _server_info(self, _root: Any, _info: Any) -> Any:
+        return {"features": [{"name": k, "isEnabled": v} for k, v in self.features.items()]}
+
+    def _project_triggers(self, project: Any, _info: Any) -> Any:
+        return [self._trigger_out(t) for t in _open(project).triggers.values()]
+
+    def _run_count(self, project: Any, _info: Any, filters: Any = None) -> Any:
+        return len(_open(project).select_runs(filters, None))
+
+    def _entity_projects(self, entity: Any, info: Any, **page: Any) -> Any:
+        return self._models(None, info, entity["name"], **page)
 
     def _project_out(self, state: WandbState | None = None) -> dict[str, Any]:
         state = state or self.state
@@ -387,23 +414,14 @@ class Api:
                 action["integration"] = copy.deepcopy(known)
 
     def execute(self, query: str, variables: dict[str, Any]) -> ExecutionResult:
-        """What `graphql_sync` answers, each query text parsed and validated once, as
-        production GraphQL servers cache it (clients send the same few texts): graphql-core
-        validating an 8-alias read anew cost this server more than the read itself."""
-        document, errors = self._documents.get(query) or self._prepared(query)
+        """What `graphql_sync` answers, the query text parsed and validated once (`_PREPARED`)."""
+        refused = frozenset(self.refused - {DRAFTS})  # drafts: refused by `_all_views`
+        document, errors = _prepared(refused, query)
         if errors:
             return ExecutionResult(None, errors)
         assert document is not None
-        result = execute_sync(self.schema, document, variable_values=variables)
+        result = execute_sync(
+            _schema(refused), document, variable_values=variables, context_value=self
+        )
         assert isinstance(result, ExecutionResult)
         return result
-
-    def _prepared(self, query: str) -> tuple[DocumentNode | None, list[GraphQLError]]:
-        try:
-            document = parse(query)
-        except GraphQLError as error:
-            return None, [error]
-        prepared = document, validate(self.schema, document)
-        if len(self._documents) < 256:  # a test sending endless new texts: parsed each time
-            self._documents[query] = prepared
-        return prepared
