@@ -8,8 +8,9 @@ was sent ends with its journal lines and its outcome.
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from queue import Empty, Queue
 from typing import TypeVar
@@ -64,12 +65,30 @@ def run(
             errors.append(exc)
 
     driver = threading.Thread(target=body, name="wbmigrate-apply")
-    driver.start()
-    interrupted = _follow(driver, settled, progress, stopping, stop)
+    with _ctrl_c() as pressed:
+        driver.start()
+        interrupted = _follow(driver, settled, progress, stopping, stop, pressed)
     driver.join()
     if errors:
         raise errors[0]
     return Batch([outcomes[i] for i in sorted(outcomes)], interrupted, total - len(outcomes))
+
+
+@contextlib.contextmanager
+def _ctrl_c() -> Iterator[threading.Event]:
+    """Ctrl-C as an event while writes run, not an exception: a KeyboardInterrupt may land
+    between any two lines (as the driver starts, in the loop's condition) and would leave
+    writes in flight unfollowed. Only the main thread is told of a Ctrl-C: elsewhere no
+    handler is needed, nor can one be set."""
+    pressed = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: pressed.set())
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _follow(
@@ -78,26 +97,18 @@ def _follow(
     progress: Progress | None,
     stopping: Callable[[], None] | None,
     stop: threading.Event,
+    pressed: threading.Event,
 ) -> bool:
     """Show each outcome as it is settled until the driver ends; whether a Ctrl-C came."""
     interrupted = False
     while driver.is_alive() or not settled.empty():
-        try:
+        if pressed.is_set() and not interrupted:
+            interrupted = True
+            stop.set()
+            if stopping is not None:
+                stopping()
+        with contextlib.suppress(Empty):
             outcome = settled.get(timeout=0.05)
             if progress is not None and not interrupted:
                 progress(outcome)
-        except Empty:
-            continue
-        except KeyboardInterrupt:
-            if not interrupted:
-                _interrupt(stop, stopping)
-            interrupted = True
     return interrupted
-
-
-def _interrupt(stop: threading.Event, stopping: Callable[[], None] | None) -> None:
-    stop.set()
-    # a second Ctrl-C while it is said: the batch still ends well
-    with contextlib.suppress(KeyboardInterrupt):
-        if stopping is not None:
-            stopping()
