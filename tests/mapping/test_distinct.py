@@ -187,7 +187,7 @@ def test_an_unknown_member_is_a_warning():
     text = mapping_text("- [s/flight, s/flihgt]\n", *STAGED)
     mapping = parse_mapping(text, "m.yaml")
     (warning,) = mapping.warnings
-    assert (warning.code, warning.line, warning.severity) == (
+    assert (warning.code, warning.line, warning.level) == (
         "distinct-unknown",
         6,
         Level.WARNING,

@@ -33,7 +33,7 @@ def _expectation(path: Path) -> tuple[str, int]:
 def test_bundled_mapping_loads(path):
     mapping = load_mapping(path)
     assert mapping.id == path.stem
-    assert not [w for w in mapping.warnings if w.severity is Level.ERROR]
+    assert not [w for w in mapping.warnings if w.level is Level.ERROR]
 
 
 def test_bundled_ids_match_the_folder():

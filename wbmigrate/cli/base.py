@@ -157,7 +157,7 @@ def print_plan(
 
 def warn(problems: tuple[Any, ...]) -> None:
     for problem in problems:
-        if problem.severity is Level.WARNING:
+        if problem.level is Level.WARNING:
             click.echo(f"Warning: {problem}", err=True)
 
 

@@ -29,7 +29,7 @@ class Problem:
     path: tuple[str | int, ...]
     code: str  # a stable rule name, e.g. "cycle" or "unknown-field"
     message: str
-    severity: Level = Level.ERROR
+    level: Level = Level.ERROR
     file: str = ""
     line: int = 0
 

@@ -123,7 +123,7 @@ def parse_mapping(text: str, file: str) -> Mapping:
     mapping = checker.mapping(located.data)
     if mapping is not None:
         checker.problems += check_rules(mapping, checker.located, file)
-    errors = [p for p in checker.problems if p.severity is Level.ERROR]
+    errors = [p for p in checker.problems if p.level is Level.ERROR]
     if errors or mapping is None:
         raise MappingError(sorted(errors, key=lambda p: p.line))
     return replace(mapping, warnings=tuple(sorted(checker.problems, key=lambda p: p.line)))
