@@ -7,7 +7,9 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from wbmigrate import find_mapping
 from wbmigrate.live.transport import Clock
@@ -18,6 +20,7 @@ FIXTURES = REPO / "fixtures"
 
 MIGRATION = find_mapping("prime-rl").migration()
 TARGET = "team/async-rl"
+T = TypeVar("T")
 
 
 def sdk_environment(home: Path, url: str) -> dict[str, str]:
@@ -150,12 +153,20 @@ class FastClock(Clock):
         return event.wait(seconds * self.real) if self.real else event.is_set()
 
 
-def wait_for_writes(server, count: int, timeout: float = 60) -> None:
-    """Until `server` has seen `count` writes (polled; a test's bound, never its measure)."""
+def until(condition: Callable[[], T], what: str, timeout: float = 60) -> T:
+    """`condition()`, once it holds, asked every 10 ms: for what only another process or the
+    server's threads can tell, with no event to wait on. `timeout` bounds a failing test; it is
+    never what a test measures."""
     deadline = time.monotonic() + timeout
-    while len(server.mutations()) < count:
-        assert time.monotonic() < deadline, "no write seen"
+    while not (value := condition()):
+        assert time.monotonic() < deadline, what
         time.sleep(0.01)
+    return value
+
+
+def wait_for_writes(server, count: int, timeout: float = 60) -> None:
+    """Until `server` has seen `count` writes."""
+    until(lambda: len(server.mutations()) >= count, "no write seen", timeout)
 
 
 def hold_writes(server) -> threading.Event:

@@ -10,12 +10,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
-from helpers import REPO, running
+from helpers import REPO, running, until
 
 from wbmigrate import parallel
+
+R = TypeVar("R")
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux"),
@@ -30,13 +33,27 @@ def forking(monkeypatch):
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
 
 
-def slowly(item: int) -> tuple[int, int]:
-    time.sleep(0.002)  # (so that the workers get a share)
+def where(item: int) -> tuple[int, int]:
     return item, os.getpid()
 
 
+def shared(work: Callable[[int], R]) -> Callable[[int], R]:
+    """`work`, this process's share of it held (bounded) until a worker has done an item: the
+    workers surely get a share, however fast this process is."""
+    here, elsewhere = os.getpid(), multiprocessing.get_context("fork").Event()
+
+    def work_shared(item: int) -> R:
+        if os.getpid() != here:
+            elsewhere.set()
+        else:
+            elsewhere.wait(30)
+        return work(item)
+
+    return work_shared
+
+
 def test_results_come_back_in_order_from_the_workers():
-    results = parallel.each(range(300), slowly, 3)
+    results = parallel.each(range(300), shared(where), 3)
     assert [item for item, _ in results] == list(range(300))
     assert len({pid for _, pid in results}) > 1  # done here and elsewhere
 
@@ -49,9 +66,9 @@ def test_what_a_stopped_worker_left_is_done_here():
         if item == 5 and os.getpid() != here:
             stopped.value = 1
             os._exit(1)  # as when the system stops a worker
-        return slowly(item)
+        return where(item)
 
-    results = parallel.each(range(300), work, 2)
+    results = parallel.each(range(300), shared(work), 2)
     assert stopped.value == 1
     assert [item for item, _ in results] == list(range(300))
     assert {pid for _, pid in results} == {here}  # the worker's are lost
@@ -62,7 +79,7 @@ def test_without_a_worker_everything_is_done_here(monkeypatch):
         raise OSError(11, "Resource temporarily unavailable")  # fork: too many processes
 
     monkeypatch.setattr(parallel.ProcessPoolExecutor, "submit", refuse)
-    assert parallel.each(range(100), slowly, 2) == [(i, os.getpid()) for i in range(100)]
+    assert parallel.each(range(100), where, 2) == [(i, os.getpid()) for i in range(100)]
 
 
 def test_an_answer_that_cannot_come_back_is_done_here():
@@ -73,9 +90,9 @@ def test_an_answer_that_cannot_come_back_is_done_here():
         if item == 5 and os.getpid() != here:
             sent.value = 1
             return lambda: item  # a function does not pickle
-        return slowly(item)[0]
+        return item
 
-    assert parallel.each(range(300), work, 2) == list(range(300))
+    assert parallel.each(range(300), shared(work), 2) == list(range(300))
     assert sent.value == 1
 
 
@@ -109,18 +126,12 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(many_files):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while not (workers := _children(process.pid)) and time.monotonic() < deadline:
-        time.sleep(0.005)  # until the workers are forked
+    workers = until(lambda: _children(process.pid), "no worker was forked")
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
-    assert workers, "no worker was forked"
     assert process.returncode != 0, err  # click's "Aborted!" (exit 1), as before the pool
     assert b"Traceback" not in err
-    deadline = time.monotonic() + 10
-    while any(map(running, workers)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(map(running, workers))
+    until(lambda: not any(map(running, workers)), "a worker outlived its check")
 
 
 @pytest.mark.skipif(parallel.cores() < 2, reason="workers are forked on more than one core")
@@ -133,14 +144,8 @@ def test_the_workers_of_a_killed_check_end_with_it(many_files):
         cwd=REPO,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not (workers := _children(check.pid)) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        workers = until(lambda: _children(check.pid), "no worker was forked")
     finally:
         check.kill()
         check.wait()
-    assert workers, "no worker was forked"
-    deadline = time.monotonic() + 10
-    while any(map(running, workers)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(map(running, workers))
+    until(lambda: not any(map(running, workers)), "a worker outlived its check")

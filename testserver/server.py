@@ -42,6 +42,8 @@ class WandbServer(Api):
         self.hooks: dict[str, Callable[[dict[str, Any]], None]] = {}
         self.dead = False  # died of a fault: no connection kept alive is answered either
         self._lock = threading.Lock()
+        self._serving = 0  # requests being answered now (`idle`)
+        self._served = threading.Condition(self._lock)
         self._http = _QuietServer(("127.0.0.1", port), self._handler())
         self._http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._http.server_address[1]}"
@@ -76,6 +78,12 @@ class WandbServer(Api):
                 self._owner(object_id).edit(object_id, change)
 
         self.hooks[operation] = hook
+
+    def idle(self, timeout: float = 60) -> bool:
+        """Until no request is being answered (a killed client's writes in flight have landed):
+        an event to wait on, not a time; `timeout` only bounds a failing test."""
+        with self._served:
+            return self._served.wait_for(lambda: not self._serving, timeout)
 
     def mutations(self) -> list[Request]:
         return [
@@ -113,13 +121,17 @@ class WandbServer(Api):
                     return
                 started = time.perf_counter()
                 self.recorded: Request | None = None
+                with server._lock:
+                    server._serving += 1
                 try:
                     server._serve(self, body.decode())
                 finally:  # logged too when the client hung up first: its request was served
                     served = time.perf_counter() - started - server.latency  # beyond latency
-                    if self.recorded is not None:
-                        operation, variables = self.recorded.operation, self.recorded.variables
-                        with server._lock:
+                    with server._lock:
+                        server._serving -= 1
+                        server._served.notify_all()
+                        if self.recorded is not None:
+                            operation, variables = self.recorded.operation, self.recorded.variables
                             server.timings.append((operation, variables.get("viewType"), served))
 
             def _send(

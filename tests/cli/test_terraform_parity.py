@@ -11,11 +11,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import jsonschema
 import pytest
-from helpers import FIXTURES, REPO, TARGET, hold_writes, interrupt, writes
+from helpers import FIXTURES, REPO, TARGET, hold_writes, interrupt, until, writes
 
 from wbmigrate.live.outcomes import WriteStatus
 from wbmigrate.report.live import RESULT_FORMAT
@@ -175,18 +174,11 @@ def start(live, cwd, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def wait_until(condition, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-
-
 @pytest.mark.parametrize("args", [[], ["--detailed-exitcode"]], ids=["plain", "detailed"])
 def test_ctrl_c_during_plan_exits_130(live, tmp_path, args):
     live.latency = 2.0
     process = start(live, tmp_path, "plan", TARGET, "--out", "plan.json", *args)
-    wait_until(lambda: live.requests)
+    until(lambda: live.requests, "nothing asked")
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, out + err
@@ -308,7 +300,7 @@ def test_ctrl_c_during_apply_still_prints_a_valid_document(live, tmp_path):
     args = ["apply", TARGET, "--yes", "--jobs", "2", "--backup-dir", "b", "--format", "json"]
     gate = hold_writes(live)
     process = start(live, tmp_path, *args)
-    wait_until(lambda: live.mutations())
+    until(lambda: live.mutations(), "nothing written")
     said = interrupt(process)
     gate.set()
     out, err = process.communicate(timeout=60)

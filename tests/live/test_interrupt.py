@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from helpers import (
     hold_writes,
     interrupt,
     snapshot,
+    until,
     wait_for_writes,
 )
 
@@ -180,10 +180,7 @@ def test_ctrl_c_during_rollback_stops_it_and_a_second_rollback_finishes(run, slo
 def test_ctrl_c_before_any_write_writes_nothing(slow, tmp_path):
     live = slow
     process = start(live, tmp_path, "apply", TARGET, "--yes", "--backup-dir", "b")
-    deadline = time.monotonic() + 30
-    while not live.requests:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    until(lambda: live.requests, "nothing asked")
     process.send_signal(signal.SIGINT)
     code, out, err = finish(process)
     assert code == 130
@@ -203,7 +200,7 @@ def test_a_killed_apply_still_rolls_back_completely(run, slow, tmp_path):
     wait_for_writes(live, 3)
     process.kill()
     process.communicate(timeout=60)
-    time.sleep(3 * LATENCY)  # the writes in flight land
+    assert live.idle()  # the writes in flight have landed
     assert_whole(live, before, migrated)
     assert "journal" not in json.loads((tmp_path / "b" / "manifest.json").read_text())
     live.latency = 0
@@ -228,21 +225,25 @@ def test_run_all_cancels_what_has_not_started_and_waits_for_what_has():
 
     def task(n: int) -> Outcome:
         started.append(n)
-        if n:
-            release.wait(5)  # in flight when the Ctrl-C comes
+        if n:  # in flight when the Ctrl-C comes, until the run says it stops
+            released.append(release.wait(30))
         finished.append(n)
         return Outcome(ObjectRef("report", str(n), f"r{n}"), WriteStatus.APPLIED)
 
     def progress(outcome: Outcome) -> None:
-        while len(started) < 3:  # the first worker has taken the next task
-            time.sleep(0.01)
-        threading.Timer(0.2, release.set).start()
+        until(lambda: len(started) >= 3, "no next task taken")  # by the first worker
         signal.raise_signal(signal.SIGINT)
 
-    stops = []
-    batch = run_all(range(8), task, 2, progress, lambda: stops.append(len(started)))
+    def stopping() -> None:
+        stops.append(len(started))
+        release.set()
+
+    stops: list[int] = []
+    released: list[bool] = []
+    batch = run_all(range(8), task, 2, progress, stopping)
     assert batch.interrupted
-    assert stops == [3]  # told before waiting for the two in flight
+    assert stops == [3]
+    assert released == [True, True]  # told before waiting for the two in flight
     assert sorted(finished) == sorted(started) == [0, 1, 2]
     assert [o.obj.id for o in batch.outcomes] == ["0", "1", "2"]
     assert batch.not_started == 5

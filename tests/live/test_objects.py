@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from helpers import until
 
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import read_run_keys
@@ -38,13 +38,12 @@ def test_a_reader_ahead_ends_when_the_consumer_stops():
             produced.append(n)
             yield n
 
+    before = _readers()
     stream = _read_ahead(items(), 3, stop)
     assert next(stream) == 0
     stop.set()
-    time.sleep(0.3)
-    settled = len(produced)
-    time.sleep(0.3)
-    assert len(produced) == settled <= 5  # bounded by the queue, then stopped
+    assert not _end(_readers() - before)  # its reader has stopped ...
+    assert len(produced) <= 5  # ... bounded by the queue
 
 
 @pytest.mark.parametrize(
@@ -116,8 +115,15 @@ def test_an_automation_without_its_condition_or_action_is_not_planned(part):
     assert broken.source().error == f"W&B gave no {part} for this automation"
 
 
-def _readers() -> int:
-    return sum(1 for t in threading.enumerate() if t.name.endswith("(produce)"))
+def _readers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.endswith("(produce)")}
+
+
+def _end(readers: set[threading.Thread]) -> list[threading.Thread]:
+    """Joins `readers` (each within a bound): those still running."""
+    for reader in readers:
+        reader.join(30)
+    return [reader for reader in readers if reader.is_alive()]
 
 
 def test_a_project_listing_asks_at_once_and_its_readers_end_when_it_is_let_go(live):
@@ -125,16 +131,13 @@ def test_a_project_listing_asks_at_once_and_its_readers_end_when_it_is_let_go(li
     a listing dropped before its end stops its readers."""
     before = _readers()
     listing = fetch_project(Client(live.url, live.api_key), "team", "async-rl", ahead=1)
-    deadline = time.monotonic() + 10
     # every listing asked (the automations' after the server's features, as wandb asks them)
-    while len(live.requests) < 5 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    until(lambda: len(live.requests) >= 5, "not every listing was asked")
     assert {r.operation for r in live.requests} >= {"WbmigrateViews", "WbmigrateTriggers"}
     assert next(listing).kind == "report"
+    readers = _readers() - before
     del listing
-    while _readers() > before and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _readers() == before
+    assert not _end(readers)
 
 
 def test_the_census_and_the_view_listings_ask_at_once_and_the_automations_after(live):
@@ -145,7 +148,7 @@ def test_the_census_and_the_view_listings_ask_at_once_and_the_automations_after(
     objects = project.read(Counts())
     with ThreadPoolExecutor(1) as pool:
         census = pool.submit(read_run_keys, project.client, "team", "async-rl")
-        time.sleep(0.25)  # every first request is out; none is answered yet
+        until(lambda: len(live.requests) >= 4, "the first requests are not out")  # none answered
         first = ["WbmigrateRuns", *["WbmigrateViews"] * 3]
         assert sorted(r.operation for r in live.requests) == first
         assert [obj.kind for obj in objects][-1] == "automation"
@@ -154,10 +157,11 @@ def test_the_census_and_the_view_listings_ask_at_once_and_the_automations_after(
 
 
 def test_a_project_that_cannot_be_read_is_not_asked_for_its_automations(live):
+    before = _readers()
     project = Project(Client(live.url, live.api_key, retries=0), "team", "no-such-project")
     with pytest.raises(WbmigrateError):
         next(iter(project.read(Counts())))
-    time.sleep(0.2)
+    assert not _end(_readers() - before)  # nothing more can be asked
     assert "WbmigrateTriggers" not in {r.operation for r in live.requests}
 
 

@@ -7,7 +7,6 @@ import gc
 import json
 import re
 import threading
-import time
 
 import pytest
 import responses
@@ -157,14 +156,16 @@ def test_one_failing_project_never_stops_the_others():
 
 
 def test_projects_run_at_most_jobs_at_once():
-    running, most, lock = [0], [0], threading.Lock()
+    running, most, started = [0], [0], [0]
+    full = threading.Condition()
 
     def work(entity: str, project: str) -> None:
-        with lock:
+        with full:
             running[0] += 1
+            started[0] += 1
             most[0] = max(most[0], running[0])
-        time.sleep(0.02)
-        with lock:
+            full.notify_all()  # each holds until three run at once, or every one has started
+            assert full.wait_for(lambda: running[0] == 3 or started[0] == 10, timeout=30)
             running[0] -= 1
 
     each_project([("t", str(i)) for i in range(10)], work, jobs=3)

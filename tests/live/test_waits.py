@@ -13,11 +13,10 @@ import io
 import re
 import socket
 import threading
-import time
 
 import pytest
 import requests
-from helpers import TARGET, FastClock
+from helpers import TARGET, FastClock, until
 
 import wbmigrate.cli.project as cli_project
 import wbmigrate.live.shapes as shapes
@@ -191,12 +190,12 @@ def test_the_run_deadline_stops_apply_and_reports_what_was_done(run, live, clock
     assert run("apply", TARGET, "--yes").exit_code == 0
 
 
-def read_back(live, view_id: str, timeout: float = 60) -> None:
+def read_back(live, view_id: str) -> None:
     """Until `view_id` has been read twice: before its write, and back after it."""
-    deadline = time.monotonic() + timeout
-    while sum(view_id in r.variables.values() for r in list(live.requests)) < 2:
-        assert time.monotonic() < deadline, "no read-back seen"
-        time.sleep(0.01)
+    until(
+        lambda: sum(view_id in r.variables.values() for r in list(live.requests)) >= 2,
+        "no read-back seen",
+    )
 
 
 def test_client_deadline(live, clock):
@@ -221,13 +220,21 @@ def test_a_command_cut_short_leaves_no_request_or_retry_behind(run, live, capfd,
     clock = FastClock(real=0.1)  # the retries' backoff, 0.5 s, 1 s, 2 s ..., a tenth of it
     monkeypatch.setattr("wbmigrate.live.transport.CLOCK", clock)
     live.faults.append(Fault(status=503, sticky=True))
+    before = set(threading.enumerate())
     result = run("plan", TARGET, "--to", "1999.01.01")
     one_line_error(result, r"^Error: mapping prime-rl has no version '1999.01.01'")
-    time.sleep(0.1)  # a request already on its way as the command ended still lands
     sent = len(live.requests)
-    time.sleep(0.4)  # the retries' backoff, 0.05 s, 0.1 s, 0.2 s ... now
-    assert len(live.requests) == sent
+    working = [t for t in threading.enumerate() if t not in before and not _serving(t)]
+    for thread in working:
+        thread.join(30)
+    assert not [t for t in working if t.is_alive()]  # they end with the command
+    assert len(live.requests) <= sent + len(working)  # at most one each already on its way
     assert "Retrying" not in capfd.readouterr().err
+
+
+def _serving(thread: threading.Thread) -> bool:
+    """One of the test server's threads, answering a connection."""
+    return thread.name.endswith("(process_request_thread)")
 
 
 def test_a_closed_client_sends_nothing_and_stops_its_wait(live, monkeypatch):
@@ -237,9 +244,7 @@ def test_a_closed_client_sends_nothing_and_stops_its_wait(live, monkeypatch):
     c, lines = client(live)
 
     def close_once_waiting() -> None:  # (not after a fixed time: the 503 may come late)
-        deadline = time.monotonic() + 30
-        while not clock.waits and time.monotonic() < deadline:
-            time.sleep(0.005)
+        until(lambda: clock.waits, "no wait to retry")
         c.close()
 
     closer = threading.Thread(target=close_once_waiting)
@@ -459,12 +464,11 @@ class Terminal(io.StringIO):
 def test_a_terminal_keeps_its_progress_bar(monkeypatch):
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    monkeypatch.setattr(cli_project, "PROGRESS_EVERY", 0.05)
+    monkeypatch.setattr(cli_project, "_progress_lines", None)  # no plain lines at a terminal
     with cli_project.progress(10, "Applying") as tick:
         cli_project.retry_line("Retrying after HTTP 429 (waiting 1 s) ...")  # would break it
         for _ in range(10):
             tick(None)  # type: ignore[arg-type]
-            time.sleep(0.02)
     assert "Applying" in terminal.getvalue()
     assert "objects ..." not in terminal.getvalue()
     assert "Retrying" not in terminal.getvalue()
@@ -507,5 +511,6 @@ def test_no_thread_is_left_behind(live):
     c, _ = client(live)
     for _ in range(20):
         c.triggers("team", "async-rl")
-    time.sleep(0.2)
+    for watchdog in [t for t in threading.enumerate() if isinstance(t, threading.Timer)]:
+        watchdog.join(30)  # a cancelled one ends at once
     assert threading.active_count() <= before + 2  # the session's pool, at most
