@@ -24,6 +24,7 @@ from wbmigrate.cli.options import (
     FORMAT,
     Connection,
     connection_options,
+    flag,
     live_options,
     migration_options,
     migration_setup,
@@ -76,28 +77,21 @@ from wbmigrate.report.words import plural
     metavar="DIR",
     help="Where to back up the originals (default: wbmigrate-backups/ENTITY-PROJECT-TIME).",
 )
-@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
+@flag("--yes", "-y", "Write without asking.")
 @click.option(
     "--jobs",
     "-j",
     type=click.IntRange(1, 32),
     default=4,
-    show_default=True,
     help="Objects written at once.",
 )
 @FORMAT
 @live_options
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="At the question, also show unchanged objects and info notes.",
-)
-@click.option(
+@flag("--verbose", "-v", "At the question, also show unchanged objects and info notes.")
+@flag(
     "--quiet",
     "-q",
-    is_flag=True,
-    help="As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
+    "As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
     "lines). The plan at the question, the outcome table and the backup line stay: they are "
     "what you approve and the record of what was written.",
 )

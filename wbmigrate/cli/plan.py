@@ -21,6 +21,7 @@ from wbmigrate.cli.base import (
 from wbmigrate.cli.options import (
     Connection,
     connection_options,
+    flag,
     live_options,
     migration_options,
     migration_setup,
@@ -47,25 +48,23 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 )
 @click.argument("targets", metavar="[TARGET]...", nargs=-1)
 @migration_options
-@click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
-@click.option("--verbose", "-v", is_flag=True, help="Also show unchanged objects and info notes.")
+@click.option("--format", "format_", type=FORMATS, default="text")
+@flag("--verbose", "-v", "Also show unchanged objects and info notes.")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, writable=True),
     metavar="PLAN.json",
     help="Save the exact changes and each object's fingerprint, for `apply --plan`.",
 )
-@click.option(
+@flag(
     "--detailed-exitcode",
-    is_flag=True,
-    help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
+    "Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
 @live_options
-@click.option(
+@flag(
     "--quiet",
     "-q",
-    is_flag=True,
-    help="As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
+    "As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
     "and a text plan of files or of one project is its objects alone (no heading, legend or "
     "summary).",
 )
