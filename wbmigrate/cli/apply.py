@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from wbmigrate.cli.base import (
-    QUIET,
     UserError,
     asks,
     confirm_or_refuse,
@@ -28,6 +27,7 @@ from wbmigrate.cli.options import (
     live_options,
     migration_options,
     migration_setup,
+    quiet_flag,
 )
 from wbmigrate.cli.project import (
     find_projects,
@@ -88,9 +88,7 @@ from wbmigrate.report.words import plural
 @FORMAT
 @live_options
 @flag("--verbose", "-v", "At the question, also show unchanged objects and info notes.")
-@flag(
-    "--quiet",
-    "-q",
+@quiet_flag(
     "As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
     "lines). The plan at the question, the outcome table and the backup line stay: they are "
     "what you approve and the record of what was written.",
@@ -107,7 +105,6 @@ def apply(
     drafts: str,
     runs: int,
     verbose: bool,
-    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -137,8 +134,6 @@ def apply(
     per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
     that cannot be read is reported (exit 1) and the others are migrated.
     """
-    if quiet:
-        QUIET.set()
     if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
         plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
     chosen = live_targets(targets) if targets else None  # refused before any plan is read

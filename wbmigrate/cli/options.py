@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from wbmigrate.cli.base import UserError, warn
+from wbmigrate.cli.base import QUIET, UserError, warn
 from wbmigrate.engine.history import DEFAULT_RUNS
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
@@ -40,6 +40,18 @@ def flag(*declarations: str) -> Callable[[Command], Command]:
     """An on/off option: its names, then its help."""
     *names, text = declarations
     return click.option(*names, is_flag=True, help=text)
+
+
+def quiet_flag(text: str) -> Callable[[Command], Command]:
+    """`-q`, as ruff's: it sets `QUIET` for the command's run, as the command's options are read."""
+    return click.option(
+        "--quiet",
+        "-q",
+        is_flag=True,
+        expose_value=False,
+        callback=lambda ctx, param, value: QUIET.set() if value else None,
+        help=text,
+    )
 
 
 class KeysFile(click.File):

@@ -10,7 +10,6 @@ import click
 
 from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
-    QUIET,
     DetailedCommand,
     UserError,
     examples,
@@ -25,6 +24,7 @@ from wbmigrate.cli.options import (
     live_options,
     migration_options,
     migration_setup,
+    quiet_flag,
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
@@ -61,9 +61,7 @@ FORMATS = click.Choice(["text", "markdown", "json"])
     "Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
 @live_options
-@flag(
-    "--quiet",
-    "-q",
+@quiet_flag(
     "As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
     "and a text plan of files or of one project is its objects alone (no heading, legend or "
     "summary).",
@@ -78,7 +76,6 @@ def plan(
     detailed_exitcode: bool,
     drafts: str,
     runs: int,
-    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -112,8 +109,6 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
-    if quiet:
-        QUIET.set()
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")

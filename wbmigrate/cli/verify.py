@@ -129,11 +129,10 @@ def _live(
     connection: Connection,
 ) -> tuple[str, list[Verified], list[Finding]]:
     selectors = live_targets(targets)
-    one = one_project(selectors)
-    many = one is None
+    many = one_project(selectors) is None
     client = connect(connection)
-    projects = [one] if one else resolve(client, selectors)
-    label = "/".join(one) if one else ", ".join(map(str, selectors))
+    projects = resolve(client, selectors)  # one project: no request
+    label = ", ".join(map(str, selectors))
     if base is not None:
         try:
             base.check_host(client.base_url)
