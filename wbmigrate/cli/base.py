@@ -166,8 +166,7 @@ def finish(
 ) -> None:
     """The one place a command's run ends with its exit code (`exit_codes.exit_code`, which
     says which outcome wins); a run that exits 0 returns."""
-    ctx = click.get_current_context(silent=True)
-    detailed = bool(ctx and ctx.meta.get(DETAILED))
+    detailed = bool(click.get_current_context().meta.get(DETAILED))
     code = exit_code(failed, changes, error, interrupted, detailed)
     if code:
         raise SystemExit(code)

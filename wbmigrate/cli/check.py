@@ -13,7 +13,7 @@ from wbmigrate.check.model import FileReport
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.cli.base import examples, finish
-from wbmigrate.cli.options import flag, migration_options, migration_setup
+from wbmigrate.cli.options import Command, flag, migration_options, migration_setup
 from wbmigrate.errors import Level
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # --validate and the CI formats are imported when asked for
 
 FORMATS = ["text", "concise", "json", "sarif", "github", "markdown"]
 RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
-Command = Callable[..., Any]
 
 
 def _split(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
