@@ -74,8 +74,8 @@ def _without_pieces(text: str, anchors: list[tuple[str, list[tuple[str, int]]]])
         span
         for anchor, places in anchors
         if anchor in text
-        for start in _starts(text, anchor)
-        for span in (_grown(text, start, form, at) for form, at in places)
+        for found in re.finditer(f"(?={re.escape(anchor)})", text)  # overlapping ones too
+        for span in (_grown(text, found.start(), form, at) for form, at in places)
         if span[1] - span[0] >= SHORTEST
     )
     out, end = [], 0
@@ -86,14 +86,6 @@ def _without_pieces(text: str, anchors: list[tuple[str, list[tuple[str, int]]]])
             out.append(REDACTED)
         end = max(end, stop)
     return "".join(out) + text[end:] if spans else text
-
-
-def _starts(text: str, anchor: str) -> list[int]:
-    starts, at = [], text.find(anchor)
-    while at != -1:
-        starts.append(at)
-        at = text.find(anchor, at + 1)
-    return starts
 
 
 def _grown(text: str, start: int, form: str, at: int) -> tuple[int, int]:
