@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import re
 import urllib.parse
-from typing import TextIO
 
 REDACTED = "[redacted]"
 SHORTEST = 8  # the fewest characters of a secret that are never shown
@@ -103,20 +102,6 @@ def forget() -> None:
     """Clear the registry (tests run many commands in one process)."""
     _forms.clear()
     _anchors.clear()
-
-
-class RedactingStream:
-    """A text stream that redacts what is written to it (stdout and stderr of a command)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        self._stream.write(redact(text) if isinstance(text, str) else text)
-        return len(text)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._stream, name)
 
 
 def printable(text: str) -> str:
