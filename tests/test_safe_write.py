@@ -18,7 +18,6 @@ from wbmigrate.safe_write import (
     TooBig,
     UnsafeWrite,
     read_file,
-    safe_file,
     write_text,
 )
 
@@ -91,7 +90,7 @@ def test_an_explicit_mode_wins(tmp_path, existing, mode):
 
 
 def write_then_fail(path: Path, error: BaseException) -> None:
-    with safe_file(path) as file:
+    with SafeFile(path) as file:
         file.write("half of the new ")
         raise error
 

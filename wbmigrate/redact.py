@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import re
 import urllib.parse
-from typing import TextIO
 
 REDACTED = "[redacted]"
 SHORTEST = 8  # the fewest characters of a secret that are never shown
@@ -74,8 +73,8 @@ def _without_pieces(text: str, anchors: list[tuple[str, list[tuple[str, int]]]])
         span
         for anchor, places in anchors
         if anchor in text
-        for start in _starts(text, anchor)
-        for span in (_grown(text, start, form, at) for form, at in places)
+        for found in re.finditer(f"(?={re.escape(anchor)})", text)  # overlapping ones too
+        for span in (_grown(text, found.start(), form, at) for form, at in places)
         if span[1] - span[0] >= SHORTEST
     )
     out, end = [], 0
@@ -86,14 +85,6 @@ def _without_pieces(text: str, anchors: list[tuple[str, list[tuple[str, int]]]])
             out.append(REDACTED)
         end = max(end, stop)
     return "".join(out) + text[end:] if spans else text
-
-
-def _starts(text: str, anchor: str) -> list[int]:
-    starts, at = [], text.find(anchor)
-    while at != -1:
-        starts.append(at)
-        at = text.find(anchor, at + 1)
-    return starts
 
 
 def _grown(text: str, start: int, form: str, at: int) -> tuple[int, int]:
@@ -111,20 +102,6 @@ def forget() -> None:
     """Clear the registry (tests run many commands in one process)."""
     _forms.clear()
     _anchors.clear()
-
-
-class RedactingStream:
-    """A text stream that redacts what is written to it (stdout and stderr of a command)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        self._stream.write(redact(text) if isinstance(text, str) else text)
-        return len(text)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._stream, name)
 
 
 def printable(text: str) -> str:

@@ -19,8 +19,6 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -121,7 +119,8 @@ PRIVATE_MODE = 0o600
 
 
 class SafeFile:
-    """A file being written: `write` text, then `commit` (it takes its name) or `discard`."""
+    """A file being written: `write` text, then `commit` (it takes its name) or `discard`; as
+    a context manager, committed when the block ends, discarded if it raises."""
 
     def __init__(
         self, path: Path, mode: int | None = None, read: Stamp | None = None, sync: bool = True
@@ -160,19 +159,14 @@ class SafeFile:
         self._file.close()
         self._temporary.unlink(missing_ok=True)
 
+    def __enter__(self) -> SafeFile:
+        return self
 
-@contextmanager
-def safe_file(
-    path: Path, mode: int | None = None, read: Stamp | None = None, sync: bool = True
-) -> Iterator[SafeFile]:
-    """A SafeFile committed when the block ends, discarded if it raises."""
-    file = SafeFile(path, mode, read, sync)
-    try:
-        yield file
-    except BaseException:
-        file.discard()
-        raise
-    file.commit()
+    def __exit__(self, error: type[BaseException] | None, *_: object) -> None:
+        if error is None:
+            self.commit()
+        else:
+            self.discard()
 
 
 def write_text(
@@ -180,7 +174,7 @@ def write_text(
 ) -> None:
     """Write `text` to `path` safely; `mode` defaults to the file's own, or the umask's; with
     `read`, only if the file is still as it was read; `sync=False` for a cache only."""
-    with safe_file(path, mode, read, sync) as file:
+    with SafeFile(path, mode, read, sync) as file:
         file.write(text)
 
 

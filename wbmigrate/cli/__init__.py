@@ -29,8 +29,13 @@ COMMANDS = {
 @click.group(
     cls=Group,
     lazy=COMMANDS,
-    # every command and group below inherits these from the root
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    # every command and group below inherits these from the root (show_default: an option
+    # with a default shows it, as each used to say alone)
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "max_content_width": 100,
+        "show_default": True,
+    },
     epilog=examples(
         "wbmigrate plan fixtures/demo-project",
         "wbmigrate plan my-team/my-project --out plan.json",

@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from wbmigrate.cli.base import (
-    QUIET,
     UserError,
     asks,
     confirm_or_refuse,
@@ -24,9 +23,11 @@ from wbmigrate.cli.options import (
     FORMAT,
     Connection,
     connection_options,
+    flag,
     live_options,
     migration_options,
     migration_setup,
+    quiet_flag,
 )
 from wbmigrate.cli.project import (
     find_projects,
@@ -76,28 +77,19 @@ from wbmigrate.report.words import plural
     metavar="DIR",
     help="Where to back up the originals (default: wbmigrate-backups/ENTITY-PROJECT-TIME).",
 )
-@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
+@flag("--yes", "-y", "Write without asking.")
 @click.option(
     "--jobs",
     "-j",
     type=click.IntRange(1, 32),
     default=4,
-    show_default=True,
     help="Objects written at once.",
 )
 @FORMAT
 @live_options
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="At the question, also show unchanged objects and info notes.",
-)
-@click.option(
-    "--quiet",
-    "-q",
-    is_flag=True,
-    help="As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
+@flag("--verbose", "-v", "At the question, also show unchanged objects and info notes.")
+@quiet_flag(
+    "As ruff's -q: only warnings and errors on stderr (no progress, status or summary "
     "lines). The plan at the question, the outcome table and the backup line stay: they are "
     "what you approve and the record of what was written.",
 )
@@ -113,7 +105,6 @@ def apply(
     drafts: str,
     runs: int,
     verbose: bool,
-    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -143,8 +134,6 @@ def apply(
     per project and a journal of the run (default: wbmigrate-backups/TARGETS-TIME). A project
     that cannot be read is reported (exit 1) and the others are migrated.
     """
-    if quiet:
-        QUIET.set()
     if plan_path is None and len(targets) == 1 and Path(targets[0]).is_file():
         plan_path, targets = targets[0], ()  # terraform's `apply PLANFILE`
     chosen = live_targets(targets) if targets else None  # refused before any plan is read

@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -20,22 +20,30 @@ from wbmigrate.errors import Level, WbmigrateError
 from wbmigrate.exit_codes import ExitCode, exit_code
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Planned
-from wbmigrate.redact import RedactingStream, forget, redact
+from wbmigrate.redact import forget, redact
 from wbmigrate.report import plan as plan_report
 from wbmigrate.report.words import colours, terminal_safe
 
 DETAILED = "detailed_exitcode"  # the option's parameter, and the key of ctx.meta that says it
 
 
-class Shown(RedactingStream):
-    """stdout or stderr while a command runs: secrets redacted, then what a terminal would act
-    on escaped (`words.terminal_safe`), whoever wrote it."""
+class Shown:
+    """stdout or stderr while a command runs: what a terminal would act on escaped
+    (`words.terminal_safe`), then secrets redacted (`redact`), whoever wrote it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
 
     def write(self, text: str) -> int:
-        return super().write(terminal_safe(text) if isinstance(text, str) else text)
+        safe = terminal_safe(text) if isinstance(text, str) else text
+        self._stream.write(redact(safe) if isinstance(safe, str) else safe)
+        return len(safe)
 
     def unescaped(self) -> Any:
         return self._stream
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def drawn_on() -> Any:
@@ -166,8 +174,7 @@ def finish(
 ) -> None:
     """The one place a command's run ends with its exit code (`exit_codes.exit_code`, which
     says which outcome wins); a run that exits 0 returns."""
-    ctx = click.get_current_context(silent=True)
-    detailed = bool(ctx and ctx.meta.get(DETAILED))
+    detailed = bool(click.get_current_context().meta.get(DETAILED))
     code = exit_code(failed, changes, error, interrupted, detailed)
     if code:
         raise SystemExit(code)

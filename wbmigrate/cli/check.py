@@ -13,7 +13,7 @@ from wbmigrate.check.model import FileReport
 from wbmigrate.check.run import add_findings, check_paths, fix_files
 from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.cli.base import examples, finish
-from wbmigrate.cli.options import migration_options, migration_setup
+from wbmigrate.cli.options import Command, flag, migration_options, migration_setup
 from wbmigrate.errors import Level
 from wbmigrate.report import check as check_report
 from wbmigrate.report.words import plural
@@ -23,13 +23,6 @@ if TYPE_CHECKING:  # --validate and the CI formats are imported when asked for
 
 FORMATS = ["text", "concise", "json", "sarif", "github", "markdown"]
 RULES = click.Choice(list(CONFIGURABLE))  # internal-error is always reported
-Command = Callable[..., Any]
-
-
-def _flag(*declarations: str) -> Callable[[Command], Command]:
-    """An on/off option: its names, then its help."""
-    *names, text = declarations
-    return click.option(*names, is_flag=True, help=text)
 
 
 def _split(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
@@ -58,9 +51,9 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
 )
 @click.argument("paths", nargs=-1, type=click.Path(exists=True), metavar="[PATH]...")
 @migration_options
-@_flag("--fix", "Rewrite files in place; only the changed names differ, comments and layout stay.")
-@_flag("--diff", "Print the fixes as a unified diff; write nothing.")
-@_flag(
+@flag("--fix", "Rewrite files in place; only the changed names differ, comments and layout stay.")
+@flag("--diff", "Print the fixes as a unified diff; write nothing.")
+@flag(
     "--validate",
     "Also load each prime-rl config with prime-rl's own schema (after --fix: as fixed), "
     "when prime_rl is importable here; else say so and check keys against the mapping only.",
@@ -71,7 +64,6 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
     "format_",
     type=click.Choice(FORMATS),
     default="text",
-    show_default=True,
     envvar="WBMIGRATE_FORMAT",
     help="text groups results by file; concise is one line each (path:line:col: level rule "
     "message); json follows schemas/check-report.schema.json; github writes workflow annotations.",
@@ -92,16 +84,16 @@ def _rules(name: str, dest: str, text: str) -> Callable[[Command], Command]:
     metavar="GLOB",
     help="Skip paths matching this gitignore-style pattern.",
 )
-@_flag(
+@flag(
     "--force-exclude",
     "Apply exclude patterns to files named on the command line too (for pre-commit).",
 )
-@_flag(
+@flag(
     "--exit-zero",
     "Exit 0 even when errors or warnings are found (2 still means a usage error or a bug).",
 )
-@_flag("--statistics", "Print the number of findings per rule and level instead of the findings.")
-@_flag(
+@flag("--statistics", "Print the number of findings per rule and level instead of the findings.")
+@flag(
     "-q",
     "--quiet",
     "Print only errors and warnings, without the summary line: nothing when all is clear.",

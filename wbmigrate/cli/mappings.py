@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from wbmigrate.cli.base import Group, examples, finish, warn
+from wbmigrate.cli.options import flag
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.mapping import MappingError
 from wbmigrate.mapping.load import bundled_ids, find_mapping, load_mapping
@@ -23,7 +24,7 @@ def mappings() -> None:
 @mappings.command(
     "list", epilog=examples("wbmigrate mappings list", "wbmigrate mappings list --long")
 )
-@click.option("--long", "-l", "long_", is_flag=True, help="Also print versions and title.")
+@flag("--long", "-l", "long_", "Also print versions and title.")
 def mappings_list(long_: bool) -> None:
     """Print the ids of the bundled mappings, one per line."""
     for mapping_id in bundled_ids():
@@ -52,7 +53,6 @@ def mappings_list(long_: bool) -> None:
     "format_",
     type=click.Choice(["text", "markdown", "json"]),
     default="text",
-    show_default=True,
 )
 def mappings_show(mapping: str, start: str | None, to: str | None, format_: str) -> None:
     """Print the rename and removal table of a mapping, composed over its steps.
@@ -118,9 +118,7 @@ def mappings_validate(paths: tuple[str, ...]) -> None:
     help="Read only Python files matching GLOB ('*' crosses '/'); repeatable.",
 )
 @click.option("--url", help="The repository's web address (default: its GitHub origin).")
-@click.option(
-    "--format", "format_", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
-)
+@click.option("--format", "format_", type=click.Choice(["yaml", "json"]), default="yaml")
 def mappings_infer(
     repo: Path,
     start: str,

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from wbmigrate.cli.base import UserError, warn
+from wbmigrate.cli.base import QUIET, UserError, warn
 from wbmigrate.engine.history import DEFAULT_RUNS
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.mapping import Migration
@@ -34,6 +34,24 @@ def stacked(*options: Callable[[Any], Any]) -> Callable[[Command], Command]:
         return command
 
     return add
+
+
+def flag(*declarations: str) -> Callable[[Command], Command]:
+    """An on/off option: its names, then its help."""
+    *names, text = declarations
+    return click.option(*names, is_flag=True, help=text)
+
+
+def quiet_flag(text: str) -> Callable[[Command], Command]:
+    """`-q`, as ruff's: it sets `QUIET` for the command's run, as the command's options are read."""
+    return click.option(
+        "--quiet",
+        "-q",
+        is_flag=True,
+        expose_value=False,
+        callback=lambda ctx, param, value: QUIET.set() if value else None,
+        help=text,
+    )
 
 
 class KeysFile(click.File):
@@ -57,7 +75,6 @@ migration_options = stacked(
         "--mapping",
         "mapping_ref",
         default=DEFAULT_MAPPING,
-        show_default=True,
         envvar="WBMIGRATE_MAPPING",
         metavar="ID|PATH",
         help="A bundled mapping id or a mapping file.",
@@ -75,22 +92,16 @@ migration_options = stacked(
         "--mode",
         type=click.Choice([mode.value for mode in Mode]),
         default="dual",
-        show_default=True,
         envvar="WBMIGRATE_MODE",
         help="dual: keep each old key and add the new one beside it, so runs from "
         "before the rename stay visible; replace: swap old keys for new ones.",
     ),
-    click.option(
+    flag(
         "--rewrite-text",
-        is_flag=True,
-        help="Also rewrite whole metric names in markdown, titles and descriptions "
+        "Also rewrite whole metric names in markdown, titles and descriptions "
         "(default: report them for review).",
     ),
-    click.option(
-        "--no-annotate",
-        is_flag=True,
-        help="Do not add the migration-boundary note to migrated views.",
-    ),
+    flag("--no-annotate", "Do not add the migration-boundary note to migrated views."),
     click.option(
         "--project-keys",
         type=KeysFile("r", encoding="utf-8"),
@@ -125,7 +136,6 @@ DRAFTS = click.option(
     "--drafts",
     type=click.Choice(["migrate", "skip"]),
     default="migrate",
-    show_default=True,
     help="Report drafts: migrate them too (a stale draft would undo the "
     "migration when published), or leave them.",
 )
@@ -134,7 +144,6 @@ RUNS = click.option(
     "--runs",
     type=click.IntRange(0, 100_000),
     default=DEFAULT_RUNS,
-    show_default=True,
     metavar="N",
     help="Read which keys the project's N newest runs logged (read-only; finished runs are "
     "cached): its own boundary in the plan and the note, and a warning where a panel or alert "
@@ -142,16 +151,11 @@ RUNS = click.option(
 )
 
 _CONNECTION_OPTIONS = stacked(
-    click.option(
-        "--allow-http",
-        is_flag=True,
-        help="Send the API key over plain http to a host other than this machine.",
-    ),
+    flag("--allow-http", "Send the API key over plain http to a host other than this machine."),
     click.option(
         "--timeout",
         type=click.FloatRange(1, 600),
         default=60,
-        show_default=True,
         metavar="SECONDS",
         help="Give up on one try of a request after this long: connecting, sending and "
         "receiving the whole answer.",
@@ -160,7 +164,6 @@ _CONNECTION_OPTIONS = stacked(
         "--retries",
         type=click.IntRange(0, 20),
         default=8,
-        show_default=True,
         help="Retries of one request on 429, 5xx and dropped connections (a connection "
         "refused or unanswered: two at most; a host not found: none).",
     ),
@@ -168,7 +171,6 @@ _CONNECTION_OPTIONS = stacked(
         "--max-wait",
         type=click.FloatRange(0, 3600),
         default=60,
-        show_default=True,
         metavar="SECONDS",
         help="The longest wait before a retry that W&B may ask for (Retry-After); a longer "
         "one fails the request at once.",
@@ -177,7 +179,6 @@ _CONNECTION_OPTIONS = stacked(
         "--max-answer",
         type=click.IntRange(1),
         default=128,
-        show_default=True,
         metavar="MB",
         help="The largest answer to one request that is read, decompressed; a larger one "
         "fails the request.",
@@ -219,7 +220,6 @@ FORMAT = click.option(
     "format_",
     type=click.Choice(["text", "json"]),
     default="text",
-    show_default=True,
     help="json: the result as one document on stdout (schemas/live-result.schema.json); "
     "progress and status stay on stderr.",
 )

@@ -10,7 +10,6 @@ import click
 
 from wbmigrate.check.config import find_config
 from wbmigrate.cli.base import (
-    QUIET,
     DetailedCommand,
     UserError,
     examples,
@@ -21,9 +20,11 @@ from wbmigrate.cli.base import (
 from wbmigrate.cli.options import (
     Connection,
     connection_options,
+    flag,
     live_options,
     migration_options,
     migration_setup,
+    quiet_flag,
 )
 from wbmigrate.engine.model import Options
 from wbmigrate.files import plan_files
@@ -47,25 +48,21 @@ FORMATS = click.Choice(["text", "markdown", "json"])
 )
 @click.argument("targets", metavar="[TARGET]...", nargs=-1)
 @migration_options
-@click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
-@click.option("--verbose", "-v", is_flag=True, help="Also show unchanged objects and info notes.")
+@click.option("--format", "format_", type=FORMATS, default="text")
+@flag("--verbose", "-v", "Also show unchanged objects and info notes.")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, writable=True),
     metavar="PLAN.json",
     help="Save the exact changes and each object's fingerprint, for `apply --plan`.",
 )
-@click.option(
+@flag(
     "--detailed-exitcode",
-    is_flag=True,
-    help="Exit 0 when nothing would change, 2 when something would, 1 on any error.",
+    "Exit 0 when nothing would change, 2 when something would, 1 on any error.",
 )
 @live_options
-@click.option(
-    "--quiet",
-    "-q",
-    is_flag=True,
-    help="As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
+@quiet_flag(
+    "As ruff's -q: only warnings and errors on stderr (no progress or status lines), "
     "and a text plan of files or of one project is its objects alone (no heading, legend or "
     "summary).",
 )
@@ -79,7 +76,6 @@ def plan(
     detailed_exitcode: bool,
     drafts: str,
     runs: int,
-    quiet: bool,
     connection: Connection,
     **setup: Any,
 ) -> None:
@@ -113,8 +109,6 @@ def plan(
     change, 2 when every object was planned and some would change, 1 on any error (usage,
     mapping, auth or connection, or an object that could not be read), 130 after Ctrl-C.
     """
-    if quiet:
-        QUIET.set()
     if len(targets) == 1 and targets[0] and Path(targets[0]).exists():
         if out:
             raise UserError("--out saves a plan for `apply`, which needs a live ENTITY/PROJECT")

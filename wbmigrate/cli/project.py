@@ -50,9 +50,7 @@ def connect(connection: Connection) -> Client:
         on_retry=retry_line,
         key_source=found.key_source,
     )
-    context = click.get_current_context(silent=True)
-    if context is not None:
-        context.call_on_close(client.close)
+    click.get_current_context().call_on_close(client.close)
     return client
 
 
@@ -64,8 +62,8 @@ def live_targets(targets: tuple[str, ...], files_too: bool = False) -> list[Sele
     `files_too`: the command also takes a folder or file (one given alone does not exist,
     then). Else one line. The picks, all of one project, are kept for `open_project`."""
     env = os.environ
-    context = click.get_current_context(silent=True)
-    only: tuple[str, ...] = context.meta.get(ONLY, ()) if context else ()
+    context = click.get_current_context()
+    only: tuple[str, ...] = context.meta.get(ONLY, ())
     urls = any(text.startswith(URL) for text in (*targets, *only))
     host = find_host(env, Path.cwd()) if urls else None  # what a URL's host must go with
     if targets in ((), ("",)):
@@ -83,7 +81,6 @@ def live_targets(targets: tuple[str, ...], files_too: bool = False) -> list[Sele
     first = selectors[0]
     if first.is_pattern or any(s != first for s in selectors):
         raise UserError("--only and the URL of a report or workspace pick objects of one project")
-    assert context is not None  # --only is a command's option; a URL's pick is kept there
     if context.params.get("plan_path"):  # its objects not picked would count as gone
         raise UserError("--only and --plan: a saved plan names its objects (see `plan --only`)")
     picks += [_only(text, host, first) for text in only]
@@ -232,5 +229,5 @@ def read_history(project: Project, migration: Migration, options: Options, runs:
 
 def picked() -> tuple[Pick, ...]:
     """The objects `--only` and URL TARGETs picked (none: all), as `live_targets` kept them."""
-    context = click.get_current_context(silent=True)
-    return context.meta.get(PICKS, ()) if context else ()
+    picks: tuple[Pick, ...] = click.get_current_context().meta.get(PICKS, ())
+    return picks

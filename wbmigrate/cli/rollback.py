@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from wbmigrate.cli.base import UserError, confirm_or_refuse, examples, interruptible, status
-from wbmigrate.cli.options import FORMAT, Connection, connection_options
+from wbmigrate.cli.options import FORMAT, Connection, connection_options, flag
 from wbmigrate.cli.project import connect
 from wbmigrate.cli.writes import restore_projects
 from wbmigrate.live.backup import BackupError
@@ -22,13 +22,9 @@ from wbmigrate.report.words import plural
     ),
 )
 @click.argument("backup_dir", type=click.Path(), metavar="BACKUP_DIR")
-@click.option("--yes", "-y", is_flag=True, help="Write without asking.")
-@click.option(
-    "--force",
-    is_flag=True,
-    help="Also restore objects edited after the migration (their edits are lost).",
-)
-@click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4, show_default=True)
+@flag("--yes", "-y", "Write without asking.")
+@flag("--force", "Also restore objects edited after the migration (their edits are lost).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 32), default=4)
 @click.option(
     "--project",
     "projects",

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from wbmigrate.cli.base import examples, status
+from wbmigrate.cli.options import flag
 from wbmigrate.live.planfile import load_plan, saved_report
 from wbmigrate.redact import printable
 from wbmigrate.report import plan as plan_report
@@ -27,10 +28,8 @@ RENDER = {
     ),
 )
 @click.argument("plan_path", metavar="PLAN.json")
-@click.option(
-    "--format", "format_", type=click.Choice(list(RENDER)), default="text", show_default=True
-)
-@click.option("--verbose", "-v", is_flag=True, help="Also show unchanged objects and info notes.")
+@click.option("--format", "format_", type=click.Choice(list(RENDER)), default="text")
+@flag("--verbose", "-v", "Also show unchanged objects and info notes.")
 def show(plan_path: str, format_: str, verbose: bool) -> None:
     """Show a plan saved by `plan --out`, as `plan` showed it; W&B is not contacted.
 

@@ -12,6 +12,7 @@ from wbmigrate.cli.base import UserError, examples, finish, interruptible, statu
 from wbmigrate.cli.options import (
     Connection,
     connection_options,
+    flag,
     live_options,
     migration_options,
     migration_setup,
@@ -56,11 +57,10 @@ FORMATS = click.Choice(list(verify_report.RENDERERS))
     help="Compare with the objects before the migration: an apply run's backup folder, or a "
     "saved plan (`plan --out`).",
 )
-@click.option("--format", "format_", type=FORMATS, default="text", show_default=True)
-@click.option(
+@click.option("--format", "format_", type=FORMATS, default="text")
+@flag(
     "--exit-zero",
-    is_flag=True,
-    help="Exit 0 even when something does not hold (2 still means a usage, mapping, auth or "
+    "Exit 0 even when something does not hold (2 still means a usage, mapping, auth or "
     "connection error), as `check --exit-zero`: report in CI without failing it.",
 )
 @live_options
@@ -129,11 +129,10 @@ def _live(
     connection: Connection,
 ) -> tuple[str, list[Verified], list[Finding]]:
     selectors = live_targets(targets)
-    one = one_project(selectors)
-    many = one is None
+    many = one_project(selectors) is None
     client = connect(connection)
-    projects = [one] if one else resolve(client, selectors)
-    label = "/".join(one) if one else ", ".join(map(str, selectors))
+    projects = resolve(client, selectors)  # one project: no request
+    label = ", ".join(map(str, selectors))
     if base is not None:
         try:
             base.check_host(client.base_url)

@@ -113,18 +113,17 @@ def markdown_chunks(migration: Migration, options: Options, results: list[Result
 
 
 def json_chunks(migration: Migration, options: Options, results: list[Result]) -> Iterator[str]:
-    chunks: list[str] = []
-    head = {"format": FORMAT, **plan_json.mapping_entry(migration, options)}
-    document = plan_json.JsonDocument(chunks.append, head, "projects")
+    """One document (every project's objects are held already: nothing to stream)."""
+    projects: list[dict[str, Any]] = []
     tally = Tally()
     for result in results:
         if result.error is not None:
-            document.add({"target": result.target, "error": result.error})
+            projects.append({"target": result.target, "error": result.error})
             continue
         plan: ProjectPlan = result.value
         tally.merge(plan.tally)
         history = plan.options.history
-        document.add(
+        projects.append(
             {
                 "target": result.target,
                 "history": plan_json.history_entry(history, keys=False) if history else None,
@@ -134,7 +133,6 @@ def json_chunks(migration: Migration, options: Options, results: list[Result]) -
             }
         )
     failed = sum(r.error is not None for r in results)
-    document.close(
-        {"summary": {"projects": len(results), "failed": failed, **plan_json.summary_entry(tally)}}
-    )
-    yield from chunks
+    summary = {"projects": len(results), "failed": failed, **plan_json.summary_entry(tally)}
+    head = {"format": FORMAT, **plan_json.mapping_entry(migration, options)}
+    yield plan_json.indented({**head, "projects": projects, "summary": summary}) + "\n"
