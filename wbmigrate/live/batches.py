@@ -28,22 +28,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wbmigrate.errors import WbmigrateError, bug
+from wbmigrate.live import outcomes
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import LiveObject, write
-from wbmigrate.live.outcomes import (
-    GONE,
-    MESSAGES,
-    Batch,
-    Job,
-    Outcome,
-    Progress,
-    Queued,
-    WriteStatus,
-    changed,
-    one_line,
-    to_send,
-    verdict,
-)
+from wbmigrate.live.outcomes import Batch, Job, Outcome, Queued, WriteStatus, one_line
 from wbmigrate.live.reader import BATCH, Fresh, Reader
 from wbmigrate.live.run import Done, run
 
@@ -52,7 +40,7 @@ def apply_all(
     client: Client,
     work: Sequence[Queued],
     jobs: int,
-    progress: Progress | None = None,
+    progress: outcomes.Progress | None = None,
     stopping: Callable[[], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> Batch:
@@ -249,7 +237,7 @@ def _checked(work: Sequence[Queued], batch: range) -> _Turn:
     for index in batch:
         try:
             job = work[index].job()
-            text = to_send(job)
+            text = outcomes.to_send(job)
         except WbmigrateError as exc:  # the spool could not be read
             text = Outcome(work[index].ref, WriteStatus.FAILED, one_line(exc))
         except Exception as exc:
@@ -287,22 +275,22 @@ def _not_sent(job: Job, now: LiveObject | None, error: str | None) -> Outcome:
         return _failed(job, one_line(exc))
     if error is not None or now is None:
         return _failed(job, error or "no longer exists")
-    return changed(job)
+    return outcomes.changed(job)
 
 
 def _confirmed(sent: _Writing, back: LiveObject | None) -> Outcome:
     """What a write came to, from its read-back; journaled."""
     job = sent.item.job
     obj, changes = job.obj, len(job.plan.changes)
-    status = verdict(sent.before, sent.item.text, sent.answer.result(), back)
+    status = outcomes.verdict(sent.before, sent.item.text, sent.answer.result(), back)
     try:
         if status is WriteStatus.APPLIED:
             job.backup.written(obj)
             return Outcome(obj.ref, status, changes=changes)
         if back is None:
-            return Outcome(obj.ref, status, GONE, changes)
+            return Outcome(obj.ref, status, outcomes.GONE, changes)
         if status is WriteStatus.CONFLICT:
             job.backup.conflict(obj, back)
     except (WbmigrateError, OSError) as exc:
         return Outcome(obj.ref, WriteStatus.FAILED, one_line(exc))
-    return Outcome(obj.ref, status, MESSAGES["apply", status], changes)
+    return Outcome(obj.ref, status, outcomes.MESSAGES["apply", status], changes)

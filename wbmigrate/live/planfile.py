@@ -24,22 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from wbmigrate import __version__
+from wbmigrate import __version__, plan_json
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import project_url, runs_url
 from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.plan import Plan, Planned, Source, Status, Tally
-from wbmigrate.plan_json import (
-    JsonDocument,
-    mapping_entry,
-    object_entry,
-    options_entry,
-    options_of,
-    signature,
-    summary_entry,
-)
+from wbmigrate.plan_json import JsonDocument, mapping_entry, object_entry, options_of, signature
 from wbmigrate.safe_write import SafeFile, read_file
 
 if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
@@ -93,7 +85,7 @@ class PlanFile:
     def close(self) -> None:
         self._document.close(
             {
-                "summary": summary_entry(self.tally),
+                "summary": plan_json.summary_entry(self.tally),
                 "format": FORMAT,
                 "wbmigrate": __version__,
                 "target": self.target,
@@ -101,7 +93,7 @@ class PlanFile:
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "migration_sha256": migration_digest(self.migration),
                 "drafts": self.drafts,
-                "options": options_entry(self.options),
+                "options": plan_json.options_entry(self.options),
             }
         )
         self._file.commit()
