@@ -161,18 +161,9 @@ def load_plan(path: Path) -> SavedPlan:
         foreign = _foreign_object_link(planned, host, target)
         if foreign is not None:
             raise PlanFileError(f"{path}: an object's link is not the project's: {foreign!r}")
-        return SavedPlan(
-            target,
-            host,
-            _text(mapping, "id"),
-            _text(mapping, "from"),
-            _text(mapping, "to"),
-            data["migration_sha256"],
-            options,
-            data["drafts"],
-            objects,
-            planned,
-        )
+        name, start, end = (_text(mapping, key) for key in ("id", "from", "to"))
+        sha256, drafts = data["migration_sha256"], data["drafts"]
+        return SavedPlan(target, host, name, start, end, sha256, options, drafts, objects, planned)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
 

@@ -26,14 +26,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from urllib3 import exceptions
 from urllib3.connectionpool import ConnectionPool
-from urllib3.exceptions import (
-    ConnectTimeoutError,
-    MaxRetryError,
-    NameResolutionError,
-    NewConnectionError,
-    ReadTimeoutError,
-)
 from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
@@ -194,13 +188,8 @@ class BoundedRetry(Retry):
         a wrong URL (or no network) slow to report."""
         why = unreachable(error)
         if why == "host not found" or (why is not None and not self.bounds.outage.spend()):
-            raise MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
+            raise exceptions.MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
-
-    def get_retry_after(self, response: BaseHTTPResponse) -> float | None:
-        """The wait `Retry-After` asks for, in full (seconds or an HTTP date; unreadable: None)."""
-        value = response.headers.get("Retry-After")
-        return retry_after(value) if value is not None else None
 
     def sleep(self, response: BaseHTTPResponse | None = None) -> None:
         """Wait before the next try: `Retry-After` when given and not zero (beyond
@@ -208,7 +197,9 @@ class BoundedRetry(Retry):
         stop: threading.Event | None = getattr(_current, "stop", None)
         if (stop is not None and stop.is_set()) or self.bounds.closed.is_set():
             raise Stopped(NOT_WANTED)
-        asked = self.get_retry_after(response) if response is not None else None
+        # the wait `Retry-After` asks for, in full (seconds or an HTTP date; unreadable: None)
+        value = response.headers.get("Retry-After") if response is not None else None
+        asked = retry_after(value) if value is not None else None
         if response is not None and asked is not None and asked > self.bounds.max_wait:
             raise WaitTooLong(
                 f"HTTP {response.status}: W&B asked to wait {seconds(asked)} before trying "
@@ -232,7 +223,7 @@ class BoundedRetry(Retry):
             return f"no answer within {seconds(self.bounds.timeout)}"
         if unreachable(error):
             return str(unreachable(error))
-        if isinstance(error, ReadTimeoutError):
+        if isinstance(error, exceptions.ReadTimeoutError):
             return "a timeout"
         return "a dropped connection"
 
@@ -252,10 +243,10 @@ def retry_after(value: str) -> float | None:
 def unreachable(error: BaseException | None) -> str | None:
     """Why no connection could be made at all, or None: a name that does not resolve, a
     refused connection, an unreachable network, a host that never answers."""
-    if isinstance(error, NameResolutionError):
+    if isinstance(error, exceptions.NameResolutionError):
         return "host not found"
-    if not isinstance(error, NewConnectionError):
-        return "connection timed out" if isinstance(error, ConnectTimeoutError) else None
+    if not isinstance(error, exceptions.NewConnectionError):
+        return "connection timed out" if isinstance(error, exceptions.ConnectTimeoutError) else None
     cause = error.__cause__ or error.__context__
     if isinstance(cause, ConnectionRefusedError):
         return "connection refused"
