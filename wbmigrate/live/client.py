@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -117,7 +118,7 @@ class Client:
         self._auth = ("api", api_key)
         self.max_answer = max_answer  # bytes
         clock = transport.CLOCK
-        run_end = Deadline(deadline, clock) if deadline is not None else None
+        run_end = Deadline(math.inf if deadline is None else deadline, clock)
         self.bounds = Bounds(timeout, max_wait, run_end, on_retry, clock=clock)
         self._retry = transport.BoundedRetry(
             total=retries,  # connecting, reading and statuses alike
@@ -159,8 +160,7 @@ class Client:
         """POST one GraphQL operation; its `data`, or a typed error."""
         if self.bounds.closed.is_set():
             raise Stopped(NOT_WANTED)
-        if self.bounds.deadline is not None:
-            self.bounds.deadline.check()
+        self.bounds.deadline.check()
         url = f"{self.base_url}/graphql"
         budget = self.bounds.budget()
         with Watch(self.bounds.budget) as watch:
@@ -217,8 +217,7 @@ class Client:
 
     def _failure(self, exc: Exception, expired: bool, url: str) -> ApiError:
         """One line for a request that got no usable answer."""
-        deadline = self.bounds.deadline
-        if expired or (deadline is not None and deadline.remaining() <= 0):
+        if expired or self.bounds.deadline.remaining() <= 0:
             return self._timed_out(url)
         why = transport.unreachable(_inner(exc))
         if why is not None:
@@ -230,9 +229,8 @@ class Client:
         return ApiError(f"cannot reach {url}: {_reason(exc)}")
 
     def _timed_out(self, url: str) -> ApiError:
-        deadline = self.bounds.deadline
-        if deadline is not None and deadline.remaining() <= 0:
-            return deadline.error()
+        if self.bounds.deadline.remaining() <= 0:
+            return self.bounds.deadline.error()
         return ApiError(f"{url}: timed out: no whole answer within {seconds(self.bounds.timeout)}")
 
     # --- operations -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import errno
+import math
 import re
 import threading
 import time
@@ -81,9 +82,9 @@ CLOCK = Clock()  # read as each client is made
 
 
 class Deadline:
-    """The end of a run, `seconds` after it was made."""
+    """The end of a run, `seconds` after it was made (by default, never)."""
 
-    def __init__(self, seconds_: float, clock: Clock) -> None:
+    def __init__(self, seconds_: float = math.inf, clock: Clock = CLOCK) -> None:
         self.seconds = seconds_
         self.clock = clock
         self.end = clock.monotonic() + seconds_
@@ -131,7 +132,7 @@ class Bounds:
 
     timeout: float = 60.0  # each try of a request, from connecting to the answer's last byte
     max_wait: float = 60.0  # the longest Retry-After obeyed
-    deadline: Deadline | None = None
+    deadline: Deadline = field(default_factory=Deadline)
     on_retry: Callable[[str], None] | None = None
     closed: threading.Event = field(default_factory=threading.Event)
     clock: Clock = CLOCK
@@ -139,13 +140,10 @@ class Bounds:
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
-        if self.deadline is None:
-            return self.timeout
         return max(0.0, min(self.timeout, self.deadline.remaining()))
 
     def retrying(self, cause: str, wait: float) -> None:
-        if self.deadline is not None:
-            self.deadline.check(wait)
+        self.deadline.check(wait)
         if self.on_retry is not None:
             self.on_retry(f"Retrying after {cause} (waiting {seconds(wait)}) ...")
 
