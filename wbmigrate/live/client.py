@@ -24,7 +24,7 @@ import requests
 from wbmigrate import __version__
 from wbmigrate.kinds import VIEW_TYPES
 from wbmigrate.live import queries, shapes, transport
-from wbmigrate.live.shapes import AuthError, ShapeError, a_dict, a_list, text
+from wbmigrate.live.shapes import ShapeError, a_dict, a_list, text
 from wbmigrate.live.support import Support
 from wbmigrate.live.transport import NOT_WANTED, ApiError, Bounds, Deadline, Stopped, seconds
 from wbmigrate.live.watchdog import Watch, WatchedAdapter
@@ -114,7 +114,8 @@ class Client:
         max_answer: int = MAX_ANSWER,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.key_source = key_source  # named when W&B refuses the key
+        login = f"`wandb login --relogin --host {self.base_url}`"  # said when W&B refuses the key
+        self._relogin = key_source and f"; the key came from {key_source}: check it, or run {login}"
         self._auth = ("api", api_key)
         self.max_answer = max_answer  # bytes
         clock = transport.CLOCK
@@ -184,16 +185,7 @@ class Client:
                 f"after retries",
                 response.status_code,
             )
-        try:
-            return shapes.data_of(response, body, url)
-        except AuthError as exc:
-            if not self.key_source or exc.status == 403:  # 403: the key is good, access is not
-                raise
-            raise AuthError(
-                f"{exc}; the key came from {self.key_source}: check it, or run "
-                f"`wandb login --relogin --host {self.base_url}`",
-                exc.status,
-            ) from None
+        return shapes.data_of(response, body, url, self._relogin)
 
     def _read(self, response: requests.Response, url: str) -> bytearray:
         """The whole answer, a piece at a time, up to `max_answer` bytes: one larger is an

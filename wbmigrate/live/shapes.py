@@ -137,12 +137,15 @@ def _endless(what: str, why: str) -> ShapeError:
 # --- the envelope: status, JSON, errors, data ------------------------------------------------
 
 
-def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> dict[str, Any]:
+def data_of(
+    response: requests.Response, body: bytes | bytearray, url: str, relogin: str = ""
+) -> dict[str, Any]:
     """The `data` of a GraphQL answer (`body`: the whole of it), or the typed error its status
-    and body say."""
+    and body say; `relogin` follows a refused key (where it came from, how to log in again)."""
     status = response.status_code
     if status == 401:
-        raise AuthError(f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)", status)
+        why = f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)"
+        raise AuthError(why + relogin, status)
     if status == 403:  # a good key without access to this (one project of many, say)
         why = _first_error(body) or "permission denied"
         raise AuthError(f"W&B refused access on {urlparse(url).hostname} (HTTP 403: {why})", status)
