@@ -289,10 +289,8 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
             problems.append(str(exc))
     if problems:
         raise BackupError("\n".join(problems))
-    chosen = [t for t in folders if not wanted or t in wanted]
-    return Restoring(
-        manifest, {t: backups[t] for t in chosen}, True, {t: folders[t] for t in chosen}
-    )
+    chosen = {t: sub for t, sub in folders.items() if not wanted or t in wanted}
+    return Restoring(manifest, {t: backups[t] for t in chosen}, True, chosen)
 
 
 def _target(target: Any) -> str:
