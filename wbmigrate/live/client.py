@@ -238,7 +238,7 @@ class Client:
         before it, then the error, as a listing read a view at a time would."""
 
         variables = {"entity": entity, "project": project, "viewType": view_type}
-        refusable = ("parentId", view_type) if view_type == "runs/draft" else ("parentId",)
+        parts = ("parentId", view_type) if view_type == "runs/draft" else ("parentId",)
 
         def ask(after: str | None) -> dict[str, Any]:
             if view_type in self.support.refused:  # drafts a server does not list: none
@@ -249,9 +249,7 @@ class Client:
             return a_dict(found.get("allViews"), "project.allViews")
 
         what = f"{_LISTINGS.get(view_type, view_type)} of {entity}/{project}"
-        pages = shapes.listing_pages(
-            lambda after: self._refusing(lambda: ask(after), refusable), what
-        )
+        pages = shapes.listing_pages(lambda after: self._refusing(lambda: ask(after), parts), what)
         for edges in pages:
             views: list[View] = []
             try:

@@ -109,9 +109,7 @@ class Reader:
                 if not (refuses_batches(exc) or isinstance(exc, ShapeError)):
                     return _failed(wanted, exc)
                 self._by_listing(f"W&B refused to read automations by name ({exc})")
-        fresh: dict[str, dict[str, Any] | None] = {
-            o.id: found[o.id] for o in wanted if o.id in found
-        }
+        fresh = {o.id: found.get(o.id) for o in wanted if o.id in found}
         rest = [o for o in wanted if o.id not in fresh]
         if rest:
             try:
@@ -172,11 +170,9 @@ def refuses_batches(exc: WbmigrateError) -> bool:
     return 400 <= status < 500 and status not in (401, 403, 408, 429)
 
 
-def _trigger_objects(
-    triggers: dict[str, dict[str, Any] | None], entity: str, project: str
-) -> Fresh:
+def _trigger_objects(found: dict[str, dict[str, Any] | None], entity: str, project: str) -> Fresh:
     of = LiveObject.of_trigger
-    return Fresh({i: of(t, entity, project) if t else None for i, t in triggers.items()})
+    return Fresh({i: of(t, entity, project) if t else None for i, t in found.items()})
 
 
 def _failed(objs: list[LiveObject], exc: WbmigrateError) -> Fresh:
