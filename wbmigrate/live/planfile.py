@@ -301,17 +301,13 @@ def check_plan(saved: SavedPlan, target: str, migration: Migration) -> None:
 def check_options(saved: SavedPlan, options: Options, drafts: bool, given: set[str]) -> None:
     """Options given beside a saved plan (`given`: their names) must be the plan's: a plan is
     applied exactly as it was made."""
-    differ = [
-        name
-        for name, mine, theirs in (
-            ("mode", options.mode, saved.options.mode),
-            ("rewrite_text", options.rewrite_text, saved.options.rewrite_text),
-            ("no_annotate", not options.annotate, not saved.options.annotate),
-            ("project_keys", options.project_keys, saved.options.project_keys),
-            ("drafts", drafts, saved.drafts),
-        )
-        if name in given and mine != theirs
-    ]
+
+    def made(o: Options, drafts: bool) -> tuple[Any, ...]:
+        return o.mode, o.rewrite_text, o.annotate, o.project_keys, drafts
+
+    names = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")
+    pairs = zip(names, made(options, drafts), made(saved.options, saved.drafts), strict=True)
+    differ = [name for name, mine, theirs in pairs if name in given and mine != theirs]
     if differ:
         *rest, last = ["--" + name.replace("_", "-") for name in differ]
         shown, verb = (f"{', '.join(rest)} and {last}", "differ") if rest else (last, "differs")

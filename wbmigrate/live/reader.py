@@ -59,8 +59,7 @@ class Reader:
         self, client: Client, pool: Executor, note: Callable[[str], None] | None = None
     ) -> None:
         self.client, self._pool, self._note = client, pool, note
-        self.batched = True
-        self.by_name = True
+        self.batched = self.by_name = True  # until the server refuses batches, or names
         self._lock = threading.Lock()
 
     def read(self, objs: Sequence[LiveObject], apart: Sequence[LiveObject] = ()) -> Fresh:
