@@ -385,6 +385,4 @@ def _inner(exc: Exception) -> BaseException | None:
 
 def _reason(exc: Exception) -> str:
     """Why a request failed, from urllib3's reason (its text holds no header, so no key)."""
-    inner = exc.args[0] if exc.args else None
-    reason = getattr(inner, "reason", None) or inner or exc
-    return str(reason)[:200]
+    return str(_inner(exc) or (exc.args[0] if exc.args else None) or exc)[:200]
