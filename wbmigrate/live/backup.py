@@ -138,12 +138,8 @@ class Journal:
         private_folder(folder)
         self.folder = folder
         self._lock = threading.Lock()
-        self._manifest = {
-            "format": self.format,
-            "wbmigrate": __version__,
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            **info,
-        }
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self._manifest = {"format": self.format, "wbmigrate": __version__, "created": now, **info}
         write_private(folder / MANIFEST, self._manifest)
         self._last, self._lines = genesis(self._manifest), 0
         self.end: dict[str, Any] | None = None  # the journal's length and checksum, once closed

@@ -65,9 +65,8 @@ def _spec(original: LiveObject) -> Any:
     try:
         return json.loads(original.text)
     except (ValueError, RecursionError):
-        raise BackupError(
-            f"the backed-up spec of view {printable(original.id)} is not JSON"
-        ) from None
+        view = printable(original.id)
+        raise BackupError(f"the backed-up spec of view {view} is not JSON") from None
 
 
 def _from_plan(path: Path, migration: Migration) -> Baseline:

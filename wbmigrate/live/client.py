@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,38 +23,10 @@ import requests
 
 from wbmigrate import __version__
 from wbmigrate.kinds import VIEW_TYPES
-from wbmigrate.live import transport
-from wbmigrate.live.queries import (
-    OPTIONAL_FRAGMENTS,
-    UPDATE_TRIGGER,
-    UPSERT_VIEW,
-    get_triggers,
-    get_view,
-    get_views,
-    list_triggers,
-    list_views,
-)
-from wbmigrate.live.shapes import (
-    AuthError,
-    ShapeError,
-    a_dict,
-    a_list,
-    data_of,
-    listing_pages,
-    project_of,
-    text,
-)
+from wbmigrate.live import queries, shapes, transport
+from wbmigrate.live.shapes import ShapeError, a_dict, a_list, text
 from wbmigrate.live.support import Support
-from wbmigrate.live.transport import (
-    NOT_WANTED,
-    ApiError,
-    BoundedRetry,
-    Bounds,
-    Deadline,
-    Stopped,
-    seconds,
-    unreachable,
-)
+from wbmigrate.live.transport import NOT_WANTED, ApiError, Bounds, Deadline, Stopped, seconds
 from wbmigrate.live.watchdog import Watch, WatchedAdapter
 
 T = TypeVar("T")
@@ -141,13 +114,14 @@ class Client:
         max_answer: int = MAX_ANSWER,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.key_source = key_source  # named when W&B refuses the key
+        login = f"`wandb login --relogin --host {self.base_url}`"  # said when W&B refuses the key
+        self._relogin = key_source and f"; the key came from {key_source}: check it, or run {login}"
         self._auth = ("api", api_key)
         self.max_answer = max_answer  # bytes
         clock = transport.CLOCK
-        run_end = Deadline(deadline, clock) if deadline is not None else None
+        run_end = Deadline(math.inf if deadline is None else deadline, clock)
         self.bounds = Bounds(timeout, max_wait, run_end, on_retry, clock=clock)
-        self._retry = BoundedRetry(
+        self._retry = transport.BoundedRetry(
             total=retries,  # connecting, reading and statuses alike
             status_forcelist=RETRY_STATUSES,
             allowed_methods=None,
@@ -177,8 +151,8 @@ class Client:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
             session = _Session()
-            session.mount("http://", WatchedAdapter(max_retries=self._retry))
-            session.mount("https://", WatchedAdapter(max_retries=self._retry))
+            for scheme in ("http://", "https://"):
+                session.mount(scheme, WatchedAdapter(max_retries=self._retry))
             session.headers["User-Agent"] = f"wbmigrate/{__version__}"
             self._local.session = session
         return session
@@ -187,8 +161,7 @@ class Client:
         """POST one GraphQL operation; its `data`, or a typed error."""
         if self.bounds.closed.is_set():
             raise Stopped(NOT_WANTED)
-        if self.bounds.deadline is not None:
-            self.bounds.deadline.check()
+        self.bounds.deadline.check()
         url = f"{self.base_url}/graphql"
         budget = self.bounds.budget()
         with Watch(self.bounds.budget) as watch:
@@ -212,16 +185,7 @@ class Client:
                 f"after retries",
                 response.status_code,
             )
-        try:
-            return data_of(response, body, url)
-        except AuthError as exc:
-            if not self.key_source or exc.status == 403:  # 403: the key is good, access is not
-                raise
-            raise AuthError(
-                f"{exc}; the key came from {self.key_source}: check it, or run "
-                f"`wandb login --relogin --host {self.base_url}`",
-                exc.status,
-            ) from None
+        return shapes.data_of(response, body, url, self._relogin)
 
     def _read(self, response: requests.Response, url: str) -> bytearray:
         """The whole answer, a piece at a time, up to `max_answer` bytes: one larger is an
@@ -245,10 +209,9 @@ class Client:
 
     def _failure(self, exc: Exception, expired: bool, url: str) -> ApiError:
         """One line for a request that got no usable answer."""
-        deadline = self.bounds.deadline
-        if expired or (deadline is not None and deadline.remaining() <= 0):
+        if expired or self.bounds.deadline.remaining() <= 0:
             return self._timed_out(url)
-        why = unreachable(_inner(exc))
+        why = transport.unreachable(_inner(exc))
         if why is not None:
             return ApiError(f"cannot reach {self.base_url} ({why}); is WANDB_BASE_URL right?")
         if isinstance(exc, requests.exceptions.Timeout):
@@ -258,9 +221,8 @@ class Client:
         return ApiError(f"cannot reach {url}: {_reason(exc)}")
 
     def _timed_out(self, url: str) -> ApiError:
-        deadline = self.bounds.deadline
-        if deadline is not None and deadline.remaining() <= 0:
-            return deadline.error()
+        if self.bounds.deadline.remaining() <= 0:
+            return self.bounds.deadline.error()
         return ApiError(f"{url}: timed out: no whole answer within {seconds(self.bounds.timeout)}")
 
     # --- operations -------------------------------------------------------------------------
@@ -276,18 +238,18 @@ class Client:
         before it, then the error, as a listing read a view at a time would."""
 
         variables = {"entity": entity, "project": project, "viewType": view_type}
-        refusable = ("parentId", view_type) if view_type == "runs/draft" else ("parentId",)
+        parts = ("parentId", view_type) if view_type == "runs/draft" else ("parentId",)
 
         def ask(after: str | None) -> dict[str, Any]:
             if view_type in self.support.refused:  # drafts a server does not list: none
                 return NO_PAGE
-            query = list_views(self.support.asks("parentId"))
+            query = queries.list_views(self.support.asks("parentId"))
             data = self.execute(query, {**variables, "first": PAGE_SIZE, "after": after})
-            found = project_of(data, entity, project)
+            found = shapes.project_of(data, entity, project)
             return a_dict(found.get("allViews"), "project.allViews")
 
         what = f"{_LISTINGS.get(view_type, view_type)} of {entity}/{project}"
-        pages = listing_pages(lambda after: self._refusing(lambda: ask(after), refusable), what)
+        pages = shapes.listing_pages(lambda after: self._refusing(lambda: ask(after), parts), what)
         for edges in pages:
             views: list[View] = []
             try:
@@ -317,7 +279,7 @@ class Client:
         )
 
     def view(self, view_id: str, entity: str, project: str) -> View | None:
-        node = self._view_query(get_view, {"id": view_id}).get("view")
+        node = self._view_query(queries.get_view, {"id": view_id}).get("view")
         return View.from_node(node, entity, project) if node is not None else None
 
     def views_by_id(self, wanted: Sequence[tuple[str, str, str]]) -> list[View | None]:
@@ -325,7 +287,7 @@ class Client:
         view that no longer exists is None. An answer that leaves one out, or answers with
         another view, is a `ShapeError`: a view not answered for is not a view gone."""
         variables = {f"id{i}": view_id for i, (view_id, _, _) in enumerate(wanted)}
-        data = self._view_query(functools.partial(get_views, len(wanted)), variables)
+        data = self._view_query(functools.partial(queries.get_views, len(wanted)), variables)
         views: list[View | None] = []
         for i, (view_id, entity, project) in enumerate(wanted):
             node = data.get(f"v{i}")
@@ -339,9 +301,10 @@ class Client:
         """The project's automations (null entries, which name nothing, are left out)."""
         variables = {"entity": entity, "project": project}
         data = self._refusing(
-            lambda: self.execute(list_triggers(self._omitted()), variables), OPTIONAL_FRAGMENTS
+            lambda: self.execute(queries.list_triggers(self._omitted()), variables),
+            queries.OPTIONAL_FRAGMENTS,
         )
-        found = a_list(project_of(data, entity, project).get("triggers"), "project.triggers")
+        found = a_list(shapes.project_of(data, entity, project).get("triggers"), "project.triggers")
         return [_trigger(t) for t in found if t is not None]
 
     def triggers_named(self, entity: str, names: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -352,10 +315,10 @@ class Client:
         def ask() -> dict[str, Any]:
             if not self.support.asks("Entity.triggers"):  # refused: read per project
                 raise ShapeError("W&B does not read automations by entity")
-            query = get_triggers(len(names), self._omitted())
+            query = queries.get_triggers(len(names), self._omitted())
             return self.execute(query, {"entity": entity, **filters})
 
-        data = self._refusing(ask, ("Entity.triggers", *OPTIONAL_FRAGMENTS))
+        data = self._refusing(ask, ("Entity.triggers", *queries.OPTIONAL_FRAGMENTS))
         scope = a_dict(data.get("entity"), "entity")
         found: dict[str, dict[str, Any]] = {}
         for i in range(len(names)):
@@ -369,7 +332,7 @@ class Client:
 
     def _omitted(self) -> frozenset[str]:
         """The trigger fragments not asked for: the server lacks their type."""
-        return frozenset(p for p in OPTIONAL_FRAGMENTS if not self.support.asks(p))
+        return frozenset(p for p in queries.OPTIONAL_FRAGMENTS if not self.support.asks(p))
 
     def upsert_view(self, view: View, spec: str) -> str | None:
         """Save `spec` into an existing view, every other field copied from it; the time W&B
@@ -378,13 +341,13 @@ class Client:
         del fields["updatedAt"]  # W&B sets it
         if not view.parent_id:
             del fields["parentId"]
-        data = self.execute(UPSERT_VIEW, {"input": {**fields, "spec": spec}})
+        data = self.execute(queries.UPSERT_VIEW, {"input": {**fields, "spec": spec}})
         answer = a_dict(data.get("upsertView"), "upsertView")
         return _saved_at(answer.get("view"), "upsertView.view")
 
     def update_trigger(self, fields: dict[str, Any]) -> str | None:
         """Replace a trigger's fields; the time W&B gives the save (`updatedAt`)."""
-        data = self.execute(UPDATE_TRIGGER, {"input": fields})
+        data = self.execute(queries.UPDATE_TRIGGER, {"input": fields})
         answer = a_dict(data.get("updateFilterTrigger"), "updateFilterTrigger")
         return _saved_at(answer.get("trigger"), "updateFilterTrigger.trigger")
 
@@ -422,6 +385,4 @@ def _inner(exc: Exception) -> BaseException | None:
 
 def _reason(exc: Exception) -> str:
     """Why a request failed, from urllib3's reason (its text holds no header, so no key)."""
-    inner = exc.args[0] if exc.args else None
-    reason = getattr(inner, "reason", None) or inner or exc
-    return str(reason)[:200]
+    return str(_inner(exc) or (exc.args[0] if exc.args else None) or exc)[:200]

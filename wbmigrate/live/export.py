@@ -83,15 +83,14 @@ def _export_one(obj: LiveObject, path: Path) -> Exported:
     """Write one object's file, or say why not; a file is written whole or not at all."""
     try:
         text = export_text(obj)
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # of the text written: the spec read was JSON
+        bad = ascii(exc.object[exc.start : exc.end])
+        return Exported(obj.ref, None, f"holds {bad}, which UTF-8 cannot store; not exported")
     except ValueError:
         return Exported(obj.ref, None, "its spec is not valid JSON; not exported")
     except RecursionError:  # deeper than json reads or writes (about 1,000 levels)
         return Exported(obj.ref, None, "its spec is nested too deeply; not exported")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        bad = ascii(exc.object[exc.start : exc.end])
-        return Exported(obj.ref, None, f"holds {bad}, which UTF-8 cannot store; not exported")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, text)

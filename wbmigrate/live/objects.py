@@ -124,18 +124,14 @@ class LiveObject:
 
     @classmethod
     def of_view(cls, view: View) -> LiveObject:
-        kind, title = VIEW_TYPES[view.type], view.display_name or view.name
-        return cls(
-            kind, view.id, title, view.spec, view.updated_at, view.entity, view.project, view=view
-        )
+        kind, title, at = VIEW_TYPES[view.type], view.display_name or view.name, view.updated_at
+        return cls(kind, view.id, title, view.spec, at, view.entity, view.project, view=view)
 
     @classmethod
     def of_trigger(cls, trigger: dict[str, Any], entity: str, project: str) -> LiveObject:
         trigger_id, title = trigger["id"], trigger.get("name") or ""
-        text, updated_at = _trigger_text(trigger), trigger.get("updatedAt")
-        return cls(
-            "automation", trigger_id, title, text, updated_at, entity, project, trigger=trigger
-        )
+        text, at = _trigger_text(trigger), trigger.get("updatedAt")
+        return cls("automation", trigger_id, title, text, at, entity, project, trigger=trigger)
 
 
 def _trigger_text(trigger: dict[str, Any]) -> str:

@@ -23,21 +23,12 @@ from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
 
 from wbmigrate.engine.model import Options
+from wbmigrate.live import project as live_project
 from wbmigrate.live.backup import BackupError
 from wbmigrate.live.census import app_url
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import FORGE, Host
-from wbmigrate.live.project import (
-    Counts,
-    Pick,
-    Project,
-    Selector,
-    TargetError,
-    plan_project,
-    projects,
-    selector,
-    with_history,
-)
+from wbmigrate.live.project import Counts, Pick, Project, Selector, TargetError, selector
 from wbmigrate.live.transport import ApiError
 from wbmigrate.plan import Planned, Tally
 
@@ -122,7 +113,7 @@ def resolve(client: Client, selectors: Iterable[Selector]) -> list[tuple[str, st
             found[(chosen.entity, chosen.project)] = None
             continue
         if chosen.entity not in listed:
-            listed[chosen.entity] = list(projects(client, chosen.entity))
+            listed[chosen.entity] = list(live_project.projects(client, chosen.entity))
         pattern = chosen.project or "*"
         matched = [p for p in listed[chosen.entity] if fnmatch.fnmatchcase(p, pattern)]
         if not matched:
@@ -189,9 +180,9 @@ def plan_projects(
 
     def one(entity: str, name: str) -> ProjectPlan:
         project = Project(client, entity, name, drafts)
-        own, problem = with_history(project, migration, options, runs, cache)
+        own, problem = live_project.with_history(project, migration, options, runs, cache)
         found, tally = Counts(), Tally()
-        planned = plan_project(project, migration, own, found)
+        planned = live_project.plan_project(project, migration, own, found)
         rendered = render(own, map(tally.add, planned))
         return ProjectPlan(project.target, own, found, tally, rendered, problem)
 
@@ -228,7 +219,7 @@ def prepare_projects(
 
     def one(entity: str, name: str) -> Prepared:
         project = Project(client, entity, name, drafts)
-        own, problem = with_history(project, migration, options, runs, cache)
+        own, problem = live_project.with_history(project, migration, options, runs, cache)
         if problem:
             warn(f"Warning: {problem}")
         work = prepare_apply(project, migration, own, None, Counts(), shown=shown)

@@ -24,22 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from wbmigrate import __version__
+from wbmigrate import __version__, plan_json
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Change, ChangeAction, Note, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import project_url, runs_url
 from wbmigrate.live.objects import Fingerprint, LiveObject
 from wbmigrate.plan import Plan, Planned, Source, Status, Tally
-from wbmigrate.plan_json import (
-    JsonDocument,
-    mapping_entry,
-    object_entry,
-    options_entry,
-    options_of,
-    signature,
-    summary_entry,
-)
+from wbmigrate.plan_json import JsonDocument, mapping_entry, object_entry, options_of, signature
 from wbmigrate.safe_write import SafeFile, read_file
 
 if TYPE_CHECKING:  # the mapping loads after a live plan's first requests
@@ -93,7 +85,7 @@ class PlanFile:
     def close(self) -> None:
         self._document.close(
             {
-                "summary": summary_entry(self.tally),
+                "summary": plan_json.summary_entry(self.tally),
                 "format": FORMAT,
                 "wbmigrate": __version__,
                 "target": self.target,
@@ -101,7 +93,7 @@ class PlanFile:
                 "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "migration_sha256": migration_digest(self.migration),
                 "drafts": self.drafts,
-                "options": options_entry(self.options),
+                "options": plan_json.options_entry(self.options),
             }
         )
         self._file.commit()
@@ -169,18 +161,9 @@ def load_plan(path: Path) -> SavedPlan:
         foreign = _foreign_object_link(planned, host, target)
         if foreign is not None:
             raise PlanFileError(f"{path}: an object's link is not the project's: {foreign!r}")
-        return SavedPlan(
-            target,
-            host,
-            _text(mapping, "id"),
-            _text(mapping, "from"),
-            _text(mapping, "to"),
-            data["migration_sha256"],
-            options,
-            data["drafts"],
-            objects,
-            planned,
-        )
+        name, start, end = (_text(mapping, key) for key in ("id", "from", "to"))
+        sha256, drafts = data["migration_sha256"], data["drafts"]
+        return SavedPlan(target, host, name, start, end, sha256, options, drafts, objects, planned)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanFileError(f"{path}: damaged plan ({exc!r})") from None
 
@@ -318,17 +301,13 @@ def check_plan(saved: SavedPlan, target: str, migration: Migration) -> None:
 def check_options(saved: SavedPlan, options: Options, drafts: bool, given: set[str]) -> None:
     """Options given beside a saved plan (`given`: their names) must be the plan's: a plan is
     applied exactly as it was made."""
-    differ = [
-        name
-        for name, mine, theirs in (
-            ("mode", options.mode, saved.options.mode),
-            ("rewrite_text", options.rewrite_text, saved.options.rewrite_text),
-            ("no_annotate", not options.annotate, not saved.options.annotate),
-            ("project_keys", options.project_keys, saved.options.project_keys),
-            ("drafts", drafts, saved.drafts),
-        )
-        if name in given and mine != theirs
-    ]
+
+    def made(o: Options, drafts: bool) -> tuple[Any, ...]:
+        return o.mode, o.rewrite_text, o.annotate, o.project_keys, drafts
+
+    names = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")
+    pairs = zip(names, made(options, drafts), made(saved.options, saved.drafts), strict=True)
+    differ = [name for name, mine, theirs in pairs if name in given and mine != theirs]
     if differ:
         *rest, last = ["--" + name.replace("_", "-") for name in differ]
         shown, verb = (f"{', '.join(rest)} and {last}", "differ") if rest else (last, "differs")

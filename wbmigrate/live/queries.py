@@ -56,16 +56,28 @@ def trigger_fields(omit: frozenset[str] = frozenset()) -> str:
     )
 
 
-LIST_VIEWS = f"""
-query WbmigrateViews($entity: String!, $project: String!, $viewType: String!, $first: Int!,
-                     $after: String) {{
-  project(name: $project, entityName: $entity) {{
-    allViews(viewType: $viewType, first: $first, after: $after) {{
-      edges {{ node {{ {VIEW_FIELDS} }} cursor }}
-      pageInfo {{ endCursor hasNextPage }}
-    }}
-  }}
-}}"""
+PAGE_INFO = "pageInfo { endCursor hasNextPage }"
+
+
+def _of_project(operation: str, params: str, fields: str) -> str:
+    """A query of one project's `fields`; `params` declares its variables past the project's."""
+    return (
+        f"query {operation}($entity: String!, $project: String!{params}) {{\n"
+        f"  project(name: $project, entityName: $entity) {{ {fields} }}\n}}"
+    )
+
+
+def _page(connection: str, fields: str) -> str:
+    """A page of a listing: each node's `fields` and cursor, and where the page ends."""
+    return f"{connection} {{ edges {{ node {{ {fields} }} cursor }} {PAGE_INFO} }}"
+
+
+PAGED = ", $first: Int!, $after: String"
+LIST_VIEWS = _of_project(
+    "WbmigrateViews",
+    f", $viewType: String!{PAGED}",
+    _page("allViews(viewType: $viewType, first: $first, after: $after)", VIEW_FIELDS),
+)
 
 
 def list_views(parent: bool = True) -> str:
@@ -85,10 +97,7 @@ def get_views(count: int, parent: bool = True) -> str:
     return f"query WbmigrateView({params}) {{ {fields} }}"
 
 
-_PROJECT_TRIGGERS = """
-query WbmigrateTriggers($entity: String!, $project: String!) {
-  project(name: $project, entityName: $entity) { id triggers { ...WbmigrateTrigger } }
-}"""
+_PROJECT_TRIGGERS = _of_project("WbmigrateTriggers", "", "id triggers { ...WbmigrateTrigger }")
 
 
 def list_triggers(omit: frozenset[str] = frozenset()) -> str:
@@ -127,23 +136,15 @@ mutation WbmigrateUpdateTrigger($input: UpdateFilterTriggerInput!) {
   updateFilterTrigger(input: $input) { trigger { id updatedAt } }
 }"""
 # The key census: runs newest first (light fields), then the keys of the runs not cached.
-LIST_RUNS = """
-query WbmigrateRuns($entity: String!, $project: String!, $first: Int!, $after: String) {
-  project(name: $project, entityName: $entity) {
-    runCount
-    runs(first: $first, after: $after, order: "-created_at") {
-      edges { node { id name displayName state createdAt heartbeatAt } cursor }
-      pageInfo { endCursor hasNextPage }
-    }
-  }
-}"""
-RUN_KEYS = """
-query WbmigrateRunKeys($entity: String!, $project: String!, $filters: JSONString!,
-                       $first: Int!) {
-  project(name: $project, entityName: $entity) {
-    runs(filters: $filters, first: $first) {
-      edges { node { name historyKeys summaryMetrics } }
-      pageInfo { endCursor hasNextPage }
-    }
-  }
-}"""
+RUN_FIELDS = "id name displayName state createdAt heartbeatAt"
+LIST_RUNS = _of_project(
+    "WbmigrateRuns",
+    PAGED,
+    "runCount " + _page('runs(first: $first, after: $after, order: "-created_at")', RUN_FIELDS),
+)
+RUN_KEYS = _of_project(
+    "WbmigrateRunKeys",
+    ", $filters: JSONString!, $first: Int!",
+    "runs(filters: $filters, first: $first) "
+    f"{{ edges {{ node {{ name historyKeys summaryMetrics }} }} {PAGE_INFO} }}",
+)

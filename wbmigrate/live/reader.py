@@ -59,8 +59,7 @@ class Reader:
         self, client: Client, pool: Executor, note: Callable[[str], None] | None = None
     ) -> None:
         self.client, self._pool, self._note = client, pool, note
-        self.batched = True
-        self.by_name = True
+        self.batched = self.by_name = True  # until the server refuses batches, or names
         self._lock = threading.Lock()
 
     def read(self, objs: Sequence[LiveObject], apart: Sequence[LiveObject] = ()) -> Fresh:
@@ -109,9 +108,7 @@ class Reader:
                 if not (refuses_batches(exc) or isinstance(exc, ShapeError)):
                     return _failed(wanted, exc)
                 self._by_listing(f"W&B refused to read automations by name ({exc})")
-        fresh: dict[str, dict[str, Any] | None] = {
-            o.id: found[o.id] for o in wanted if o.id in found
-        }
+        fresh = {o.id: found.get(o.id) for o in wanted if o.id in found}
         rest = [o for o in wanted if o.id not in fresh]
         if rest:
             try:
@@ -172,11 +169,9 @@ def refuses_batches(exc: WbmigrateError) -> bool:
     return 400 <= status < 500 and status not in (401, 403, 408, 429)
 
 
-def _trigger_objects(
-    triggers: dict[str, dict[str, Any] | None], entity: str, project: str
-) -> Fresh:
+def _trigger_objects(found: dict[str, dict[str, Any] | None], entity: str, project: str) -> Fresh:
     of = LiveObject.of_trigger
-    return Fresh({i: of(t, entity, project) if t else None for i, t in triggers.items()})
+    return Fresh({i: of(t, entity, project) if t else None for i, t in found.items()})
 
 
 def _failed(objs: list[LiveObject], exc: WbmigrateError) -> Fresh:

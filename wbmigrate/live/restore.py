@@ -15,19 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from wbmigrate.errors import WbmigrateError
-from wbmigrate.live.backup import (
-    FORMAT,
-    FORMATS,
-    JOURNAL,
-    MANIFEST,
-    MEMBER,
-    SET_FORMAT,
-    BackupError,
-    chained,
-    digest,
-    genesis,
-    sub_folder,
-)
+from wbmigrate.live import backup
+from wbmigrate.live.backup import FORMAT, JOURNAL, MANIFEST, SET_FORMAT, BackupError, digest
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, reread, write
 from wbmigrate.live.outcomes import MESSAGES, Outcome, WriteStatus, one_line, verdict
@@ -88,7 +77,7 @@ def _manifest(folder: Path) -> dict[str, Any]:
         raise BackupError(f"{folder}: not a wbmigrate backup folder ({reason})") from None
     except (ValueError, RecursionError):
         raise BackupError(f"{folder}: not a wbmigrate backup ({MANIFEST} is not JSON)") from None
-    if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
+    if not isinstance(manifest, dict) or manifest.get("format") not in backup.FORMATS:
         raise BackupError(f"{folder}: not a wbmigrate backup folder (unknown format)")
     # Both are printed (a /2 backup is unchecked): no text that could forge a line.
     target, host = manifest.get("target", "-/-"), manifest.get("base_url", "")
@@ -134,7 +123,7 @@ def _journal(path: Path, manifest: dict[str, Any], key: str = "id") -> list[dict
         lines = read_file(path)[0].splitlines()
     except OSError as exc:
         raise JournalError(f"{path}: cannot read it ({exc.strerror})") from None
-    events, previous = [], genesis(manifest)
+    events, previous = [], backup.genesis(manifest)
     for number, line in enumerate(lines, start=1):
         try:
             event = json.loads(line)  # bytes: a line cut inside a character is a ValueError
@@ -148,7 +137,7 @@ def _journal(path: Path, manifest: dict[str, Any], key: str = "id") -> list[dict
             said = f"{MANIFEST} says {manifest['format']}, which keeps none"
             raise JournalError(f"{path}:{number}: checksummed, but {said}")
         if checked:
-            given, previous = event.pop("checksum", None), chained(previous, event)
+            given, previous = event.pop("checksum", None), backup.chained(previous, event)
             if given != previous:
                 mismatch = f"{path}:{number}: checksum mismatch (lines edited or deleted)"
                 raise JournalError(mismatch, f"journal line {number} was changed")
@@ -177,7 +166,7 @@ def _stored(
     """The object a backup file holds, once the file is shown to be the one the journal
     names, of the object and project it names."""
     name = entry.get("file")
-    if not isinstance(name, str) or not MEMBER.fullmatch(name):
+    if not isinstance(name, str) or not backup.MEMBER.fullmatch(name):
         raise BackupError(f"{folder / JOURNAL}: names a file that cannot be a backup: {name!r}")
     try:
         data = read_file(folder / name)[0]
@@ -300,10 +289,8 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
             problems.append(str(exc))
     if problems:
         raise BackupError("\n".join(problems))
-    chosen = [t for t in folders if not wanted or t in wanted]
-    return Restoring(
-        manifest, {t: backups[t] for t in chosen}, True, {t: folders[t] for t in chosen}
-    )
+    chosen = {t: sub for t, sub in folders.items() if not wanted or t in wanted}
+    return Restoring(manifest, {t: backups[t] for t in chosen}, True, chosen)
 
 
 def _target(target: Any) -> str:
@@ -315,9 +302,9 @@ def _target(target: Any) -> str:
 
 def _member(target: str, name: Any) -> str:
     """The sub-folder of `target`, if the manifest names that one (any other is not ours)."""
-    if name != sub_folder(target):
+    if name != backup.sub_folder(target):
         raise ValueError(f"{name!r} is not the sub-folder of {target}")
-    return sub_folder(target)
+    return backup.sub_folder(target)
 
 
 def _sub_backup(

@@ -11,7 +11,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Empty, Queue
 from typing import TypeVar
 
@@ -51,26 +51,16 @@ def run(
     takes the Ctrl-Cs; a bug in `drive` is raised here once it has ended."""
     outcomes: dict[int, Outcome] = {}
     settled: Queue[Outcome] = Queue()
-    errors: list[BaseException] = []
     stop = threading.Event()
 
     def done(index: int, outcome: Outcome) -> None:
         outcomes[index] = outcome
         settled.put(outcome)
 
-    def body() -> None:
-        try:
-            drive(stop, done)
-        except BaseException as exc:  # a bug: raised in the command's thread
-            errors.append(exc)
-
-    driver = threading.Thread(target=body, name="wbmigrate-apply")
-    with _ctrl_c() as pressed:
-        driver.start()
+    with ThreadPoolExecutor(1, "wbmigrate-apply") as pool, _ctrl_c() as pressed:
+        driver = pool.submit(drive, stop, done)
         interrupted = _follow(driver, settled, progress, stopping, stop, pressed)
-    driver.join()
-    if errors:
-        raise errors[0]
+    driver.result()  # a bug in `drive`, raised in the command's thread
     return Batch([outcomes[i] for i in sorted(outcomes)], interrupted, total - len(outcomes))
 
 
@@ -92,7 +82,7 @@ def _ctrl_c() -> Iterator[threading.Event]:
 
 
 def _follow(
-    driver: threading.Thread,
+    driver: Future[None],
     settled: Queue[Outcome],
     progress: Progress | None,
     stopping: Callable[[], None] | None,
@@ -101,7 +91,7 @@ def _follow(
 ) -> bool:
     """Show each outcome as it is settled until the driver ends; whether a Ctrl-C came."""
     interrupted = False
-    while driver.is_alive() or not settled.empty():
+    while not driver.done() or not settled.empty():
         if pressed.is_set() and not interrupted:
             interrupted = True
             stop.set()

@@ -96,14 +96,12 @@ def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> It
     empty = objects = 0
     for number in itertools.count(1):
         if number > MAX_PAGES:
-            raise ShapeError(f"W&B's listing of {what} goes on past {MAX_PAGES:,} pages; stopped")
+            raise _endless(what, f"goes on past {MAX_PAGES:,} pages; stopped")
         connection = page(after)
         edges = a_list(connection.get("edges"), f"page {number} of the {what}")
         objects += len(edges)
         if objects > MAX_OBJECTS:
-            raise ShapeError(
-                f"W&B's listing of {what} goes on past {MAX_OBJECTS:,} objects; stopped"
-            )
+            raise _endless(what, f"goes on past {MAX_OBJECTS:,} objects; stopped")
         yield edges
         info = a_dict(connection.get("pageInfo"), f"pageInfo of page {number} of the {what}")
         more = info.get("hasNextPage")
@@ -114,37 +112,40 @@ def listing_pages(page: Callable[[str | None], dict[str, Any]], what: str) -> It
         empty = empty + 1 if not edges else 0
         after = _next_cursor(info.get("endCursor"), seen, number, what)
         if empty >= EMPTY_PAGES:
-            raise ShapeError(
-                f"W&B's listing of {what} gives {empty} empty pages in a row that say more "
-                "follow; stopped"
-            )
+            why = f"gives {empty} empty pages in a row that say more follow; stopped"
+            raise _endless(what, why)
 
 
 def _next_cursor(cursor: Any, seen: set[bytes], number: int, what: str) -> str:
     if not isinstance(cursor, str) or not cursor:
-        raise ShapeError(
-            f"W&B's listing of {what} says more pages follow page {number} but gives no "
-            "cursor to read them; stopped"
-        )
+        why = f"says more pages follow page {number} but gives no cursor to read them; stopped"
+        raise _endless(what, why)
     digest = hashlib.blake2b(cursor.encode(), digest_size=16).digest()
     if digest in seen:
-        raise ShapeError(
-            f"W&B's listing of {what} repeats an earlier page's cursor at page {number}; "
-            "stopped rather than read it again"
+        why = (
+            f"repeats an earlier page's cursor at page {number}; stopped rather than read it again"
         )
+        raise _endless(what, why)
     seen.add(digest)
     return cursor
+
+
+def _endless(what: str, why: str) -> ShapeError:
+    return ShapeError(f"W&B's listing of {what} {why}")
 
 
 # --- the envelope: status, JSON, errors, data ------------------------------------------------
 
 
-def data_of(response: requests.Response, body: bytes | bytearray, url: str) -> dict[str, Any]:
+def data_of(
+    response: requests.Response, body: bytes | bytearray, url: str, relogin: str = ""
+) -> dict[str, Any]:
     """The `data` of a GraphQL answer (`body`: the whole of it), or the typed error its status
-    and body say."""
+    and body say; `relogin` follows a refused key (where it came from, how to log in again)."""
     status = response.status_code
     if status == 401:
-        raise AuthError(f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)", status)
+        why = f"W&B refused the API key for {urlparse(url).hostname} (HTTP 401)"
+        raise AuthError(why + relogin, status)
     if status == 403:  # a good key without access to this (one project of many, say)
         why = _first_error(body) or "permission denied"
         raise AuthError(f"W&B refused access on {urlparse(url).hostname} (HTTP 403: {why})", status)

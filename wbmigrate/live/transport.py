@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import errno
+import math
 import re
 import threading
 import time
@@ -26,14 +27,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from urllib3 import exceptions
 from urllib3.connectionpool import ConnectionPool
-from urllib3.exceptions import (
-    ConnectTimeoutError,
-    MaxRetryError,
-    NameResolutionError,
-    NewConnectionError,
-    ReadTimeoutError,
-)
 from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
@@ -87,9 +82,9 @@ CLOCK = Clock()  # read as each client is made
 
 
 class Deadline:
-    """The end of a run, `seconds` after it was made."""
+    """The end of a run, `seconds` after it was made (by default, never)."""
 
-    def __init__(self, seconds_: float, clock: Clock) -> None:
+    def __init__(self, seconds_: float = math.inf, clock: Clock = CLOCK) -> None:
         self.seconds = seconds_
         self.clock = clock
         self.end = clock.monotonic() + seconds_
@@ -137,7 +132,7 @@ class Bounds:
 
     timeout: float = 60.0  # each try of a request, from connecting to the answer's last byte
     max_wait: float = 60.0  # the longest Retry-After obeyed
-    deadline: Deadline | None = None
+    deadline: Deadline = field(default_factory=Deadline)
     on_retry: Callable[[str], None] | None = None
     closed: threading.Event = field(default_factory=threading.Event)
     clock: Clock = CLOCK
@@ -145,13 +140,10 @@ class Bounds:
 
     def budget(self) -> float:
         """The time the next try of a request may take."""
-        if self.deadline is None:
-            return self.timeout
         return max(0.0, min(self.timeout, self.deadline.remaining()))
 
     def retrying(self, cause: str, wait: float) -> None:
-        if self.deadline is not None:
-            self.deadline.check(wait)
+        self.deadline.check(wait)
         if self.on_retry is not None:
             self.on_retry(f"Retrying after {cause} (waiting {seconds(wait)}) ...")
 
@@ -194,13 +186,8 @@ class BoundedRetry(Retry):
         a wrong URL (or no network) slow to report."""
         why = unreachable(error)
         if why == "host not found" or (why is not None and not self.bounds.outage.spend()):
-            raise MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
+            raise exceptions.MaxRetryError(_pool, url or "", error)  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
-
-    def get_retry_after(self, response: BaseHTTPResponse) -> float | None:
-        """The wait `Retry-After` asks for, in full (seconds or an HTTP date; unreadable: None)."""
-        value = response.headers.get("Retry-After")
-        return retry_after(value) if value is not None else None
 
     def sleep(self, response: BaseHTTPResponse | None = None) -> None:
         """Wait before the next try: `Retry-After` when given and not zero (beyond
@@ -208,7 +195,9 @@ class BoundedRetry(Retry):
         stop: threading.Event | None = getattr(_current, "stop", None)
         if (stop is not None and stop.is_set()) or self.bounds.closed.is_set():
             raise Stopped(NOT_WANTED)
-        asked = self.get_retry_after(response) if response is not None else None
+        # the wait `Retry-After` asks for, in full (seconds or an HTTP date; unreadable: None)
+        value = response.headers.get("Retry-After") if response is not None else None
+        asked = retry_after(value) if value is not None else None
         if response is not None and asked is not None and asked > self.bounds.max_wait:
             raise WaitTooLong(
                 f"HTTP {response.status}: W&B asked to wait {seconds(asked)} before trying "
@@ -232,7 +221,7 @@ class BoundedRetry(Retry):
             return f"no answer within {seconds(self.bounds.timeout)}"
         if unreachable(error):
             return str(unreachable(error))
-        if isinstance(error, ReadTimeoutError):
+        if isinstance(error, exceptions.ReadTimeoutError):
             return "a timeout"
         return "a dropped connection"
 
@@ -252,10 +241,10 @@ def retry_after(value: str) -> float | None:
 def unreachable(error: BaseException | None) -> str | None:
     """Why no connection could be made at all, or None: a name that does not resolve, a
     refused connection, an unreachable network, a host that never answers."""
-    if isinstance(error, NameResolutionError):
+    if isinstance(error, exceptions.NameResolutionError):
         return "host not found"
-    if not isinstance(error, NewConnectionError):
-        return "connection timed out" if isinstance(error, ConnectTimeoutError) else None
+    if not isinstance(error, exceptions.NewConnectionError):
+        return "connection timed out" if isinstance(error, exceptions.ConnectTimeoutError) else None
     cause = error.__cause__ or error.__context__
     if isinstance(cause, ConnectionRefusedError):
         return "connection refused"
