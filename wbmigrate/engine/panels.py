@@ -28,7 +28,7 @@ TITLES = ("chartTitle", "xAxisTitle", "yAxisTitle")
 class PanelType:
     walk: Callable[[Walk, Path, dict[str, Any]], None]
     series: Callable[[dict[str, Any]], list[str]]  # metric names the panel displays
-    fields: tuple[str, ...] | None  # config keys `walk` handles, the others are scanned
+    fields: frozenset[str] | None  # config keys `walk` handles, the others are scanned
     # (None: `walk` scans the rest itself)
 
 
@@ -140,7 +140,8 @@ def _each(
     """`rule` on each of `keys` in `config`: one key, an expression or text, each of which
     leaves a field that is not set (None) alone."""
     for key in keys:
-        rule((*path, key), config.get(key), key)
+        if key in config:  # a field not set is left alone
+            rule((*path, key), config[key], key)
 
 
 def _metrics_series(config: dict[str, Any]) -> list[str]:
@@ -218,9 +219,9 @@ def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _series_overrides(w, path, config)
 
 
-COMMON_FIELDS = ("metrics", "expressions", "legendTemplate", *TITLES)  # `_common`'s, and metrics
-UNIVERSAL_FIELDS = (*COMMON_FIELDS, "xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES)
-_LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex", "key")
+COMMON_FIELDS = frozenset(("metrics", "expressions", "legendTemplate", *TITLES))  # `_common`'s
+UNIVERSAL_FIELDS = COMMON_FIELDS | {"xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES}
+_LINE_FIELDS = UNIVERSAL_FIELDS | {"xExpression", "metricRegex", "key"}
 
 # --- scatter, parallel coordinates, parameter importance, media -------------------------------
 
@@ -376,26 +377,30 @@ def _none(config: dict[str, Any]) -> list[str]:
 PANEL_TYPES: dict[str, PanelType] = {
     "Run History Line Plot": PanelType(_line, _line_series, _LINE_FIELDS),
     "Scalar Chart": PanelType(_scalar, _metrics_series, COMMON_FIELDS),
-    "Bar Chart": PanelType(_bar, _metrics_series, (*COMMON_FIELDS, "groupBy", *SERIES_OVERRIDES)),
+    "Bar Chart": PanelType(_bar, _metrics_series, COMMON_FIELDS | {"groupBy", *SERIES_OVERRIDES}),
     "Scatter Plot": PanelType(
-        _scatter, _scatter_series, ("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")
+        _scatter,
+        _scatter_series,
+        frozenset(("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")),
     ),
     "Parallel Coordinates Plot": PanelType(
-        _parallel, _parallel_series, ("columns", "dimensions", "chartTitle")
+        _parallel, _parallel_series, frozenset(("columns", "dimensions", "chartTitle"))
     ),
     "Parameter Importance": PanelType(
         _importance,
         lambda c: _metrics(c.get("targetKey")),
-        ("targetKey", "columnsPinned", "columnWidths", "columnOrder"),
+        frozenset(("targetKey", "columnsPinned", "columnWidths", "columnOrder")),
     ),
     "Media Browser": PanelType(
-        _media, lambda c: _metrics(_get(c, "mediaKeys", list)), ("mediaKeys",)
+        _media, lambda c: _metrics(_get(c, "mediaKeys", list)), frozenset(("mediaKeys",))
     ),
-    "Markdown Panel": PanelType(_markdown, _none, ("value",)),
-    "Vega2": PanelType(_vega, _vega_series, ("userQuery", "fieldSettings", "stringSettings")),
+    "Markdown Panel": PanelType(_markdown, _none, frozenset(("value",))),
+    "Vega2": PanelType(
+        _vega, _vega_series, frozenset(("userQuery", "fieldSettings", "stringSettings"))
+    ),
     "Weave": PanelType(walk_weave, _weave_series, None),
-    "Run Comparer": PanelType(_nothing, _none, ()),
-    "Code Comparer": PanelType(_nothing, _none, ()),
+    "Run Comparer": PanelType(_nothing, _none, frozenset()),
+    "Code Comparer": PanelType(_nothing, _none, frozenset()),
 }
 
 
