@@ -9,7 +9,7 @@ the module, and split it would be two halves of one list).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -28,8 +28,12 @@ TITLES = ("chartTitle", "xAxisTitle", "yAxisTitle")
 class PanelType:
     walk: Callable[[Walk, Path, dict[str, Any]], None]
     series: Callable[[dict[str, Any]], list[str]]  # metric names the panel displays
-    fields: frozenset[str] | None  # config keys `walk` handles, the others are scanned
+    fields: Collection[str] | None  # config keys `walk` handles, the others are scanned
     # (None: `walk` scans the rest itself)
+
+    def __post_init__(self) -> None:  # a set: each config key of a walked panel is looked up
+        if self.fields is not None:
+            object.__setattr__(self, "fields", frozenset(self.fields))
 
 
 def walk_panel(w: Walk, path: Path, panel: Any) -> None:
@@ -219,9 +223,9 @@ def _bar(w: Walk, path: Path, config: dict[str, Any]) -> None:
     _series_overrides(w, path, config)
 
 
-COMMON_FIELDS = frozenset(("metrics", "expressions", "legendTemplate", *TITLES))  # `_common`'s
-UNIVERSAL_FIELDS = COMMON_FIELDS | {"xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES}
-_LINE_FIELDS = UNIVERSAL_FIELDS | {"xExpression", "metricRegex", "key"}
+COMMON_FIELDS = ("metrics", "expressions", "legendTemplate", *TITLES)  # `_common`'s, and metrics
+UNIVERSAL_FIELDS = (*COMMON_FIELDS, "xAxis", "groupBy", "legendFields", *SERIES_OVERRIDES)
+_LINE_FIELDS = (*UNIVERSAL_FIELDS, "xExpression", "metricRegex", "key")
 
 # --- scatter, parallel coordinates, parameter importance, media -------------------------------
 
@@ -377,30 +381,26 @@ def _none(config: dict[str, Any]) -> list[str]:
 PANEL_TYPES: dict[str, PanelType] = {
     "Run History Line Plot": PanelType(_line, _line_series, _LINE_FIELDS),
     "Scalar Chart": PanelType(_scalar, _metrics_series, COMMON_FIELDS),
-    "Bar Chart": PanelType(_bar, _metrics_series, COMMON_FIELDS | {"groupBy", *SERIES_OVERRIDES}),
+    "Bar Chart": PanelType(_bar, _metrics_series, (*COMMON_FIELDS, "groupBy", *SERIES_OVERRIDES)),
     "Scatter Plot": PanelType(
-        _scatter,
-        _scatter_series,
-        frozenset(("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")),
+        _scatter, _scatter_series, ("xAxis", "yAxis", "zAxis", "legendTemplate", "chartTitle")
     ),
     "Parallel Coordinates Plot": PanelType(
-        _parallel, _parallel_series, frozenset(("columns", "dimensions", "chartTitle"))
+        _parallel, _parallel_series, ("columns", "dimensions", "chartTitle")
     ),
     "Parameter Importance": PanelType(
         _importance,
         lambda c: _metrics(c.get("targetKey")),
-        frozenset(("targetKey", "columnsPinned", "columnWidths", "columnOrder")),
+        ("targetKey", "columnsPinned", "columnWidths", "columnOrder"),
     ),
     "Media Browser": PanelType(
-        _media, lambda c: _metrics(_get(c, "mediaKeys", list)), frozenset(("mediaKeys",))
+        _media, lambda c: _metrics(_get(c, "mediaKeys", list)), ("mediaKeys",)
     ),
-    "Markdown Panel": PanelType(_markdown, _none, frozenset(("value",))),
-    "Vega2": PanelType(
-        _vega, _vega_series, frozenset(("userQuery", "fieldSettings", "stringSettings"))
-    ),
+    "Markdown Panel": PanelType(_markdown, _none, ("value",)),
+    "Vega2": PanelType(_vega, _vega_series, ("userQuery", "fieldSettings", "stringSettings")),
     "Weave": PanelType(walk_weave, _weave_series, None),
-    "Run Comparer": PanelType(_nothing, _none, frozenset()),
-    "Code Comparer": PanelType(_nothing, _none, frozenset()),
+    "Run Comparer": PanelType(_nothing, _none, ()),
+    "Code Comparer": PanelType(_nothing, _none, ()),
 }
 
 
