@@ -9,7 +9,7 @@ the module, and split it would be two halves of one list).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -28,8 +28,12 @@ TITLES = ("chartTitle", "xAxisTitle", "yAxisTitle")
 class PanelType:
     walk: Callable[[Walk, Path, dict[str, Any]], None]
     series: Callable[[dict[str, Any]], list[str]]  # metric names the panel displays
-    fields: tuple[str, ...] | None  # config keys `walk` handles, the others are scanned
+    fields: Collection[str] | None  # config keys `walk` handles, the others are scanned
     # (None: `walk` scans the rest itself)
+
+    def __post_init__(self) -> None:  # a set: each config key of a walked panel is looked up
+        if self.fields is not None:
+            object.__setattr__(self, "fields", frozenset(self.fields))
 
 
 def walk_panel(w: Walk, path: Path, panel: Any) -> None:
@@ -140,7 +144,8 @@ def _each(
     """`rule` on each of `keys` in `config`: one key, an expression or text, each of which
     leaves a field that is not set (None) alone."""
     for key in keys:
-        rule((*path, key), config.get(key), key)
+        if key in config:  # a field not set is left alone
+            rule((*path, key), config[key], key)
 
 
 def _metrics_series(config: dict[str, Any]) -> list[str]:

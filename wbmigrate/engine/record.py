@@ -50,7 +50,7 @@ class Record:
         self.in_config = False  # inside `Walk.config_keys`: keys are config keys
         self.where: tuple[str, ...] = ()
         self._text_words = name_words(migration.old_names)  # what `mentions` looks for
-        self.fate: Callable[[str], Fate | None] = migration.fate  # asked for every key met
+        self.fate: Callable[[str], Fate | None] = migration.metrics.get  # `Migration.fate`
         self.config_fates: dict[str, Fate] = migration.config_fates
         self._anchors = migration.anchor_bytes
         self._serialise = serialiser(self._anchors)

@@ -11,7 +11,6 @@ them side by side is what keeps them consistent.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -42,10 +41,6 @@ class Walk(Record):
     def _config_serialise(self) -> Callable[[Any], bytes]:
         return serialiser(self.migration.config_anchor_bytes)
 
-    @cached_property
-    def _config_spellings(self) -> frozenset[str]:
-        return _config_spellings(tuple(self.config_fates))
-
     def may_name_either(self, value: Any) -> tuple[bool, bool]:
         """`may_name` of `value`, and whether it may name a config key (asked again inside
         `config_keys` when it may), from one look at its words: asked of each panel and run
@@ -57,7 +52,7 @@ class Walk(Record):
         engineers)."""
         if not self.config_fates:  # most mappings rename no config key
             return self.may_name(value), False
-        config, _ = spelling_words(self._config_spellings)
+        config, _ = spelling_words(self.migration.config_spellings)
         try:
             data = orjson.dumps(value)
         except (TypeError, ValueError):  # not data orjson writes: walk it
@@ -77,7 +72,7 @@ class Walk(Record):
         saved = self.fate, self._anchors, self._serialise, self._spellings, self._words
         outer = self.shown, self.in_config, self._exact
         self.fate, self._anchors = self.config_fates.get, self.migration.config_anchor_bytes
-        self._serialise, self._spellings = self._config_serialise, self._config_spellings
+        self._serialise, self._spellings = self._config_serialise, self.migration.config_spellings
         self._words, self._exact = spelling_words(self._spellings)
         self.shown, self.in_config = [], True
         try:
@@ -370,14 +365,6 @@ class Walk(Record):
         """Delete a whole object (a panel); the change keeps all of it so it can be restored."""
         self.change(Delete(path), ChangeAction.REMOVED, value, None, field)
         self.note(path, NoteKind.WARNING, why, field)
-
-
-@functools.lru_cache(maxsize=16)  # once per migration, not per object
-def _config_spellings(keys: tuple[str, ...]) -> frozenset[str]:
-    """The config keys, also as W&B spells a nested one: `a.value.b` for `a.b`
-    (`names.config_key`; `a.b.value` holds `a.b` whole)."""
-    nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
-    return frozenset([*keys, *nested])
 
 
 def _yields(claims: Mapping[str, str] | None, new: str, old: Any) -> bool:

@@ -208,6 +208,14 @@ class Migration:
                 found[old] = Fate(old, Action.REMOVED, None, gone.reason, (gone.version,))
         return found
 
+    @cached_property
+    def config_spellings(self) -> frozenset[str]:
+        """The config keys, also as W&B spells a nested one: `a.value.b` for `a.b`
+        (`names.config_key`; `a.b.value` holds `a.b` whole), what the walk looks for."""
+        keys = tuple(self.config_fates)
+        nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
+        return frozenset([*keys, *nested])
+
     def step_label(self, version: str) -> str:
         """`2026.05.25 (#2631)`: a step of this migration by its version."""
         return next((s.label for s in self.steps if s.version == version), version)

@@ -174,11 +174,13 @@ class _Checker:
         if not value.strip():
             self.error(path, "empty-name", f"{what} is empty", line)
             return None
-        hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
         if value != value.strip() or any(ch in value for ch in "\n\r\t"):
             message = f"{what} {value!r} has surrounding or control whitespace"
             self.error(path, "bad-name", message, line)
             return None
+        if value.isascii() and value.isprintable():  # most names: no hidden or foreign letter
+            return value
+        hidden = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in value if not ch.isprintable()}))
         if hidden:  # NUL, bidi controls, zero-width characters
             message = f"{what} {value!r} has invisible characters ({hidden})"
             self.error(path, "bad-name", message, line)
