@@ -16,6 +16,7 @@ from wbmigrate.edit.edits import materialize
 from wbmigrate.engine.model import ChangeAction, Mode, NoteKind, Options
 from wbmigrate.engine.runsets import URI_SAFE, report_colours, walk_runset, workspace_colours
 from wbmigrate.engine.walk import Walk
+from wbmigrate.mapping.load import load_mapping
 from wbmigrate.plan import Source
 from wbmigrate.verify import Check, verify_one
 
@@ -351,6 +352,14 @@ def test_config_keys_are_renamed_as_w_and_b_spells_them(name, column, mode, expe
     result, _ = walk(config_runset(name, column), mode)
     assert keys_of(result) == expected
     check_noop(result, mode)  # a second rewrite changes nothing
+
+
+def test_every_renamed_config_key_is_found_as_w_and_b_spells_a_nested_one():
+    """`a.value.b` for each config rename, not the first alone (the mapping's second here)."""
+    migration = load_mapping(FIXTURES / "mappings/valid/deprecated-config.yaml").migration()
+    w = Walk(migration, Options(mode=REPLACE))
+    walk_runset(w, (), config_runset("orchestrator.max_off_policy_steps"))
+    assert [c.new for c in w.changes if c.field.startswith("runFeed")] == [NEW_COLUMN] * 2
 
 
 @pytest.mark.parametrize(

@@ -213,7 +213,9 @@ class Migration:
         """The config keys, also as W&B spells a nested one: `a.value.b` for `a.b`
         (`names.config_key`; `a.b.value` holds `a.b` whole), what the walk looks for."""
         keys = tuple(self.config_fates)
-        nested = (f"{head}.value.{rest}" for head, _, rest in map(str.partition, keys, ".") if rest)
+        nested = (
+            f"{head}.value.{rest}" for head, _, rest in (k.partition(".") for k in keys) if rest
+        )
         return frozenset([*keys, *nested])
 
     def step_label(self, version: str) -> str:
