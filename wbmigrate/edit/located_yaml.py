@@ -61,6 +61,9 @@ class Located:
     problems: list[YamlProblem] = field(default_factory=list)
     nodes: dict[Path, yaml.Node] = field(default_factory=dict)  # for surgical edits
     key_nodes: dict[Path, yaml.Node] = field(default_factory=dict)
+    # the mapping that holds each key itself: its own, or one it merges in (`<<: *base`), where
+    # an edit of a merged key belongs (at the anchor, once for every mapping that merges it)
+    holders: dict[Path, yaml.MappingNode] = field(default_factory=dict)
     index: int = 0
     aliases: list[tuple[Path, yaml.Node]] = field(default_factory=list)
 
@@ -167,6 +170,7 @@ class _Converter:
                 continue
             self.located.key_lines[child] = line
             self.located.key_nodes[child] = key_node
+            self.located.holders[child] = node
             result[key] = self.convert(value_node, child)
         for source in merged:
             with self._visit(source, path):
@@ -207,21 +211,3 @@ def value_start(text: str, node: yaml.Node) -> int:
     start, end = node.start_mark.index, node.end_mark.index
     pos = _PROPERTIES.match(text, start, end).end()  # type: ignore[union-attr]
     return pos if pos < end else start
-
-
-def owner(mapping: yaml.MappingNode, key: yaml.Node) -> yaml.MappingNode:
-    """The mapping that holds `key` itself: `mapping`, or one it merges in (`<<: *base`), where
-    an edit of a merged key belongs (at the anchor, once for every mapping that merges it)."""
-    stack: list[yaml.Node] = [mapping]
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, yaml.MappingNode) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for key_node, value in node.value:
-            if key_node is key:
-                return node
-            if key_node.tag == MERGE_TAG:
-                stack += value.value if isinstance(value, yaml.SequenceNode) else [value]
-    raise KeyError("a key outside its mapping")

@@ -23,7 +23,7 @@ from wbmigrate.edit.edits import (
     Set,
     materialize,
 )
-from wbmigrate.edit.located_yaml import Located, load_located_all, owner, value_start
+from wbmigrate.edit.located_yaml import Located, load_located_all, value_start
 from wbmigrate.edit.replacement import Replacement, apply
 
 _PLAIN = re.compile(r"[A-Za-z_$][\w./:$-]*\Z")
@@ -63,8 +63,7 @@ def _member(located: Located, edit: Edit) -> tuple[yaml.CollectionNode, int]:
     """The collection that holds the member an edit deletes, and its index there."""
     parent = located.nodes[edit.path[:-1]]
     if isinstance(parent, yaml.MappingNode):
-        key = located.key_nodes[edit.path]
-        holder = owner(parent, key)
+        key, holder = located.key_nodes[edit.path], located.holders[edit.path]
         return holder, next(i for i, (k, _) in enumerate(holder.value) if k is key)
     if not isinstance(parent, yaml.SequenceNode):
         raise CannotEdit("delete from a scalar")
@@ -180,7 +179,7 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     key = located.key_nodes[(*edit.path[:-1], edit.after)]
     value = located.nodes[(*edit.path[:-1], edit.after)]
     member = f"{render(str(edit.path[-1]), key)}: {render(edit.value, value)}"
-    if owner(mapping, key).flow_style:
+    if located.holders[(*edit.path[:-1], edit.after)].flow_style:
         return Replacement(value.end_mark.index, value.end_mark.index, f", {member}")
     at = _line_end(text, _content_end(text, value))
     return Replacement(at, at, "\n" + " " * key.start_mark.column + member)
