@@ -14,8 +14,7 @@ otherwise stand for billions of nodes), and nesting too deep to read is an error
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,42 +113,38 @@ class _Converter:
     def document(self, node: yaml.Node | None, index: int) -> Located:
         self.located = Located(data=None, index=index)
         self.visited: set[int] = set()
-        self.inside_alias = 0  # how many aliases deep the conversion is
         if node is not None:
-            self.located.data = self.convert(node, ())
+            self.located.data = self.convert(node, (), False)
         return self.located
 
-    def convert(self, node: yaml.Node, path: Path) -> Any:
+    def convert(self, node: yaml.Node, path: Path, inside: bool) -> Any:
+        """`inside`: whether the node is reached through an alias (or a merge key)."""
         if node.tag not in _STANDARD_TAGS:
             raise _error(f"the tag {node.tag} is not allowed here", node)
         self.located.value_lines[path] = node.start_mark.line + 1
         self.located.nodes[path] = node
-        with self._visit(node, path):
-            if isinstance(node, yaml.MappingNode):
-                return self.mapping(node, path)
-            if isinstance(node, yaml.SequenceNode):
-                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-            return scalar(node)
+        inside = self._visit(node, path, inside)
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, path, inside)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item, (*path, i), inside) for i, item in enumerate(node.value)]
+        return scalar(node)
 
-    @contextmanager
-    def _visit(self, node: yaml.Node, path: Path) -> Iterator[None]:
+    def _visit(self, node: yaml.Node, path: Path, inside: bool) -> bool:
         """Count the node against the budget; record it when it is reached again (an alias),
-        but not the nodes inside it, which its span covers."""
+        but not the nodes inside it, which its span covers. Whether what it holds is inside an
+        alias."""
         self.budget -= 1
         if self.budget < 0:
             raise _error("aliases expand to too many nodes to read", node)
         again = id(node) in self.visited
-        if again and not self.inside_alias:
+        if again and not inside:
             self.located.aliases.append((path, node))
         self.visited.add(id(node))
-        self.inside_alias += again
-        try:
-            yield
-        finally:
-            self.inside_alias -= again
+        return inside or again
 
     def mapping(
-        self, node: yaml.MappingNode, path: Path, taken: frozenset[Any] = frozenset()
+        self, node: yaml.MappingNode, path: Path, inside: bool, taken: frozenset[Any] = frozenset()
     ) -> dict[Any, Any]:
         """A mapping's own keys (the first of duplicates kept, the others reported), then those
         of the mappings it merges in that it does not have itself. `taken`: the keys a mapping
@@ -171,10 +166,10 @@ class _Converter:
             self.located.key_lines[child] = line
             self.located.key_nodes[child] = key_node
             self.located.holders[child] = node
-            result[key] = self.convert(value_node, child)
+            result[key] = self.convert(value_node, child, inside)
         for source in merged:
-            with self._visit(source, path):
-                result.update(self.mapping(source, path, taken | frozenset(result)))
+            within = self._visit(source, path, inside)
+            result.update(self.mapping(source, path, within, taken | frozenset(result)))
         return result
 
 
