@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import os
 import re
 import subprocess
@@ -109,18 +110,15 @@ def read_files(repo: Path, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str,
     if not asked:
         return {}
     stdin = "".join(f"{rev}:{path}\n" for rev, path in asked).encode()
-    raw = git(repo, "cat-file", "--batch", stdin=stdin)
+    answer = io.BytesIO(git(repo, "cat-file", "--batch", stdin=stdin))
     found: dict[tuple[str, str], str] = {}
-    at = 0
     for key in asked:
-        end = raw.index(b"\n", at)
-        header = raw[at:end].split()
-        at = end + 1
-        if len(header) != 3:  # "<name> missing"
+        # `<oid> <type> <size>`, or `<name> missing` (a name may hold spaces)
+        *_, kind, size = answer.readline().split()
+        if not size.isdigit():
             continue
-        size = int(header[2])
-        body, at = raw[at : at + size], at + size + 1
-        if header[1] == b"blob" and size <= MAX_FILE:
+        body = answer.read(int(size) + 1)[:-1]  # and the newline after it
+        if kind == b"blob" and len(body) <= MAX_FILE:
             with contextlib.suppress(UnicodeDecodeError):
                 found[key] = body.decode("utf-8")
     return found

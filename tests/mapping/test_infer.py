@@ -588,6 +588,18 @@ def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path, monkeypatch: pytest
     assert run(repo, first) == []
 
 
+def test_a_file_named_with_spaces_that_a_commit_deletes_is_read(tmp_path: Path) -> None:
+    """git answers `rev:my file.py missing` with the name's spaces: one such answer once ended
+    the command with a traceback."""
+    repo = Repo(tmp_path)
+    (tmp_path / "my file.py").write_text(logs("loss/train"))
+    first = repo.commit("init")
+    (tmp_path / "my file.py").unlink()
+    repo.commit("rename (#2)", b_py=logs("loss/train_mean"))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.metrics.renamed] == [("loss/train", "loss/train_mean")]
+
+
 def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
     assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
 
