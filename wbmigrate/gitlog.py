@@ -89,7 +89,9 @@ def main_line(repo: Path, start: str, to: str) -> list[Commit]:
     # --no-renames: a rename is a file removed and one added; detecting it reads blobs
     listing = ["--no-renames", "-z", "--format=%x01%H %P%x1f%cs%x1f%s"]
     raw = git(repo, "log", *line, *listing, last, "--not", f"{first}^@", "--")
-    commits = [_commit(chunk) for chunk in raw.decode("utf-8", "replace").split("\x01")[1:]]
+    # each commit starts at \x01 and its hash: a subject or a file name may hold \x01 too
+    chunks = re.split(r"\x01(?=[0-9a-f]{40})", raw.decode("utf-8", "replace"))
+    commits = [_commit(chunk) for chunk in chunks[1:]]
     if not commits or commits[0].rev != first:
         raise GitError(f"{start} is not on the first-parent line of {to}")
     return commits

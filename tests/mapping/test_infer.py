@@ -600,6 +600,17 @@ def test_a_file_named_with_spaces_that_a_commit_deletes_is_read(tmp_path: Path) 
     assert [(p.old, p.new) for p in step.metrics.renamed] == [("loss/train", "loss/train_mean")]
 
 
+def test_a_subject_or_a_file_name_holding_the_log_separator_is_read(tmp_path: Path) -> None:
+    """git's log is read commit by commit at \\x01 and a hash: a subject or a name holding
+    \\x01 once ended the command with a traceback."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    (tmp_path / "\x01b.py").write_text("x = 1\n")
+    repo.commit("odd \x01 name (#2)", a_py=logs("loss/train_mean"))
+    (step,) = run(repo, first)
+    assert (step.subject, step.pull) == ("odd \x01 name (#2)", 2)
+
+
 def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
     assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
 
