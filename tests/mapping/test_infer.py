@@ -611,6 +611,17 @@ def test_a_subject_or_a_file_name_holding_the_log_separator_is_read(tmp_path: Pa
     assert (step.subject, step.pull) == ("odd \x01 name (#2)", 2)
 
 
+def test_characters_json_and_yaml_spell_differently_are_read_back(tmp_path: Path) -> None:
+    """JSON spells 🚀 as two surrogate escapes, which YAML reads as two characters or refuses;
+    and YAML allows no U+FFFF, even in a comment."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    repo.commit("rename 🚀 (#2)", a_py=logs("loss/🚀").replace(": 1})", ": 1})  # \uffff"))
+    mapping = parse_mapping(to_yaml(run(repo, first), URL, "t", "a..b"), "draft.yaml")
+    assert mapping.steps[0].summary == "rename 🚀 (#2)"
+    assert mapping.steps[0].renamed == {"loss/train": "loss/🚀"}
+
+
 def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
     assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
 
