@@ -395,19 +395,13 @@ def _flag(path: str) -> str:
 
 
 def _remarks(step: InferredStep) -> list[str]:
-    lines = []
     added = [k for k in step.metrics.added if k not in step.live_again]  # those are entries
     config_added = [k for k in step.config.added if k not in step.config_live_again]
-    if added:
-        lines.append("added (new keys, not renames): " + ", ".join(added))
-    if config_added:
-        lines.append("config added: " + ", ".join(config_added))
-    for gone in step.config.removed:
-        lines.append(f"review: config key {gone.name} removed ({_at(gone.before)})")
-    for change, pattern, place in step.patterns:
-        lines.append(f"review: f-string key {change}: {pattern} ({_at(place)})")
-    lines += [f"review: {note}" for note in step.notes]
-    return lines
+    lines = ["added (new keys, not renames): " + ", ".join(added)] if added else []
+    lines += ["config added: " + ", ".join(config_added)] if config_added else []
+    lines += [f"review: config key {g.name} removed ({_at(g.before)})" for g in step.config.removed]
+    lines += [f"review: f-string key {c}: {key} ({_at(at)})" for c, key, at in step.patterns]
+    return lines + [f"review: {note}" for note in step.notes]
 
 
 def _q(text: str) -> str:
