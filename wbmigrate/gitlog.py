@@ -127,9 +127,11 @@ def read_files(repo: Path, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str,
 
 
 def mentioned(repo: Path, rev: str, words: Iterable[str]) -> set[str]:
-    """Which of `words` occur quoted (`"word"` or `'word'`) in any Python file at `rev`."""
-    patterns = [arg for word in words for q in "\"'" for arg in ("-e", f"{q}{word}{q}")]
+    """Which of `words` occur quoted (`"word"` or `'word'`) in any Python file at `rev`. The
+    patterns go on stdin: as arguments, many of them would pass the system's limit."""
+    patterns = "".join(f"{q}{word}{q}\n" for word in words for q in "\"'")
     if not patterns:
         return set()
-    raw = git(repo, "grep", "-F", "-h", "-o", "-I", *patterns, rev, "--", "*.py", ok=(0, 1))
+    grep = ["grep", "-F", "-h", "-o", "-I", "-f", "-", rev, "--", "*.py"]
+    raw = git(repo, *grep, stdin=patterns.encode(), ok=(0, 1))
     return {line[1:-1] for line in raw.decode("utf-8", "replace").splitlines()}

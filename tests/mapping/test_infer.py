@@ -622,6 +622,14 @@ def test_characters_json_and_yaml_spell_differently_are_read_back(tmp_path: Path
     assert mapping.steps[0].renamed == {"loss/train": "loss/🚀"}
 
 
+def test_more_keys_than_a_command_line_holds_are_looked_up(tmp_path: Path) -> None:
+    """As arguments, 1,000 keys of 1,400 characters pass Linux's 2 MiB (OSError: a traceback)."""
+    repo = Repo(tmp_path)
+    repo.commit("init", a_py=logs("loss/train"))
+    words = [f"k{i:06}{'x' * 1_400}" for i in range(1_000)]
+    assert gitlog.mentioned(tmp_path, "HEAD", [*words, "loss/train"]) == {"loss/train"}
+
+
 def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
     assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
 
