@@ -424,12 +424,6 @@ def to_json(steps: list[InferredStep], url: str, ident: str, span: str) -> str:
     """The same draft as data, for scripts."""
     data: dict[str, Any] = {"id": ident, "source": url, "range": span, "steps": []}
     for step in steps:
-        entry = asdict(step)
-        entry["date"] = step.date.isoformat()
-        entry["source"] = source_of(url, step)
-        entry["patterns"] = [
-            {"change": change, "pattern": pattern, "at": asdict(place)}
-            for change, pattern, place in step.patterns
-        ]
-        data["steps"].append(entry)
-    return json.dumps(data, indent=2) + "\n"
+        patterns = [{"change": c, "pattern": key, "at": asdict(at)} for c, key, at in step.patterns]
+        data["steps"].append({**asdict(step), "source": source_of(url, step), "patterns": patterns})
+    return json.dumps(data, indent=2, default=dt.date.isoformat) + "\n"
