@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import os
 import re
 import subprocess
@@ -88,7 +89,9 @@ def main_line(repo: Path, start: str, to: str) -> list[Commit]:
     # --no-renames: a rename is a file removed and one added; detecting it reads blobs
     listing = ["--no-renames", "-z", "--format=%x01%H %P%x1f%cs%x1f%s"]
     raw = git(repo, "log", *line, *listing, last, "--not", f"{first}^@", "--")
-    commits = [_commit(chunk) for chunk in raw.decode("utf-8", "replace").split("\x01")[1:]]
+    # each commit starts at \x01 and its hash: a subject or a file name may hold \x01 too
+    chunks = re.split(r"\x01(?=[0-9a-f]{40})", raw.decode("utf-8", "replace"))
+    commits = [_commit(chunk) for chunk in chunks[1:]]
     if not commits or commits[0].rev != first:
         raise GitError(f"{start} is not on the first-parent line of {to}")
     return commits
@@ -109,27 +112,26 @@ def read_files(repo: Path, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str,
     if not asked:
         return {}
     stdin = "".join(f"{rev}:{path}\n" for rev, path in asked).encode()
-    raw = git(repo, "cat-file", "--batch", stdin=stdin)
+    answer = io.BytesIO(git(repo, "cat-file", "--batch", stdin=stdin))
     found: dict[tuple[str, str], str] = {}
-    at = 0
     for key in asked:
-        end = raw.index(b"\n", at)
-        header = raw[at:end].split()
-        at = end + 1
-        if len(header) != 3:  # "<name> missing"
+        # `<oid> <type> <size>`, or `<name> missing` (a name may hold spaces)
+        *_, kind, size = answer.readline().split()
+        if not size.isdigit():
             continue
-        size = int(header[2])
-        body, at = raw[at : at + size], at + size + 1
-        if header[1] == b"blob" and size <= MAX_FILE:
+        body = answer.read(int(size) + 1)[:-1]  # and the newline after it
+        if kind == b"blob" and len(body) <= MAX_FILE:
             with contextlib.suppress(UnicodeDecodeError):
                 found[key] = body.decode("utf-8")
     return found
 
 
 def mentioned(repo: Path, rev: str, words: Iterable[str]) -> set[str]:
-    """Which of `words` occur quoted (`"word"` or `'word'`) in any Python file at `rev`."""
-    patterns = [arg for word in words for q in "\"'" for arg in ("-e", f"{q}{word}{q}")]
+    """Which of `words` occur quoted (`"word"` or `'word'`) in any Python file at `rev`. The
+    patterns go on stdin: as arguments, many of them would pass the system's limit."""
+    patterns = "".join(f"{q}{word}{q}\n" for word in words for q in "\"'")
     if not patterns:
         return set()
-    raw = git(repo, "grep", "-F", "-h", "-o", "-I", *patterns, rev, "--", "*.py", ok=(0, 1))
+    grep = ["grep", "-F", "-h", "-o", "-I", "-f", "-", rev, "--", "*.py"]
+    raw = git(repo, *grep, stdin=patterns.encode(), ok=(0, 1))
     return {line[1:-1] for line in raw.decode("utf-8", "replace").splitlines()}

@@ -69,25 +69,10 @@ def removed(original: Any, edits: Iterable[Edit]) -> Counter[str]:
     return counts
 
 
-def check_loss(before: Any, after: Any, edits: Iterable[Edit]) -> None:
-    """Raise DataLossError if `after` has fewer of anything than `before`, less what the edits
-    delete on purpose."""
-    was, now, planned = parts(before), parts(after), removed(before, edits)
-    lost = [
-        f"{was[what] - planned[what] - now[what]} {what}"
-        for what in WHAT
-        if now[what] < was[what] - planned[what]
-    ]
-    if lost:
-        raise DataLossError(
-            f"data-loss guard: the new spec would lose {', '.join(lost)} that the plan does "
-            "not remove; not written"
-        )
-
-
 def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
     """Refuse to write `new_text` unless it is exactly the planned spec (the edits made to
-    `original`) and loses nothing the plan does not remove."""
+    `original`) and has as many of every part as `original`, less what the edits delete on
+    purpose."""
     try:
         sent = json.loads(new_text)
         planned = materialize(original, edits)
@@ -95,4 +80,9 @@ def check_write(original: Any, edits: list[Edit], new_text: str) -> None:
         raise DataLossError(f"data-loss guard: the new spec cannot be checked ({exc})") from None
     if sent != planned:
         raise DataLossError("data-loss guard: the new text is not the planned spec; not written")
-    check_loss(original, sent, edits)
+    missing = parts(original) - removed(original, edits) - parts(sent)  # positive counts only
+    if lost := ", ".join(f"{missing[what]} {what}" for what in WHAT if missing[what]):
+        raise DataLossError(
+            f"data-loss guard: the new spec would lose {lost} that the plan does not remove; "
+            "not written"
+        )

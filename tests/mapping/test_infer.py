@@ -588,6 +588,48 @@ def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path, monkeypatch: pytest
     assert run(repo, first) == []
 
 
+def test_a_file_named_with_spaces_that_a_commit_deletes_is_read(tmp_path: Path) -> None:
+    """git answers `rev:my file.py missing` with the name's spaces: one such answer once ended
+    the command with a traceback."""
+    repo = Repo(tmp_path)
+    (tmp_path / "my file.py").write_text(logs("loss/train"))
+    first = repo.commit("init")
+    (tmp_path / "my file.py").unlink()
+    repo.commit("rename (#2)", b_py=logs("loss/train_mean"))
+    (step,) = run(repo, first)
+    assert [(p.old, p.new) for p in step.metrics.renamed] == [("loss/train", "loss/train_mean")]
+
+
+def test_a_subject_or_a_file_name_holding_the_log_separator_is_read(tmp_path: Path) -> None:
+    """git's log is read commit by commit at \\x01 and a hash: a subject or a name holding
+    \\x01 once ended the command with a traceback."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    (tmp_path / "\x01b.py").write_text("x = 1\n")
+    repo.commit("odd \x01 name (#2)", a_py=logs("loss/train_mean"))
+    (step,) = run(repo, first)
+    assert (step.subject, step.pull) == ("odd \x01 name (#2)", 2)
+
+
+def test_characters_json_and_yaml_spell_differently_are_read_back(tmp_path: Path) -> None:
+    """JSON spells 🚀 as two surrogate escapes, which YAML reads as two characters or refuses;
+    and YAML allows no U+FFFF, even in a comment."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py=logs("loss/train"))
+    repo.commit("rename 🚀 (#2)", a_py=logs("loss/🚀").replace(": 1})", ": 1})  # \uffff"))
+    mapping = parse_mapping(to_yaml(run(repo, first), URL, "t", "a..b"), "draft.yaml")
+    assert mapping.steps[0].summary == "rename 🚀 (#2)"
+    assert mapping.steps[0].renamed == {"loss/train": "loss/🚀"}
+
+
+def test_more_keys_than_a_command_line_holds_are_looked_up(tmp_path: Path) -> None:
+    """As arguments, 1,000 keys of 1,400 characters pass Linux's 2 MiB (OSError: a traceback)."""
+    repo = Repo(tmp_path)
+    repo.commit("init", a_py=logs("loss/train"))
+    words = [f"k{i:06}{'x' * 1_400}" for i in range(1_000)]
+    assert gitlog.mentioned(tmp_path, "HEAD", [*words, "loss/train"]) == {"loss/train"}
+
+
 def test_the_caps_default_to_2_mib_a_file_and_256_mib_an_answer() -> None:
     assert (gitlog.MAX_FILE, gitlog.MAX_OUTPUT) == (2 * 1024 * 1024, 256 * 1024 * 1024)
 

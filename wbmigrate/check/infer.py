@@ -64,7 +64,7 @@ class _State:
     repo: Path
     paths: tuple[str, ...]
     classes: dict[str, dict[str, ConfigClass]] = field(default_factory=dict)  # file -> classes
-    fields: dict[str, tuple[ConfigField, str]] = field(default_factory=dict)
+    fields: dict[str, ConfigField] = field(default_factory=dict)  # by dotted path
 
     def wanted(self, path: str) -> bool:
         return path.endswith(".py") and (
@@ -76,31 +76,21 @@ class _State:
         files = [p for p in listed.split("\0") if is_config_file(p) and self.wanted(p)]
         texts = gitlog.read_files(self.repo, [(rev, p) for p in files])
         self.classes = {
-            p: logged_keys(p, texts[(rev, p)], configs=True).classes
-            for p in files
-            if (rev, p) in texts
+            p: logged_keys(p, texts[rev, p]).classes for p in files if (rev, p) in texts
         }
         self.fields = config_paths(_merged(self.classes))
 
     def step(self, commit: gitlog.Commit) -> InferredStep:
+        parent, rev = commit.parent or "", commit.rev
         files = [p for p in commit.files if self.wanted(p)]
-        parent = commit.parent or ""
-        texts = gitlog.read_files(
-            self.repo, [(r, p) for p in files for r in (parent, commit.rev) if r]
-        )
-        files = [
-            p for p in files if is_config_file(p) or _strings_changed(texts, parent, commit.rev, p)
-        ]
-        before = {p: logged_keys(p, texts[(parent, p)]) for p in files if (parent, p) in texts}
-        after = {
-            p: logged_keys(p, texts[(commit.rev, p)], configs=is_config_file(p))
-            for p in files
-            if (commit.rev, p) in texts
-        }
+        texts = gitlog.read_files(self.repo, [(r, p) for p in files for r in (parent, rev) if r])
+        files = [p for p in files if is_config_file(p) or _strings_changed(texts, parent, rev, p)]
+        before = {p: logged_keys(p, texts[parent, p]) for p in files if (parent, p) in texts}
+        after = {p: logged_keys(p, texts[rev, p]) for p in files if (rev, p) in texts}
         found = self._metrics(commit, parent, before, after)
-        metrics, metric_notes = _apart(found, texts, parent, commit.rev)
+        metrics, metric_notes = _apart(found, texts, parent, rev)
         config, config_notes = self._config(files, after)
-        config, apart = _apart(config, texts, parent, commit.rev)
+        config, apart = _apart(config, texts, parent, rev)
         notes = (*metric_notes, *config_notes, *apart)
         old = _merged({p: keys.patterns for p, keys in before.items()})
         new = _merged({p: keys.patterns for p, keys in after.items()})
@@ -109,7 +99,7 @@ class _State:
             *(("added", k, v) for k, v in new.items() if k not in old),
         )
         return InferredStep(
-            commit.rev, commit.pull, commit.date, commit.subject, metrics, config, patterns, notes
+            rev, commit.pull, commit.date, commit.subject, metrics, config, patterns, notes
         )
 
     def _metrics(
@@ -147,9 +137,9 @@ class _State:
             if path in after:
                 self.classes[path] = after[path].classes
         old, self.fields = self.fields, config_paths(_merged(self.classes))
-        removed = {k: f.place for k, (f, _) in old.items() if k not in self.fields}
-        added = {k: f.place for k, (f, _) in self.fields.items() if k not in old}
-        aliases = {k: self.fields[k][0].aliases for k in added if self.fields[k][0].aliases}
+        removed = {k: f.place for k, f in old.items() if k not in self.fields}
+        added = {k: f.place for k, f in self.fields.items() if k not in old}
+        aliases = {k: self.fields[k].aliases for k in added if self.fields[k].aliases}
         # A value is never renamed into a section, nor a section into a value.
         sections = {k.rpartition(".")[0] for k in [*old, *self.fields]}
         sides = [
@@ -234,12 +224,11 @@ def _left_out(found: Found, why: Callable[[Pair], str]) -> tuple[Found, list[str
     """The pairs `why` gives a reason against, as notes: their old key removed, their new one
     added."""
     reasons = [(p, why(p)) for p in found.renamed]
-    left = [p for p, reason in reasons if reason]
-    notes = [f"not paired: {p.old} -> {p.new}: {reason}" for p, reason in reasons if reason]
+    left = [(p, reason) for p, reason in reasons if reason]
     kept = tuple(p for p, reason in reasons if not reason)
-    removed = found.removed + tuple(Gone(p.old, p.before) for p in left)
-    added = found.added + tuple(p.new for p in left)
-    return Found(kept, removed, added), notes
+    removed = found.removed + tuple(Gone(p.old, p.before) for p, _ in left)
+    added = found.added + tuple(p.new for p, _ in left)
+    return Found(kept, removed, added), [f"not paired: {p.old} -> {p.new}: {r}" for p, r in left]
 
 
 def _collapse(found: Found) -> Found:
@@ -322,8 +311,9 @@ class Keys:
     classes: dict[str, ConfigClass] = field(default_factory=dict)
 
 
-def logged_keys(file: str, text: str, configs: bool = False) -> Keys:
-    """The keys of one module; a module Python cannot parse has none (it logs nothing)."""
+def logged_keys(file: str, text: str) -> Keys:
+    """The keys of one module, and its config classes if it is a config file; a module Python
+    cannot parse has none (it logs nothing)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
@@ -346,7 +336,7 @@ def logged_keys(file: str, text: str, configs: bool = False) -> Keys:
         elif isinstance(node, ast.JoinedStr) and (pattern := _pattern(node)):
             if _logged(module, node, pattern.replace("{", "").replace("}", "")):
                 keys.patterns.setdefault(pattern, place(node))
-        elif configs and isinstance(node, ast.ClassDef):
+        elif isinstance(node, ast.ClassDef) and is_config_file(file):
             found = _config_class(node, place)
             keys.classes[found.name] = found
     return keys
@@ -399,11 +389,10 @@ def _config_class(node: ast.ClassDef, place: Callable[[ast.AST], Place]) -> Conf
     for item in node.body:
         if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
             continue
-        if "ClassVar" in _names(item.annotation) or item.target.id.startswith("_"):
-            continue
-        aliases = tuple(_aliases(item.value)) if item.value is not None else ()
         types = tuple(_names(item.annotation))
-        fields.append(ConfigField(item.target.id, types, aliases, place(item)))
+        if "ClassVar" in types or item.target.id.startswith("_"):
+            continue
+        fields.append(ConfigField(item.target.id, types, tuple(_aliases(item.value)), place(item)))
     decorated = any("dataclass" in _last(d) for d in node.decorator_list)
     return ConfigClass(node.name, bases, tuple(fields), decorated)
 
@@ -425,7 +414,7 @@ def _names(annotation: ast.AST) -> Iterator[str]:
             yield from re.findall(r"[A-Za-z_]\w*", node.value)
 
 
-def _aliases(value: ast.AST) -> Iterator[str]:
+def _aliases(value: ast.AST | None) -> Iterator[str]:
     """The old names in `Field(..., validation_alias=AliasChoices("new", "old"))` or `alias=`."""
     if not isinstance(value, ast.Call):
         return
@@ -436,17 +425,17 @@ def _aliases(value: ast.AST) -> Iterator[str]:
                     yield node.value
 
 
-def config_paths(classes: dict[str, ConfigClass]) -> dict[str, tuple[ConfigField, str]]:
+def config_paths(classes: dict[str, ConfigClass]) -> dict[str, ConfigField]:
     """Every config field by its dotted path from a root config (a config class no other one
-    holds), with the class that declares it."""
+    holds)."""
     configs = {name for name in classes if _is_config(name, classes, 0)}
     held = {t for name in configs for f in _fields(name, classes, 0) for t in f.types}
-    paths: dict[str, tuple[ConfigField, str]] = {}
+    paths: dict[str, ConfigField] = {}
 
     def walk(name: str, prefix: str, seen: tuple[str, ...]) -> None:
         for found in _fields(name, classes, 0):
             path = f"{prefix}{found.name}"
-            paths.setdefault(path, (found, name))
+            paths.setdefault(path, found)
             for inner in found.types:
                 if inner in configs and inner not in seen and len(seen) < DEPTH:
                     walk(inner, f"{path}.", (*seen, inner))

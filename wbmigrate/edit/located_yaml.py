@@ -14,8 +14,7 @@ otherwise stand for billions of nodes), and nesting too deep to read is an error
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +60,9 @@ class Located:
     problems: list[YamlProblem] = field(default_factory=list)
     nodes: dict[Path, yaml.Node] = field(default_factory=dict)  # for surgical edits
     key_nodes: dict[Path, yaml.Node] = field(default_factory=dict)
+    # the mapping that holds each key itself: its own, or one it merges in (`<<: *base`), where
+    # an edit of a merged key belongs (at the anchor, once for every mapping that merges it)
+    holders: dict[Path, yaml.MappingNode] = field(default_factory=dict)
     index: int = 0
     aliases: list[tuple[Path, yaml.Node]] = field(default_factory=list)
 
@@ -111,42 +113,38 @@ class _Converter:
     def document(self, node: yaml.Node | None, index: int) -> Located:
         self.located = Located(data=None, index=index)
         self.visited: set[int] = set()
-        self.inside_alias = 0  # how many aliases deep the conversion is
         if node is not None:
-            self.located.data = self.convert(node, ())
+            self.located.data = self.convert(node, (), False)
         return self.located
 
-    def convert(self, node: yaml.Node, path: Path) -> Any:
+    def convert(self, node: yaml.Node, path: Path, inside: bool) -> Any:
+        """`inside`: whether the node is reached through an alias (or a merge key)."""
         if node.tag not in _STANDARD_TAGS:
             raise _error(f"the tag {node.tag} is not allowed here", node)
         self.located.value_lines[path] = node.start_mark.line + 1
         self.located.nodes[path] = node
-        with self._visit(node, path):
-            if isinstance(node, yaml.MappingNode):
-                return self.mapping(node, path)
-            if isinstance(node, yaml.SequenceNode):
-                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-            return scalar(node)
+        inside = self._visit(node, path, inside)
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, path, inside)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item, (*path, i), inside) for i, item in enumerate(node.value)]
+        return scalar(node)
 
-    @contextmanager
-    def _visit(self, node: yaml.Node, path: Path) -> Iterator[None]:
+    def _visit(self, node: yaml.Node, path: Path, inside: bool) -> bool:
         """Count the node against the budget; record it when it is reached again (an alias),
-        but not the nodes inside it, which its span covers."""
+        but not the nodes inside it, which its span covers. Whether what it holds is inside an
+        alias."""
         self.budget -= 1
         if self.budget < 0:
             raise _error("aliases expand to too many nodes to read", node)
         again = id(node) in self.visited
-        if again and not self.inside_alias:
+        if again and not inside:
             self.located.aliases.append((path, node))
         self.visited.add(id(node))
-        self.inside_alias += again
-        try:
-            yield
-        finally:
-            self.inside_alias -= again
+        return inside or again
 
     def mapping(
-        self, node: yaml.MappingNode, path: Path, taken: frozenset[Any] = frozenset()
+        self, node: yaml.MappingNode, path: Path, inside: bool, taken: frozenset[Any] = frozenset()
     ) -> dict[Any, Any]:
         """A mapping's own keys (the first of duplicates kept, the others reported), then those
         of the mappings it merges in that it does not have itself. `taken`: the keys a mapping
@@ -167,10 +165,11 @@ class _Converter:
                 continue
             self.located.key_lines[child] = line
             self.located.key_nodes[child] = key_node
-            result[key] = self.convert(value_node, child)
+            self.located.holders[child] = node
+            result[key] = self.convert(value_node, child, inside)
         for source in merged:
-            with self._visit(source, path):
-                result.update(self.mapping(source, path, taken | frozenset(result)))
+            within = self._visit(source, path, inside)
+            result.update(self.mapping(source, path, within, taken | frozenset(result)))
         return result
 
 
@@ -207,21 +206,3 @@ def value_start(text: str, node: yaml.Node) -> int:
     start, end = node.start_mark.index, node.end_mark.index
     pos = _PROPERTIES.match(text, start, end).end()  # type: ignore[union-attr]
     return pos if pos < end else start
-
-
-def owner(mapping: yaml.MappingNode, key: yaml.Node) -> yaml.MappingNode:
-    """The mapping that holds `key` itself: `mapping`, or one it merges in (`<<: *base`), where
-    an edit of a merged key belongs (at the anchor, once for every mapping that merges it)."""
-    stack: list[yaml.Node] = [mapping]
-    seen: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, yaml.MappingNode) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for key_node, value in node.value:
-            if key_node is key:
-                return node
-            if key_node.tag == MERGE_TAG:
-                stack += value.value if isinstance(value, yaml.SequenceNode) else [value]
-    raise KeyError("a key outside its mapping")

@@ -23,7 +23,7 @@ from wbmigrate.edit.edits import (
     Set,
     materialize,
 )
-from wbmigrate.edit.located_yaml import Located, load_located_all, owner, value_start
+from wbmigrate.edit.located_yaml import Located, load_located_all, value_start
 from wbmigrate.edit.replacement import Replacement, apply
 
 _PLAIN = re.compile(r"[A-Za-z_$][\w./:$-]*\Z")
@@ -63,8 +63,7 @@ def _member(located: Located, edit: Edit) -> tuple[yaml.CollectionNode, int]:
     """The collection that holds the member an edit deletes, and its index there."""
     parent = located.nodes[edit.path[:-1]]
     if isinstance(parent, yaml.MappingNode):
-        key = located.key_nodes[edit.path]
-        holder = owner(parent, key)
+        key, holder = located.key_nodes[edit.path], located.holders[edit.path]
         return holder, next(i for i, (k, _) in enumerate(holder.value) if k is key)
     if not isinstance(parent, yaml.SequenceNode):
         raise CannotEdit("delete from a scalar")
@@ -116,9 +115,8 @@ def _replacement(text: str, located: Located, edit: Edit, deleted: Deleted) -> R
     if isinstance(edit, RenameKey):
         key = located.key_nodes[edit.path]
         return Replacement(key.start_mark.index, key.end_mark.index, render(edit.new_key, key))
-    parent = located.nodes[edit.path[:-1]]
     if isinstance(edit, Insert):
-        return _insert(text, parent, int(edit.path[-1]), edit.value)
+        return _insert(text, located.nodes[edit.path[:-1]], int(edit.path[-1]), edit.value)
     if isinstance(edit, AddKey):
         return _add_key(text, located, edit)
     return _delete(text, located, edit, deleted)
@@ -174,13 +172,12 @@ _BlockDumper.add_representer(str, _represent_str)
 
 
 def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
-    mapping = located.nodes[edit.path[:-1]]
-    if not isinstance(mapping, yaml.MappingNode) or edit.after is None:
-        raise CannotEdit("not a mapping")
-    key = located.key_nodes[(*edit.path[:-1], edit.after)]
-    value = located.nodes[(*edit.path[:-1], edit.after)]
+    if edit.after is None:  # last: not placed
+        raise CannotEdit(edit.path)
+    before = (*edit.path[:-1], edit.after)  # a KeyError unless a key of the mapping
+    key, value = located.key_nodes[before], located.nodes[before]
     member = f"{render(str(edit.path[-1]), key)}: {render(edit.value, value)}"
-    if owner(mapping, key).flow_style:
+    if located.holders[before].flow_style:
         return Replacement(value.end_mark.index, value.end_mark.index, f", {member}")
     at = _line_end(text, _content_end(text, value))
     return Replacement(at, at, "\n" + " " * key.start_mark.column + member)
@@ -189,7 +186,7 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
 def _delete(text: str, located: Located, edit: Edit, deleted: Deleted) -> Replacement:
     parent, index = _member(located, edit)
     node = located.nodes[edit.path]
-    gone = deleted.get(id(parent), {index})
+    gone = deleted[id(parent)]
     if len(gone) >= len(parent.value):  # the collection becomes empty: write it as [] or {}
         return _emptied(text, parent)
     if parent.flow_style:

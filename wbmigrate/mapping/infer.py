@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+_ASTRAL = re.compile("([\U00010000-\U0010ffff])")
 MIN_RATIO = 0.6  # name similarity below which two keys of different places are not paired
 NAMES_DIFFER = "names differ"  # the review of one key replaced by one unlike it in one function
 
@@ -31,7 +32,6 @@ class Place:
 
 
 Places = dict[str, Place]  # keys a commit removed (or added), each with where it was
-Scored = tuple[float, float, str, str]  # (score, similarity, old, new)
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,13 @@ def ranked(removed: Places, added: Places) -> list[Pair]:
     for score, ratio, old, new in sorted(scored, key=lambda s: (-s[0], s[2], s[3])):
         if old not in removed or new not in added or {old, new} & tied:
             continue
-        if _tied(scored, score, old, new, removed, added):  # nor paired with a worse one later
+        # `old` as like another key still unpaired as `new`, or `new` as like another
+        # (`filters`, `pre_batch_filters`, `post_batch_filters`): the alphabet is no evidence,
+        # so neither is paired (nor with a worse one later)
+        if any(
+            s == score and (o == old) != (n == new) and o in removed and n in added
+            for s, _, o, n in scored
+        ):
             tied |= {old, new}
             continue
         before, after = removed.pop(old), added.pop(new)
@@ -182,17 +188,6 @@ def ranked(removed: Places, added: Places) -> list[Pair]:
         review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
         pairs.append(Pair(old, new, before, after, review))
     return pairs
-
-
-def _tied(
-    scored: list[Scored], score: float, old: str, new: str, removed: Places, added: Places
-) -> bool:
-    """Whether `old` is as like another key still unpaired as `new`, or `new` as like another
-    (`filters`, `pre_batch_filters`, `post_batch_filters`): the alphabet is no evidence."""
-    return any(
-        s == score and (o == old) != (n == new) and o in removed and n in added
-        for s, _, o, n in scored
-    )
 
 
 def similarity(old: str, new: str) -> float:
@@ -223,20 +218,18 @@ def _at(place: Place) -> str:
 # --- the draft mapping ------------------------------------------------------------------------
 
 
-@dataclass
-class _Used:
-    """Names earlier steps renamed away or removed: the format forbids using them again."""
-
-    names: dict[str, str] = field(default_factory=dict)  # name -> version
+class _Used(dict[str, str]):
+    """Names earlier steps renamed away or removed, each with its version: the format forbids
+    using them again."""
 
     def clash(self, *names: str) -> str:
-        return next((f"{n} (changed in {self.names[n]})" for n in names if n in self.names), "")
+        return next((f"{n} (changed in {self[n]})" for n in names if n in self), "")
 
     def back(self, found: Found) -> dict[str, str]:
         """The retired names `found` logs again (added, or renamed into), each with the version
         that retired it; they are live from now on."""
         logged = [*found.added, *(p.new for p in found.renamed)]
-        return {name: self.names.pop(name) for name in sorted(set(logged) & self.names.keys())}
+        return {name: self.pop(name) for name in sorted(set(logged) & self.keys())}
 
 
 def draft(steps: Iterable[InferredStep]) -> list[InferredStep]:
@@ -288,7 +281,7 @@ def _admit(found: Found, used: _Used, version: str, notes: list[str]) -> Found:
         else:
             removed.append(gone)
     for name in [p.old for p in renamed] + [g.name for g in removed]:  # a new name may change again
-        used.names.setdefault(name, version)
+        used.setdefault(name, version)
     return replace(found, renamed=tuple(renamed), removed=tuple(removed))
 
 
@@ -335,7 +328,7 @@ def _yaml_step(step: InferredStep, url: str) -> list[str]:
     if metrics.renamed:
         out.append("      renamed:")
         for p in metrics.renamed:
-            out += [*_evidence(p, "        "), f"        {_q(p.old)}: {_q(p.new)}"]
+            out += [*_evidence(p), f"        {_q(p.old)}: {_q(p.new)}"]
     if metrics.removed:
         out.append("      removed:")
         for gone in metrics.removed:
@@ -351,7 +344,7 @@ def _yaml_step(step: InferredStep, url: str) -> list[str]:
     if step.config.renamed:
         out.append("      renamed:")
         for p in step.config.renamed:
-            out += _evidence(p, "        ") + _config_entry(p)
+            out += _evidence(p) + _config_entry(p)
     out += _live_again(step.config_live_again, step.retired_by)
     out += [f"    # {_comment(line)}" for line in _remarks(step)]
     out += [
@@ -370,7 +363,7 @@ def _live_again(names: tuple[str, ...], retired_by: dict[str, str]) -> list[str]
     ]
 
 
-def _evidence(p: Pair, indent: str) -> list[str]:
+def _evidence(p: Pair) -> list[str]:
     lines = [
         f"# {_at(p.before)} -> {_at(p.after)}" + (f" in {p.after.scope}" if p.after.scope else ""),
         f"#   - {_comment(p.before.code)}",
@@ -378,7 +371,7 @@ def _evidence(p: Pair, indent: str) -> list[str]:
     ]
     if p.review:
         lines.append(f"# review: {_comment(p.review)}")
-    return [indent + line for line in lines]
+    return ["        " + line for line in lines]
 
 
 def _config_entry(p: Pair) -> list[str]:
@@ -402,41 +395,35 @@ def _flag(path: str) -> str:
 
 
 def _remarks(step: InferredStep) -> list[str]:
-    lines = []
     added = [k for k in step.metrics.added if k not in step.live_again]  # those are entries
     config_added = [k for k in step.config.added if k not in step.config_live_again]
-    if added:
-        lines.append("added (new keys, not renames): " + ", ".join(added))
-    if config_added:
-        lines.append("config added: " + ", ".join(config_added))
-    for gone in step.config.removed:
-        lines.append(f"review: config key {gone.name} removed ({_at(gone.before)})")
-    for change, pattern, place in step.patterns:
-        lines.append(f"review: f-string key {change}: {pattern} ({_at(place)})")
-    lines += [f"review: {note}" for note in step.notes]
-    return lines
+    lines = ["added (new keys, not renames): " + ", ".join(added)] if added else []
+    lines += ["config added: " + ", ".join(config_added)] if config_added else []
+    lines += [f"review: config key {g.name} removed ({_at(g.before)})" for g in step.config.removed]
+    lines += [f"review: f-string key {c}: {key} ({_at(at)})" for c, key, at in step.patterns]
+    return lines + [f"review: {note}" for note in step.notes]
 
 
 def _q(text: str) -> str:
-    """A YAML double-quoted scalar (JSON's escapes are YAML's)."""
-    return json.dumps(text)
+    """A YAML double-quoted scalar: JSON's escapes are YAML's, but for a character past U+FFFF,
+    one escape in YAML (JSON's two surrogate escapes YAML reads as two characters, or refuses)."""
+    pieces = _ASTRAL.split(text)  # odd ones: a character past U+FFFF
+    escaped = (f"\\U{ord(p):08x}" if i % 2 else json.dumps(p)[1:-1] for i, p in enumerate(pieces))
+    return f'"{"".join(escaped)}"'
 
 
 def _comment(text: str) -> str:
-    """Text safe inside one YAML comment line: no line breaks or other control characters."""
-    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: f"\\x{ord(m[0]):02x}", text)
+    """Text safe inside one YAML comment line: no line breaks, control characters or others
+    YAML does not allow (U+FFFE, U+FFFF)."""
+    return re.sub(
+        r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]", lambda m: f"\\x{ord(m[0]):02x}", text
+    )
 
 
 def to_json(steps: list[InferredStep], url: str, ident: str, span: str) -> str:
     """The same draft as data, for scripts."""
     data: dict[str, Any] = {"id": ident, "source": url, "range": span, "steps": []}
     for step in steps:
-        entry = asdict(step)
-        entry["date"] = step.date.isoformat()
-        entry["source"] = source_of(url, step)
-        entry["patterns"] = [
-            {"change": change, "pattern": pattern, "at": asdict(place)}
-            for change, pattern, place in step.patterns
-        ]
-        data["steps"].append(entry)
-    return json.dumps(data, indent=2) + "\n"
+        patterns = [{"change": c, "pattern": key, "at": asdict(at)} for c, key, at in step.patterns]
+        data["steps"].append({**asdict(step), "source": source_of(url, step), "patterns": patterns})
+    return json.dumps(data, indent=2, default=dt.date.isoformat) + "\n"
