@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wbmigrate.engine.model import UNPARSED, ChangeAction, NoteKind, Options, Rewrite
 from wbmigrate.errors import WbmigrateError, bug
-from wbmigrate.rewrite import rewrite, spec_at
+from wbmigrate.rewrite import Walked, finish, spec_at, walk
 
 if TYPE_CHECKING:
     from wbmigrate.mapping import Migration
+
+T = TypeVar("T")
 
 
 class Status(enum.Enum):
@@ -107,13 +110,32 @@ class Plan:
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
     """The object rewritten, or planned as an error: one object never stops the others."""
+    return finish_one(source, walk_one(source, migration, options))
+
+
+def walk_one(source: Source, migration: Migration, options: Options) -> Walked | Planned:
+    """The object walked (`rewrite.walk`: no key census needed), or planned as an error."""
     if source.error is not None:
         return Planned(source, error=source.error)
-    try:
+
+    def walked() -> Walked:
         spec = spec_at(source.text, source.root, source.document)
-        result = rewrite(spec, migration, kind=source.kind, name=source.name, options=options)
+        return walk(spec, migration, options, source.kind, source.name)
+
+    return _safely(source, walked)
+
+
+def finish_one(source: Source, walked: Walked | Planned, options: Options | None = None) -> Planned:
+    """The object's plan, its walk finished with `options`' key census (`rewrite.finish`)."""
+    if isinstance(walked, Planned):
+        return walked
+    return _safely(source, lambda: Planned(source, finish(walked, options)))
+
+
+def _safely(source: Source, work: Callable[[], T]) -> T | Planned:
+    try:
+        return work()
     except WbmigrateError as exc:
         return Planned(source, error=str(exc))
     except Exception as exc:  # a bug: said for this object alone, and the others go on
         return Planned(source, error=bug(exc))
-    return Planned(source, result)
