@@ -110,7 +110,7 @@ class Plan:
 
 def plan_one(source: Source, migration: Migration, options: Options) -> Planned:
     """The object rewritten, or planned as an error: one object never stops the others."""
-    return finish_one(source, walk_one(source, migration, options))
+    return finish_one(source, walk_one(source, migration, options), options)
 
 
 def walk_one(source: Source, migration: Migration, options: Options) -> Walked | Planned:
@@ -125,7 +125,7 @@ def walk_one(source: Source, migration: Migration, options: Options) -> Walked |
     return _safely(source, walked)
 
 
-def finish_one(source: Source, walked: Walked | Planned, options: Options | None = None) -> Planned:
+def finish_one(source: Source, walked: Walked | Planned, options: Options) -> Planned:
     """The object's plan, its walk finished with `options`' key census (`rewrite.finish`)."""
     if isinstance(walked, Planned):
         return walked

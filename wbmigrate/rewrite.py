@@ -48,7 +48,8 @@ def rewrite(
     options: Options | None = None,
 ) -> Rewrite:
     """Rewrite one spec (a report or workspace view's parsed `spec`, or a saved trigger)."""
-    return finish(walk(spec, migration, options or Options(), kind, name))
+    options = options or Options()
+    return finish(walk(spec, migration, options, kind, name), options)
 
 
 @dataclass(frozen=True)
@@ -77,15 +78,15 @@ def walk(
     return Walked(spec, kind, name, w)
 
 
-def finish(walked: Walked, options: Options | None = None) -> Rewrite:
-    """The rewrite of a walked spec, finished with `options`' key census (by default the
-    walk's): the boundary note, then the warnings. A walk that met a regex before the census
-    came is walked again: the keys the runs logged decide how a regex is rewritten. A walked
-    spec is finished once."""
+def finish(walked: Walked, options: Options) -> Rewrite:
+    """The rewrite of a walked spec, finished with `options`' key census: the boundary note,
+    then the warnings. A walk that met a regex before the census came is walked again: the
+    keys the runs logged decide how a regex is rewritten. A walked spec is finished once."""
     w = walked.record
-    if options is not None and options.history is not w.options.history:
+    if options.history is not w.options.history:
         if w.met_regex:
-            return finish(walk(walked.spec, w.migration, options, walked.kind, walked.name))
+            again = walk(walked.spec, w.migration, options, walked.kind, walked.name)
+            return finish(again, options)
         w.options = options
     if w.changes and w.options.annotate:  # the boundary note
         kinds.KINDS[walked.kind].annotate(w, walked.spec)

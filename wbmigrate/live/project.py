@@ -1,6 +1,7 @@
 """The pipeline of a live project, as library functions: read its objects and its key
-census (`with_history`), and plan each object as it arrives (`plan_project`, streaming,
-optionally into a saved plan). `plan` and `apply` share it (`live.prepare` works out what
+census (`with_history`), walk each object as it arrives, the census read meanwhile
+(`walking`, `meanwhile`), and finish its plan (`plan_project`, streaming, optionally into a
+saved plan). `plan` and `apply` share it (`live.prepare` works out what
 `apply` must write); the CLI only parses, calls and prints.
 """
 
@@ -240,9 +241,12 @@ def walking(
 
 def meanwhile(wait: Callable[[], T], items: Iterator[Item]) -> tuple[T, Iterator[Item]]:
     """`wait()` (the key census) on a thread of its own while `items` (objects walked) are
-    taken as they come: what it returns, and `items`, those taken first. So a live plan walks
-    while the census is on its way: FIGURE. An error of `wait()` is raised here, and one of
-    `items` where it came, as if `wait()` had been called first."""
+    taken as they come: what it returns, and `items`, those taken first. An error of `wait()`
+    is raised here, and one of `items` where it came, as if `wait()` had been called first.
+    A live plan walks so while the census is on its way (about 0.6 s at 100 ms): the
+    benchmark's 600 objects took 1.76 s instead of 2.05 s (median of 10 alternating runs, each
+    less the time its main thread waited for a CPU on a machine shared by several engineers;
+    1.44 s against 1.91 s at best)."""
     census: Future[T] = Future()
     threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
     taken: deque[Item] = deque()
