@@ -244,9 +244,9 @@ def meanwhile(wait: Callable[[], T], items: Iterator[Item]) -> tuple[T, Iterator
     taken as they come: what it returns, and `items`, those taken first. An error of `wait()`
     is raised here, and one of `items` where it came, as if `wait()` had been called first.
     A live plan walks so while the census is on its way (about 0.6 s at 100 ms): the
-    benchmark's 600 objects took 1.76 s instead of 2.05 s (median of 10 alternating runs, each
-    less the time its main thread waited for a CPU on a machine shared by several engineers;
-    1.44 s against 1.91 s at best)."""
+    benchmark's 600 objects took 1.67-1.76 s instead of 1.91-2.05 s (medians of two sets of 10
+    alternating runs, each less the time its main thread waited for a CPU on a machine shared
+    by several engineers; 1.42 s against 1.75 s at best)."""
     census: Future[T] = Future()
     threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
     taken: deque[Item] = deque()
