@@ -1,8 +1,9 @@
 """The pure core: a spec and a migration in, the new spec and its changes out. No I/O.
 
 `rewrite` works on the parsed spec; `rewrite_text` also returns the new JSON text, in which
-everything the migration does not change keeps its exact bytes. The warnings that need the key
-census are a pass over a finished rewrite (`census_warnings`): the walk needs no census.
+everything the migration does not change keeps its exact bytes. A rewrite is a `walk`, which
+needs no key census (but where it meets a regex), then `finish`: the boundary note and the
+warnings (`census_warnings`), which need it. A live plan walks while the census is on its way.
 """
 
 from __future__ import annotations
@@ -47,20 +48,52 @@ def rewrite(
     options: Options | None = None,
 ) -> Rewrite:
     """Rewrite one spec (a report or workspace view's parsed `spec`, or a saved trigger)."""
+    options = options or Options()
+    return finish(walk(spec, migration, options, kind, name), options)
+
+
+@dataclass(frozen=True)
+class Walked:
+    """A spec walked, not finished: the boundary note and the census's warnings are
+    `finish`'s, so a live plan walks while the key census is on its way."""
+
+    spec: Any
+    kind: str
+    name: str
+    record: Walk  # what the walk recorded, which `finish` completes
+
+
+def walk(
+    spec: Any, migration: Migration, options: Options, kind: str | None = None, name: str = ""
+) -> Walked:
+    """The walk of one spec: its changes, needing no key census (but a regex's, `Walk.regex`)."""
     kind = kind or kinds.detect(spec)
     if not kinds.KINDS[kind].matches(spec):
         raise kinds.UnknownKindError(f"not a W&B {kind} spec")
-    w = Walk(migration, options or Options())
+    w = Walk(migration, options)
     try:
         kinds.KINDS[kind].walk(w, spec)
-        if w.changes and w.options.annotate:  # the boundary note
-            kinds.KINDS[kind].annotate(w, spec)
     except RecursionError:
         raise SpecError("spec nested too deeply to rewrite") from None
+    return Walked(spec, kind, name, w)
+
+
+def finish(walked: Walked, options: Options) -> Rewrite:
+    """The rewrite of a walked spec, finished with `options`' key census: the boundary note,
+    then the warnings. A walk that met a regex before the census came is walked again: the
+    keys the runs logged decide how a regex is rewritten. A walked spec is finished once."""
+    w = walked.record
+    if options.history is not w.options.history:
+        if w.met_regex:
+            again = walk(walked.spec, w.migration, options, walked.kind, walked.name)
+            return finish(again, options)
+        w.options = options
+    if w.changes and w.options.annotate:  # the boundary note
+        kinds.KINDS[walked.kind].annotate(w, walked.spec)
     result = Rewrite(
-        kind=kind,
-        title=f'{kind} "{name}"',
-        original=spec,
+        kind=walked.kind,
+        title=f'{walked.kind} "{walked.name}"',
+        original=walked.spec,
         edits=tuple(w.edits),
         changes=tuple(w.changes),
         notes=tuple(w.notes),

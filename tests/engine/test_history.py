@@ -14,7 +14,7 @@ from wbmigrate.engine.history import History, RunKeys, RunRef, history_of
 from wbmigrate.engine.model import Mode, NoteKind, Options
 from wbmigrate.mapping.parse import parse_mapping
 from wbmigrate.plan_json import history_entry, history_of_entry, options_entry, options_of
-from wbmigrate.rewrite import census_warnings, rewrite
+from wbmigrate.rewrite import census_warnings, finish, rewrite, walk
 
 MIGRATION = find_mapping("prime-rl").migration()
 OLD = frozenset({"off_policy/mean", "off_policy/max", "loss"})
@@ -213,6 +213,27 @@ def test_the_census_sharpens_regex_analysis_as_project_keys_do():
     )
     assert [c.new for c in by_census.changes] == [c.new for c in by_file.changes]
     assert [n.message for n in by_census.notes] == [n.message for n in by_file.notes]
+
+
+def test_a_regex_walked_before_the_census_is_walked_again_once_it_is_there():
+    panel = {
+        "viewType": "Run History Line Plot",
+        "config": {"useMetricRegex": True, "metricRegex": "off_policy/.*"},
+    }
+    spec = {
+        "version": 5,
+        "blocks": [
+            {"type": "panel-grid", "metadata": {"panelBankSectionConfig": {"panels": [panel]}}}
+        ],
+    }
+    # a logged key the short rewrite (`off_policy/.*|^staleness/`) would match too
+    census = Options(history=History(frozenset({"off_policy/mean", "staleness/custom"}), 1))
+    walked = walk(spec, MIGRATION, Options(), "report", "r")
+    assert walked.record.met_regex
+    finished = finish(walked, census)
+    assert finished == rewrite(spec, MIGRATION, kind="report", name="r", options=census)
+    without = rewrite(spec, MIGRATION, kind="report", name="r", options=Options())
+    assert [c.new for c in finished.changes][:1] != [c.new for c in without.changes][:1]
 
 
 def test_before_the_upgrade_dual_mode_does_not_warn_of_every_new_key():

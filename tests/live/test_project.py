@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 import types
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from testserver import Fault
 from wbmigrate.engine.history import History
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
+from wbmigrate.live import project as live_project
 from wbmigrate.live.backup import MANIFEST, BackupError
 from wbmigrate.live.client import Client, View
 from wbmigrate.live.objects import LiveObject, ObjectRef
@@ -24,10 +26,13 @@ from wbmigrate.live.project import (
     Counts,
     Project,
     Selector,
+    meanwhile,
     plan_project,
     selector,
+    walking,
 )
-from wbmigrate.plan import Status
+from wbmigrate.live.transport import ApiError
+from wbmigrate.plan import Status, plan_one
 from wbmigrate.rewrite import rewrite_text
 
 
@@ -235,6 +240,51 @@ def test_apply_sends_the_text_the_engine_rewrites_byte_for_byte(history):
         assert plan.text == (text if planned.result.changed else None), path.parent.name
         changed += planned.result.changed
     assert changed > 10
+
+
+def test_objects_are_walked_while_the_census_is_on_its_way(project, monkeypatch):
+    """The census arrives only once an object has been walked (an event, no clock); each
+    object's plan is then finished with it, as if it had come first."""
+    walked, walk_one = threading.Event(), live_project.walk_one
+
+    def walk_and_tell(*args):
+        try:
+            return walk_one(*args)
+        finally:
+            walked.set()
+
+    def late() -> Options:
+        assert walked.wait(60)  # bounded, in case the walk never comes
+        return Options(history=HISTORY)
+
+    monkeypatch.setattr(live_project, "walk_one", walk_and_tell)
+    objects = walking(project.read(), MIGRATION, Options(), project.client.base_url)
+    census, objects = meanwhile(late, objects)
+    planned = list(plan_project(project, MIGRATION, census, walked=objects))
+    host = project.client.base_url
+    assert planned == [plan_one(o.source(host), MIGRATION, census) for o in project.read()]
+    notes = [
+        c.new for p in planned if p.result for c in p.result.changes if c.field == "migration note"
+    ]
+    assert notes
+    assert all("This project has not upgraded yet" in note for note in notes)
+
+
+def test_a_census_error_comes_first_and_a_listing_error_where_it_came():
+    def objects():
+        yield "walked"
+        raise ApiError("the listing failed")
+
+    def refused():
+        raise ApiError("the census was refused")
+
+    with pytest.raises(ApiError, match="census"):
+        meanwhile(refused, objects())
+    value, rest = meanwhile(lambda: "census", objects())
+    assert value == "census"
+    assert next(rest) == "walked"
+    with pytest.raises(ApiError, match="listing"):
+        next(rest)
 
 
 @pytest.mark.parametrize(

@@ -164,7 +164,7 @@ def apply(
     counts = Counts()
     objects = project.read(counts)
     if saved is None:  # a saved plan carries the census it was made with
-        options = read_history(project, migration, options, runs)
+        options, _ = read_history(project, migration, options, runs)
     shown = asks(yes) and saved is None  # a saved plan shows what was saved
     work = prepare_apply(project, migration, options, saved, counts, objects, shown)
     tell_found(counts, project.drafts)

@@ -25,7 +25,7 @@ from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
 from wbmigrate.live.census import cache_folder
 from wbmigrate.live.org import plan_projects
-from wbmigrate.live.project import Counts, Selector, plan_project
+from wbmigrate.live.project import Counts, Selector, plan_project, walking
 from wbmigrate.mapping import Migration
 from wbmigrate.plan import Status, Tally
 from wbmigrate.redact import printable
@@ -66,8 +66,9 @@ def plan_live(
     project = open_project(target, live.drafts, live.connection)
     migration, options = migration_setup(**setup)
     counts, tally = Counts(), Tally()
-    objects = project.read(counts)  # its first pages are read while the census is
-    options = read_history(project, migration, options, live.runs)
+    # its objects are read and walked while the census is
+    objects = walking(project.read(counts), migration, options, project.client.base_url)
+    options, objects = read_history(project, migration, options, live.runs, objects)
     planned = plan_project(project, migration, options, counts, saved, objects)
     print_plan(format_, migration, options, verbose, map(tally.add, planned))
     tell_found(counts, project.drafts)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,16 @@ from wbmigrate.live.census import cache_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import Host, check_transport, credentials, find_host
 from wbmigrate.live.org import resolve, url_target
-from wbmigrate.live.project import Counts, Pick, Project, Selector, selector, with_history
+from wbmigrate.live.project import (
+    Counts,
+    Pick,
+    Project,
+    Selector,
+    Walking,
+    meanwhile,
+    selector,
+    with_history,
+)
 from wbmigrate.redact import printable, register
 from wbmigrate.report import live as live_report
 
@@ -217,14 +227,22 @@ def _progress_lines(total: int, label: str) -> Iterator[Callable[[Outcome], None
         reporter.join()
 
 
-def read_history(project: Project, migration: Migration, options: Options, runs: int) -> Options:
-    """`options` with the project's key census; on stderr, what it found (or why not)."""
-    found, problem = with_history(project, migration, options, runs, cache_folder(os.environ))
+def read_history(
+    project: Project,
+    migration: Migration,
+    options: Options,
+    runs: int,
+    walked: Iterable[Walking] = (),
+) -> tuple[Options, Iterator[Walking]]:
+    """`options` with the project's key census; on stderr, what it found (or why not).
+    `walked`: the objects being walked meanwhile (`live.project.meanwhile`), given back."""
+    census = partial(with_history, project, migration, options, runs, cache_folder(os.environ))
+    (found, problem), rest = meanwhile(census, iter(walked))
     if problem is not None:
         status(f"Warning: {problem}; no boundary and no blank-panel warnings")
     elif found.history is not None and not found.history.runs:
         status(f"{project.target} has no runs yet: no boundary to show.")
-    return found
+    return found, rest
 
 
 def picked() -> tuple[Pick, ...]:

@@ -161,7 +161,7 @@ def _live(
 def _project(
     project: Project, migration: Migration, options: Options, base: Baseline | None, runs: int
 ) -> tuple[list[Verified], list[Finding]]:
-    own = read_history(project, migration, options, runs)
+    own, _ = read_history(project, migration, options, runs)
     census = Counts()
     done = [
         verify_one(obj.source(), migration, own, base.views.get(obj.id) if base else None)

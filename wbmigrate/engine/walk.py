@@ -35,6 +35,8 @@ Decode = Callable[[Any], names.Accessor | None]
 class Walk(Record):
     """The rules, each recording through `Record`."""
 
+    met_regex = False  # a regex is rewritten against the census's keys (`rewrite.finish`)
+
     # --- config keys ----------------------------------------------------------------------------
 
     @cached_property
@@ -270,6 +272,7 @@ class Walk(Record):
     def regex(self, path: Path, pattern: Any, field: str, ignore_case: bool = False) -> None:
         if not isinstance(pattern, str) or not pattern:
             return
+        self.met_regex = True
         known = self.migration.known_names | self.options.project_keys
         if self.options.history is not None:  # live: the keys the project's runs logged
             known |= self.options.history.keys
@@ -352,6 +355,7 @@ class Walk(Record):
         ]
         self.notes += [replace(n, pointer=prefix + n.pointer, path=path) for n in inner.notes]
         self.versions |= inner.versions
+        self.met_regex |= inner.met_regex
         self.kept += [path] if inner.kept else []
         if inner.edits:
             outer = Set(path, splice(text, inner.edits))
