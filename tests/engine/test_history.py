@@ -189,17 +189,18 @@ def test_an_alert_moved_to_a_key_nobody_logs_cannot_fire():
     assert not any("cannot fire" in n.message for n in result.notes)
 
 
-def test_the_census_sharpens_regex_analysis_as_project_keys_do():
+def regex_report() -> dict:
+    """A report with one line plot whose metrics are chosen by `off_policy/.*`."""
     panel = {
         "viewType": "Run History Line Plot",
         "config": {"useMetricRegex": True, "metricRegex": "off_policy/.*"},
     }
-    spec = {
-        "version": 5,
-        "blocks": [
-            {"type": "panel-grid", "metadata": {"panelBankSectionConfig": {"panels": [panel]}}}
-        ],
-    }
+    grid = {"type": "panel-grid", "metadata": {"panelBankSectionConfig": {"panels": [panel]}}}
+    return {"version": 5, "blocks": [grid]}
+
+
+def test_the_census_sharpens_regex_analysis_as_project_keys_do():
+    spec = regex_report()
     keys = frozenset({"off_policy/mean", "off_policy/custom"})
     by_census = rewrite(
         spec,
@@ -216,16 +217,7 @@ def test_the_census_sharpens_regex_analysis_as_project_keys_do():
 
 
 def test_a_regex_walked_before_the_census_is_walked_again_once_it_is_there():
-    panel = {
-        "viewType": "Run History Line Plot",
-        "config": {"useMetricRegex": True, "metricRegex": "off_policy/.*"},
-    }
-    spec = {
-        "version": 5,
-        "blocks": [
-            {"type": "panel-grid", "metadata": {"panelBankSectionConfig": {"panels": [panel]}}}
-        ],
-    }
+    spec = regex_report()
     # a logged key the short rewrite (`off_policy/.*|^staleness/`) would match too
     census = Options(history=History(frozenset({"off_policy/mean", "staleness/custom"}), 1))
     walked = walk(spec, MIGRATION, Options(), "report", "r")
