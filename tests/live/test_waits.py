@@ -3,8 +3,8 @@
 Each case runs against the local W&B-compatible server, through the CLI (exit code, one line
 on stderr, no traceback) and through `Client` directly. Retries wait on the `clock` fixture,
 which lets no time pass and records each wait asked for: a bound is asserted on what was waited,
-never on the wall clock. The tries cut by the watchdog (a real socket) get bounds of a fraction
-of a second.
+never on the wall clock. The watchdog's timers (cutting a real socket) run on that clock too, a
+fraction of their length on the wall clock.
 """
 
 from __future__ import annotations
@@ -120,28 +120,32 @@ def test_an_unreadable_retry_after_means_backoff():
 # --- a deadline for each try, and for the run ---------------------------------------------------
 
 
-def test_a_dripping_answer_fails_at_the_timeout(run, live):
+def test_a_dripping_answer_fails_at_the_timeout(run, live, clock):
+    clock.timers = 0.2
     live.faults.append(Fault(drip=0.1, operation="WbmigrateViews"))
     result = run("plan", TARGET, "--timeout", "1", "--retries", "0")
     one_line_error(result, r"timed out: no whole answer within 1 s")
 
 
 @pytest.mark.parametrize("headers_too", [False, True])
-def test_client_bounds_a_dripping_answer_whole(live, headers_too):
+def test_client_bounds_a_dripping_answer_whole(live, clock, headers_too):
+    clock.timers = 0.2
     live.faults.append(Fault(drip=0.1, drip_headers=headers_too))
     c, _ = client(live, timeout=0.5, retries=0)
     with pytest.raises(ApiError, match=r"timed out: no whole answer within 0\.5 s"):
         all_views(c)
 
 
-def test_a_try_cut_by_its_timeout_is_retried_and_reported(live):
+def test_a_try_cut_by_its_timeout_is_retried_and_reported(live, clock):
+    clock.timers = 0.2
     live.faults.append(Fault(drip=0.1, drip_headers=True))
     c, lines = client(live, timeout=0.5, retries=1)
     assert len(all_views(c)) == 3
     assert lines == ["Retrying after no answer within 0.5 s (waiting 0 s) ..."]
 
 
-def test_a_dripping_write_fails_that_object_only(run, live):
+def test_a_dripping_write_fails_that_object_only(run, live, clock):
+    clock.timers = 0.3
     live.faults.append(Fault(drip=0.1, operation="WbmigrateUpsertView"))
     result = run("apply", TARGET, "--yes", "--timeout", "1", "--retries", "0", "--jobs", "1")
     assert result.exit_code == 1, result.output
@@ -151,9 +155,10 @@ def test_a_dripping_write_fails_that_object_only(run, live):
     assert run("apply", TARGET, "--yes").exit_code == 0  # the rerun converges
 
 
-def test_the_run_deadline_stops_plan(run, live):
+def test_the_run_deadline_stops_plan(run, live, clock):
     """A try still waiting for its answer is cut when the run's deadline passes (by the
-    watchdog, on the system's clock)."""
+    watchdog, on the clock)."""
+    clock.timers = 0.2
     live.faults.append(Fault(delay=8, operation="WbmigrateViews"))
     result = run("plan", TARGET, "--deadline", "0.5")
     one_line_error(result, r"^Error: stopped: the run's deadline passed \(--deadline 0.5 s\)$")
@@ -200,7 +205,8 @@ def read_back(live, view_id: str) -> None:
 
 def test_client_deadline(live, clock):
     # Two answers take 1 s each (on the clock), the third would end at 3 s: the watchdog cuts
-    # it when the last 0.5 s have really passed.
+    # it when the last 0.5 s have passed (on the clock: a fifth of it on the wall clock).
+    clock.timers = 0.2
     live.hooks["WbmigrateTriggers"] = lambda _variables: clock.advance(1.0)
     c, _ = client(live, deadline=2.5)
     c.triggers("team", "async-rl")

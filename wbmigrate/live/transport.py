@@ -10,8 +10,8 @@
 - **Called off** (`stop_with`, or the client closed as its command ends): no retry starts, and a
   retry's wait ends at once.
 
-Retries' waits and the run's deadline go by `CLOCK` (tests swap in one whose waits pass at once);
-each try's own deadline is the watchdog's, on the system's clock: it cuts a real socket.
+Retries' waits, the run's deadline and each try's watchdog (a timer that cuts a real socket) go
+by `CLOCK`; tests swap in one whose waits pass at once and whose timers run faster.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def seconds(value: float) -> str:
 
 
 class Clock:
-    """The time retries and deadlines go by: the system's monotonic clock."""
+    """The time retries, deadlines and each try's watchdog go by: the system's monotonic
+    clock."""
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -76,6 +77,10 @@ class Clock:
     def wait(self, event: threading.Event, seconds: float) -> bool:
         """Wait `seconds`, or until `event` is set: whether it was."""
         return event.wait(seconds)
+
+    def timer(self, seconds: float, function: Callable[[], None]) -> threading.Timer:
+        """A timer that calls `function` once `seconds` have passed (unless cancelled)."""
+        return threading.Timer(seconds, function)
 
 
 CLOCK = Clock()  # read as each client is made
