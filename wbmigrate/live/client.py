@@ -164,7 +164,7 @@ class Client:
         self.bounds.deadline.check()
         url = f"{self.base_url}/graphql"
         budget = self.bounds.budget()
-        with Watch(self.bounds.budget, self.bounds.clock) as watch:
+        with Watch(self.bounds.budget, self.bounds.clock.timer) as watch:
             try:
                 response = self._session().post(
                     url,

@@ -17,15 +17,12 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from requests.adapters import HTTPAdapter
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.poolmanager import pool_classes_by_scheme
-
-if TYPE_CHECKING:
-    from wbmigrate.live.transport import Clock
 
 _current = threading.local()  # the Watch of the request this thread is making, if any
 
@@ -36,14 +33,14 @@ def current() -> Watch | None:
 
 
 class Watch:
-    """Bounds every try of one request to `budget()` seconds on `clock`, from the time it
-    starts; used as a context around the request, in the thread that makes it. Arming,
-    cancelling and expiring share one lock, so a try that has ended (and whose connection may
-    be reused) is never cut."""
+    """Bounds every try of one request to `budget()` seconds, from the time it starts, on a
+    `timer` (its client clock's); used as a context around the request, in the thread that
+    makes it. Arming, cancelling and expiring share one lock, so a try that has ended (and
+    whose connection may be reused) is never cut."""
 
-    def __init__(self, budget: Callable[[], float], clock: Clock) -> None:
+    def __init__(self, budget: Callable[[], float], timer: Callable[..., threading.Timer]) -> None:
         self.budget = budget
-        self.clock = clock
+        self.timer = timer
         self.expired = False  # the last try was cut when its time ran out
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None  # the armed try's; any other is cancelled
@@ -62,7 +59,7 @@ class Watch:
         with self._lock:
             self._cancel()
             self.expired, self._connection = False, connection
-            self._timer = self.clock.timer(self.budget(), self._expire)
+            self._timer = self.timer(self.budget(), self._expire)
             self._timer.daemon = True
             self._timer.start()
 
