@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from wbmigrate.engine.history import History, RunRef, Span
@@ -99,9 +100,7 @@ def _steps_of(entry: Any) -> tuple[str, str] | None:
 
 
 def _run_entry(run: RunRef | None) -> dict[str, str] | None:
-    if run is None:
-        return None
-    return {"name": run.name, "id": run.id, "created": run.created, "url": run.url}
+    return None if run is None else asdict(run)
 
 
 def _run_of(entry: Any) -> RunRef | None:

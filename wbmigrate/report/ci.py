@@ -4,7 +4,6 @@ with each fix's replacements, as both."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from wbmigrate import __version__
 from wbmigrate.check.model import RULE_HELP, FileReport, Finding, Rule
 from wbmigrate.errors import Level
+from wbmigrate.plan_json import indented
 from wbmigrate.redact import printable
 from wbmigrate.report.check import Region, and_list, findings_of, fix_regions, summary
 from wbmigrate.report.words import plural
@@ -34,7 +34,7 @@ def sarif(rules: list[dict[str, Any]], results: list[dict[str, Any]], ok: bool |
         run["invocations"] = [{"executionSuccessful": ok}]
     run["results"] = results
     log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0"}
-    return json.dumps({**log, "runs": [run]}, indent=2, ensure_ascii=False) + "\n"
+    return indented({**log, "runs": [run]}) + "\n"
 
 
 def sarif_rule(rule: str, help_: str, level: str, name: str | None = None) -> dict[str, Any]:

@@ -4,13 +4,13 @@ conflicts, an export)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wbmigrate.live.outcomes import Batch, Outcome, WriteStatus
 from wbmigrate.live.project import Counts
+from wbmigrate.plan_json import indented
 from wbmigrate.redact import printable
 from wbmigrate.report.words import coloured, plural
 
@@ -79,8 +79,7 @@ def to_json(
     run's backup set), the projects that could not be read with why, and the counts over all."""
     if one:
         [(target, outcomes)] = projects.items()
-        document = result_entry(command, target, outcomes, backup, batch)
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        return indented(result_entry(command, target, outcomes, backup, batch)) + "\n"
     everything = [o for outcomes in projects.values() for o in outcomes]
     document = {
         "format": SET_FORMAT,
@@ -94,7 +93,7 @@ def to_json(
         "not_started": batch.not_started,
         "summary": {"projects": len(projects) + len(unreadable), **_summary(everything)},
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return indented(document) + "\n"
 
 
 def _object_entry(outcome: Outcome) -> dict[str, Any]:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from wbmigrate.plan_json import indented
 from wbmigrate.redact import printable
 from wbmigrate.report.ci import Annotation, github, sarif, sarif_result, sarif_rule
 from wbmigrate.report.words import coloured, markdown, plural
@@ -82,7 +82,7 @@ def to_json(run: Verification) -> str:
             "holds": run.holds,
         },
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return indented(document) + "\n"
 
 
 def _entry(finding: Finding) -> dict[str, Any]:
