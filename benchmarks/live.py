@@ -30,7 +30,7 @@ from wbmigrate.engine.history import DEFAULT_RUNS
 from wbmigrate.live.census import KEYS_AT_ONCE, KEYS_BATCH, RUNS_PAGE
 from wbmigrate.live.client import PAGE_SIZE
 from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE
-from wbmigrate.live.queries import LIST_RUNS, LIST_TRIGGERS, LIST_VIEWS, RUN_KEYS
+from wbmigrate.live.queries import LIST_RUNS, LIST_VIEWS, RUN_KEYS, list_triggers
 from wbmigrate.live.support import FEATURES
 
 LATENCY = 0.1  # a W&B round trip (a smoke run, `--quick`, adds none)
@@ -198,7 +198,7 @@ def floor_job(project: Project, server: Server, batches: Path | None = None) -> 
     job = project.scratch("floor") / "job.json"
     queries = {
         "views": LIST_VIEWS,
-        "triggers": LIST_TRIGGERS,
+        "triggers": list_triggers(),
         "runs": LIST_RUNS,
         "keys": RUN_KEYS,
         "features": FEATURES,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def _objects(client: Client) -> dict[str, dict[str, Any]]:
     time of its last save."""
     found: dict[str, dict[str, Any]] = {}
     for view_type in (REPORT, DRAFT, WORKSPACE):
-        for view in client.views(ENTITY, PROJECT, view_type):
+        for view in chain.from_iterable(client.view_pages(ENTITY, PROJECT, view_type)):
             found[view.id] = {**view.node(), "updatedAt": None, "kind": "view"}
     for trigger in client.triggers(ENTITY, PROJECT):
         found[trigger["id"]] = {**trigger, "updatedAt": None, "kind": "trigger"}

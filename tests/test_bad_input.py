@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +205,7 @@ def test_a_200_with_errors_and_partial_data_is_an_error_not_data():
     )
     client = Client("https://api.example.com", "k" * 40, retries=0)
     with pytest.raises(ApiError, match="permission denied for some views"):
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ import stat
 import tempfile
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 
 import pytest
 from helpers import FIXTURES, TARGET
@@ -209,7 +210,10 @@ def test_a_server_refusing_batched_reads_is_read_one_view_at_a_time(run, made):
 
 def test_the_reader_falls_back_on_a_4xx_and_not_on_a_failure_of_the_moment(live):
     client = Client(live.url, live.api_key, retries=0)
-    views = [LiveObject.of_view(v) for v in client.views("team", "async-rl", "runs")]
+    views = [
+        LiveObject.of_view(v)
+        for v in chain.from_iterable(client.view_pages("team", "async-rl", "runs"))
+    ]
     notes: list[str] = []
     with ThreadPoolExecutor(4) as pool:
         reader = Reader(client, pool, notes.append)
@@ -244,7 +248,10 @@ def test_an_answer_by_name_of_another_shape_is_read_from_the_listing(made):
 def test_a_batched_read_holds_a_bounded_size_of_specs(made, monkeypatch):
     server = made(5)
     client = Client(server.url, server.api_key)
-    views = [LiveObject.of_view(v) for v in client.views("team", "async-rl", "runs")]
+    views = [
+        LiveObject.of_view(v)
+        for v in chain.from_iterable(client.view_pages("team", "async-rl", "runs"))
+    ]
     monkeypatch.setattr(wbmigrate.live.reader, "BATCH_BYTES", 2 * len(REPORT))
     with ThreadPoolExecutor(4) as pool:
         fresh = Reader(client, pool).read(views)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from itertools import chain
 
 import pytest
 import requests
@@ -54,7 +55,7 @@ def client():
 @responses.activate
 def test_basic_auth_and_json_body(client):
     responses.post(f"{BASE}/graphql", json=page([view_node(1)], False))
-    (view,) = client.views("team", "proj", "runs")
+    (view,) = chain.from_iterable(client.view_pages("team", "proj", "runs"))
     request = responses.calls[0].request
     expected = "Basic " + base64.b64encode(f"api:{KEY}".encode()).decode()
     assert request.headers["Authorization"] == expected
@@ -79,7 +80,11 @@ def test_basic_auth_and_json_body(client):
 def test_pagination_follows_cursors(client):
     responses.post(f"{BASE}/graphql", json=page([view_node(1), view_node(2)], True))
     responses.post(f"{BASE}/graphql", json=page([view_node(3)], False))
-    assert [v.id for v in client.views("team", "proj", "runs")] == ["V1", "V2", "V3"]
+    assert [v.id for v in chain.from_iterable(client.view_pages("team", "proj", "runs"))] == [
+        "V1",
+        "V2",
+        "V3",
+    ]
     assert json.loads(responses.calls[1].request.body)["variables"]["after"] == "V2"
 
 
@@ -88,7 +93,7 @@ def test_429_with_retry_after_is_retried(client):
     responses.post(f"{BASE}/graphql", status=429, headers={"Retry-After": "0"})
     responses.post(f"{BASE}/graphql", status=503)
     responses.post(f"{BASE}/graphql", json=page([view_node(1)], False))
-    assert len(list(client.views("team", "proj", "runs"))) == 1
+    assert len(list(chain.from_iterable(client.view_pages("team", "proj", "runs")))) == 1
     assert len(responses.calls) == 3
 
 
@@ -97,7 +102,7 @@ def test_retries_run_out(client):
     for _ in range(4):
         responses.post(f"{BASE}/graphql", status=500)
     with pytest.raises(ApiError, match="still failing after retries"):
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
     assert len(responses.calls) == 4  # the first try and 3 retries
 
 
@@ -114,7 +119,7 @@ def test_retries_run_out(client):
 def test_http_errors_are_typed_and_not_retried(client, status, error, message):
     responses.post(f"{BASE}/graphql", status=status, json={"errors": [{"message": "bad query"}]})
     with pytest.raises(error, match=message) as caught:
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
     assert caught.value.status == status
     assert len(responses.calls) == 1
     assert KEY not in str(caught.value)
@@ -124,14 +129,14 @@ def test_http_errors_are_typed_and_not_retried(client, status, error, message):
 def test_200_with_graphql_errors(client):
     responses.post(f"{BASE}/graphql", json={"data": None, "errors": [{"message": "boom"}]})
     with pytest.raises(GraphQLError, match="W&B answered with an error: boom"):
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
 
 
 @responses.activate
 def test_missing_project(client):
     responses.post(f"{BASE}/graphql", json={"data": {"project": None}})
     with pytest.raises(NotFoundError, match="project team/proj not found"):
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
 
 
 @responses.activate
@@ -199,7 +204,7 @@ def test_graphql_errors_of_any_shape_are_one_line(client):
 def test_a_view_field_of_the_wrong_type_is_one_line(client):
     responses.post(f"{BASE}/graphql", json=page([{**view_node(1), "displayName": ["x"]}], False))
     with pytest.raises(ApiError, match="displayName of view V1 is a list, not a string"):
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
 
 
 @pytest.mark.parametrize(
@@ -217,7 +222,7 @@ def test_a_listing_that_would_loop_stops(client, pages, message):
         answer["data"]["project"]["allViews"]["pageInfo"]["endCursor"] = cursor  # type: ignore[index]
         responses.post(f"{BASE}/graphql", json=answer)
     with pytest.raises(ApiError, match=message):
-        list(client.views("team", "proj", "runs"))
+        list(chain.from_iterable(client.view_pages("team", "proj", "runs")))
     assert len(responses.calls) == len(pages)
 
 
@@ -353,7 +358,7 @@ def test_an_answer_is_read_in_one_piece_not_requests_10_kib(client, monkeypatch)
 
     monkeypatch.setattr(requests.Response, "iter_content", recorded)
     responses.post(f"{BASE}/graphql", json=page([view_node(1)], False))
-    assert [v.id for v in client.views("team", "proj", "runs")] == ["V1"]
+    assert [v.id for v in chain.from_iterable(client.view_pages("team", "proj", "runs"))] == ["V1"]
     assert asked == [module.READ_AT_ONCE]
     assert module.READ_AT_ONCE >= 8 << 20
 

@@ -130,7 +130,7 @@ def test_a_project_listing_asks_at_once_and_its_readers_end_when_it_is_let_go(li
     """The first requests are out when `fetch_project` returns (the mapping is read meanwhile);
     a listing dropped before its end stops its readers."""
     before = _readers()
-    listing = fetch_project(Client(live.url, live.api_key), "team", "async-rl", ahead=1)
+    listing = fetch_project(Client(live.url, live.api_key), "team", "async-rl")
     # every listing asked (the automations' after the server's features, as wandb asks them)
     until(lambda: len(live.requests) >= 5, "not every listing was asked")
     assert {r.operation for r in live.requests} >= {"WbmigrateViews", "WbmigrateTriggers"}

@@ -15,13 +15,14 @@ from wbmigrate.live.backup import Backup, BackupError, BackupSet, sub_folder
 from wbmigrate.live.client import Client
 from wbmigrate.live.credentials import parse_host
 from wbmigrate.live.org import (
+    PROJECT_JOBS,
     TargetError,
     each_project,
     resolve,
     url_target,
 )
 from wbmigrate.live.project import Pick, Selector, selector
-from wbmigrate.live.restore import is_backup_set, load_backup_set
+from wbmigrate.live.restore import is_backup_set, load_backup, load_backup_set
 from wbmigrate.live.shapes import AuthError
 
 BASE = "https://api.example.test"
@@ -164,12 +165,12 @@ def test_projects_run_at_most_jobs_at_once():
             running[0] += 1
             started[0] += 1
             most[0] = max(most[0], running[0])
-            full.notify_all()  # each holds until three run at once, or every one has started
-            assert full.wait_for(lambda: running[0] == 3 or started[0] == 10, timeout=30)
+            full.notify_all()  # each holds until PROJECT_JOBS run at once, or all have started
+            assert full.wait_for(lambda: running[0] == PROJECT_JOBS or started[0] == 10, timeout=30)
             running[0] -= 1
 
-    each_project([("t", str(i)) for i in range(10)], work, jobs=3)
-    assert most[0] == 3
+    each_project([("t", str(i)) for i in range(10)], work)
+    assert most[0] == PROJECT_JOBS
 
 
 def test_a_bug_is_not_taken_for_a_failing_project():
@@ -200,10 +201,11 @@ def test_a_backup_set_reads_back(tmp_path):
     folder = written_set(tmp_path)
     assert is_backup_set(folder)
     loaded = load_backup_set(folder)
-    assert list(loaded.folders) == ["team/a", "team/b"]
-    assert loaded.folders["team/a"] == folder / sub_folder("team/a")
+    assert list(loaded.backups) == ["team/a", "team/b"]
+    sub = load_backup(folder / sub_folder("team/a"))  # the sub-folder the set names
+    assert loaded.backups["team/a"].manifest == sub.manifest
     assert oct((folder / "journal.jsonl").stat().st_mode & 0o777) == "0o600"
-    assert list(load_backup_set(folder, ["team/b"]).folders) == ["team/b"]
+    assert list(load_backup_set(folder, ["team/b"]).backups) == ["team/b"]
 
 
 def test_a_project_the_set_does_not_hold(tmp_path):

@@ -198,8 +198,8 @@ def test_start_backup_writes_a_manifest(project, live, tmp_path):
 
 
 def test_start_backup_picks_a_fresh_default_folder_each_run(project):
-    first = start_backup(project, MIGRATION, Options())
-    second = start_backup(project, MIGRATION, Options())
+    first = start_backup(project, MIGRATION, Options(), backup_folder("team-async-rl"))
+    second = start_backup(project, MIGRATION, Options(), backup_folder("team-async-rl"))
     assert first.folder != second.folder
     for backup in (first, second):
         assert backup.folder.parent == Path("wbmigrate-backups")

@@ -13,6 +13,7 @@ import io
 import re
 import socket
 import threading
+from itertools import chain
 
 import pytest
 import requests
@@ -54,7 +55,7 @@ def client(live, **options) -> tuple[Client, list[str]]:
 
 
 def all_views(c: Client) -> list:
-    return list(c.views("team", "async-rl", "runs"))
+    return list(chain.from_iterable(c.view_pages("team", "async-rl", "runs")))
 
 
 # --- Retry-After --------------------------------------------------------------------------------

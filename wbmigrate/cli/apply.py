@@ -154,9 +154,8 @@ def apply(
             saved, find_mapping(setup["mapping_ref"]), "/".join(live)
         )
         context, given = click.get_current_context(), click.core.ParameterSource.COMMANDLINE
-        named = ("mode", "rewrite_text", "no_annotate", "project_keys", "drafts")  # if set
-        changed = {name for name in named if context.get_parameter_source(name) is given}
-        planfile.check_options(saved, options, drafts == "migrate", changed)
+        named = {name for name in context.params if context.get_parameter_source(name) is given}
+        planfile.check_options(saved, options, drafts == "migrate", named)
         options, drafts = saved.options, "migrate" if saved.drafts else "skip"
     project = open_project(live, drafts == "migrate", connection)
     if saved is not None:

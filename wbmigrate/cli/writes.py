@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import shlex
 import signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import click
@@ -23,7 +21,7 @@ from wbmigrate.live.org import Prepared
 from wbmigrate.live.outcomes import Batch, Outcome, Queued, failed
 from wbmigrate.live.prepare import start_backup
 from wbmigrate.live.restore import Loaded, restore_one
-from wbmigrate.live.run import run_all
+from wbmigrate.live.run import on_ctrl_c, run_all
 from wbmigrate.mapping import Migration
 from wbmigrate.plan_json import mapping_entry
 from wbmigrate.redact import printable
@@ -38,18 +36,10 @@ def stopping() -> None:
     status("Interrupted: no new object is started; waiting for the writes in flight ...")
 
 
-@contextmanager
-def shielded() -> Iterator[None]:
+def shielded() -> AbstractContextManager[None]:
     """Once the writes are over, a Ctrl-C waits until their outcome is printed: that table
     (and the undo command) is the record of what was written."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return on_ctrl_c(signal.SIG_IGN)
 
 
 def apply_projects(

@@ -227,15 +227,11 @@ class Client:
 
     # --- operations -------------------------------------------------------------------------
 
-    def views(self, entity: str, project: str, view_type: str) -> Iterator[View]:
-        """Every view of one type in a project; a listing that would never end (a repeated or
-        missing cursor, endless pages) stops with an error."""
-        for views in self.view_pages(entity, project, view_type):
-            yield from views
-
     def view_pages(self, entity: str, project: str, view_type: str) -> Iterator[list[View]]:
-        """`views`, a page at a time. A page with an edge that is no view gives the views
-        before it, then the error, as a listing read a view at a time would."""
+        """Every view of one type in a project, a page at a time; a listing that would never
+        end (a repeated or missing cursor, endless pages) stops with an error. A page with an
+        edge that is no view gives the views before it, then the error, as a listing read a
+        view at a time would."""
 
         variables = {"entity": entity, "project": project, "viewType": view_type}
         parts = ("parentId", view_type) if view_type == "runs/draft" else ("parentId",)

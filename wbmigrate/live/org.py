@@ -131,10 +131,8 @@ class Result:
     error: str | None = None
 
 
-def each_project(
-    targets: list[tuple[str, str]], work: Callable[[str, str], R], jobs: int = PROJECT_JOBS
-) -> list[Result]:
-    """`work(entity, project)` for every project, `jobs` at a time, results in target order.
+def each_project(targets: list[tuple[str, str]], work: Callable[[str, str], R]) -> list[Result]:
+    """`work(entity, project)` for every project, `PROJECT_JOBS` at a time, results in target order.
     An API or backup error fails that project alone; anything else (a bug, Ctrl-C) is
     raised."""
 
@@ -145,7 +143,7 @@ def each_project(
         except (ApiError, BackupError) as exc:
             return Result(name, error=str(exc))
 
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(PROJECT_JOBS, len(targets)))) as pool:
         return list(pool.map(one, targets))
 
 

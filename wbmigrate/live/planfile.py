@@ -299,8 +299,8 @@ def check_plan(saved: SavedPlan, target: str, migration: Migration) -> None:
 
 
 def check_options(saved: SavedPlan, options: Options, drafts: bool, given: set[str]) -> None:
-    """Options given beside a saved plan (`given`: their names) must be the plan's: a plan is
-    applied exactly as it was made."""
+    """Options given beside a saved plan (`given`: the names of every option set on the command
+    line) must be the plan's: a plan is applied exactly as it was made."""
 
     def made(o: Options, drafts: bool) -> tuple[Any, ...]:
         return o.mode, o.rewrite_text, o.annotate, o.project_keys, drafts

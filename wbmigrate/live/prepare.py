@@ -127,12 +127,9 @@ def backup_folder(label: str, given: str | None = None) -> Path:
     return folder
 
 
-def start_backup(
-    project: Project, migration: Migration, options: Options, folder: Path | None = None
-) -> Backup:
-    """The backup folder of an apply run (default `wbmigrate-backups/ENTITY-PROJECT-TIME`),
-    its manifest saying what was migrated how and where."""
-    folder = folder or default_folder(f"{project.entity}-{project.project}")
+def start_backup(project: Project, migration: Migration, options: Options, folder: Path) -> Backup:
+    """The backup folder of an apply run (see `backup_folder`), its manifest saying what was
+    migrated how and where."""
     info = {
         "target": project.target,
         "base_url": project.client.base_url,

@@ -104,9 +104,6 @@ def list_triggers(omit: frozenset[str] = frozenset()) -> str:
     return _PROJECT_TRIGGERS + trigger_fields(omit)
 
 
-LIST_TRIGGERS = list_triggers()
-
-
 def get_triggers(count: int, omit: frozenset[str] = frozenset()) -> str:
     """The automations of an entity named each of `count` names, in one request: `triggers`
     filtered by name (W&B's SDK asks `{"name": ...}` the same way) under the aliases `t0`,

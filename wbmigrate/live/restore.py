@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -240,13 +240,12 @@ def _edited_since(item: Restorable, now: LiveObject) -> str:
 @dataclass(frozen=True)
 class Restoring:
     """The backups of a folder (of `rollback`, or verify's baseline): its manifest, its
-    backups by project (every check passed), whether it is a backup set (reported project by
-    project), and a set's sub-folders of the projects chosen."""
+    backups by project (every check passed), and whether it is a backup set (reported project
+    by project)."""
 
     manifest: dict[str, Any]
     backups: dict[str, Loaded]
     is_set: bool = True
-    folders: dict[str, Path] = field(default_factory=dict)  # target -> its backup
 
 
 def is_backup_set(folder: Path) -> bool:
@@ -289,8 +288,7 @@ def load_backup_set(folder: Path, only: Iterable[str] = ()) -> Restoring:
             problems.append(str(exc))
     if problems:
         raise BackupError("\n".join(problems))
-    chosen = {t: sub for t, sub in folders.items() if not wanted or t in wanted}
-    return Restoring(manifest, {t: backups[t] for t in chosen}, True, chosen)
+    return Restoring(manifest, {t: b for t, b in backups.items() if not wanted or t in wanted})
 
 
 def _target(target: Any) -> str:

@@ -57,7 +57,11 @@ def run(
         outcomes[index] = outcome
         settled.put(outcome)
 
-    with ThreadPoolExecutor(1, "wbmigrate-apply") as pool, _ctrl_c() as pressed:
+    # Ctrl-C as an event while writes run, not an exception: a KeyboardInterrupt may land
+    # between any two lines (as the driver starts, in the loop's condition) and would leave
+    # writes in flight unfollowed.
+    pressed = threading.Event()
+    with ThreadPoolExecutor(1, "wbmigrate-apply") as pool, on_ctrl_c(lambda *_: pressed.set()):
         driver = pool.submit(drive, stop, done)
         interrupted = _follow(driver, settled, progress, stopping, stop, pressed)
     driver.result()  # a bug in `drive`, raised in the command's thread
@@ -65,18 +69,15 @@ def run(
 
 
 @contextlib.contextmanager
-def _ctrl_c() -> Iterator[threading.Event]:
-    """Ctrl-C as an event while writes run, not an exception: a KeyboardInterrupt may land
-    between any two lines (as the driver starts, in the loop's condition) and would leave
-    writes in flight unfollowed. Only the main thread is told of a Ctrl-C: elsewhere no
-    handler is needed, nor can one be set."""
-    pressed = threading.Event()
+def on_ctrl_c(handler: Callable[..., object] | signal.Handlers) -> Iterator[None]:
+    """Ctrl-C (SIGINT) goes to `handler` while the block runs. Only the main thread is told of
+    a Ctrl-C: elsewhere no handler is needed, nor can one be set."""
     if threading.current_thread() is not threading.main_thread():
-        yield pressed
+        yield
         return
-    previous = signal.signal(signal.SIGINT, lambda *_: pressed.set())
+    previous = signal.signal(signal.SIGINT, handler)
     try:
-        yield pressed
+        yield
     finally:
         signal.signal(signal.SIGINT, previous)
 
