@@ -69,7 +69,6 @@ class YamlHost:
         self.located = located
         self.documents = documents
         self.data = located.data
-        self.trusted = False  # every edit of the file was read back together, and is made
         self.plan: list[Edit] = []  # every edit the engine wants in this document
 
     def span(self, path: Path, key: bool = False) -> Span:
@@ -92,13 +91,12 @@ class YamlHost:
         return id(node) if node is not None else path
 
     def fix(self, edits: list[Edit]) -> Fix:
-        """One finding's fix. Each is read back on its own (a parse of the file) unless the
-        edits of the whole file were read back together (`trusted`), one parse for all."""
+        """One finding's fix, read back on its own (a parse of the file)."""
         shared = self.with_shared(edits)
         if shared is None:
             return ()
         edited = {self.located.index: shared}
-        new = yaml_faithful(self.text, self.documents, edited, trusted=self.trusted)
+        new = yaml_faithful(self.text, self.documents, edited)
         return (minimal(self.text, new),) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
@@ -289,17 +287,17 @@ def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str]
 
 
 def yaml_faithful(
-    text: str, documents: list[Located], edits: dict[int, list[Edit]], trusted: bool = False
+    text: str, documents: list[Located], edits: dict[int, list[Edit]]
 ) -> str | None:
     """`text` with the edits of each document made, or None when they cannot all be made
-    safely (read back, unless `trusted`: they were, with others)."""
+    safely (read back)."""
     found = []
     for located in documents:
         written = yaml_replacements(text, located, edits.get(located.index, []))
         if written is None:
             return None
         found += written
-    if not trusted and not faithful(text, documents, edits, found):
+    if not faithful(text, documents, edits, found):
         return None
     return apply(text, found)
 
