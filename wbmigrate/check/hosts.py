@@ -286,9 +286,7 @@ def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str]
     return (string, edit.value) if string is not None else None
 
 
-def yaml_faithful(
-    text: str, documents: list[Located], edits: dict[int, list[Edit]]
-) -> str | None:
+def yaml_faithful(text: str, documents: list[Located], edits: dict[int, list[Edit]]) -> str | None:
     """`text` with the edits of each document made, or None when they cannot all be made
     safely (read back)."""
     found = []
