@@ -245,15 +245,11 @@ def lift(label: str, text: str, parts: list[Part], default: Places) -> Checked:
 
 
 def _moved(label: str, lines: Lines, part: Part, finding: Finding) -> Finding:
-    """A part's finding, at its place in the outer text, with its own fix moved out too: edit
-    by edit where they can be (a report shows them as the checker made them), else as the
-    edits that make the part's text with this fix."""
+    """A part's finding, at its place in the outer text, with its own fix moved out too (see
+    `_edits`)."""
     start, end = part.outer(finding.span[0], False), part.outer(finding.span[1], True)
-    moved = [part.move(r) for r in finding.fix]
-    fix = tuple(r for r in moved if r is not None)
-    if len(fix) < len(moved):
-        new = apply_fixes(part.text, [finding])
-        fix = part.encode(new) if new is not None and new != part.text else ()
+    new = apply_fixes(part.text, [finding])
+    fix = tuple(_edits(part, [finding], new)) if new is not None and new != part.text else ()
     return lines.finding(label, start, max(start, end), finding.rule, finding.message, fix)
 
 
@@ -277,8 +273,8 @@ def _fix_text(
 
 def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
     """The outer text's edits that make `new` the part's text: the findings' own edits, moved
-    one by one, when they are all it takes (every byte between them stays as it is written),
-    else `new` encoded as the part's text."""
+    one by one, when they are all it takes (every byte between them stays as it is written, and
+    a report shows them as the checker made them), else `new` encoded as the part's text."""
     if apply_fixes(part.text, picked) == new:
         moved = [part.move(r) for f in picked for r in f.fix]
         if all(m is not None for m in moved):
