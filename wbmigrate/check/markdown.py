@@ -13,7 +13,7 @@ so Python and YAML in it parse; a fix puts them back on every line it writes.
 The blocks are found by markdown-it-py (CommonMark's list and quote cases are its job), and
 cut from the file's own text here. A block is a `Part`, checked on its own text; `lift`
 moves its findings, places and fixes into the file, for notebooks' cells too (texts inside a
-JSON document). Over 300 lines: the blocks and the parts they become are read together.
+JSON document).
 """
 
 from __future__ import annotations
