@@ -69,7 +69,6 @@ class YamlHost:
         self.located = located
         self.documents = documents
         self.data = located.data
-        self.trusted = False  # every edit of the file was read back together, and is made
         self.plan: list[Edit] = []  # every edit the engine wants in this document
 
     def span(self, path: Path, key: bool = False) -> Span:
@@ -92,13 +91,8 @@ class YamlHost:
         return id(node) if node is not None else path
 
     def fix(self, edits: list[Edit]) -> Fix:
-        """One finding's fix. Each is read back on its own (a parse of the file) unless the
-        edits of the whole file were read back together (`trusted`), one parse for all."""
-        shared = self.with_shared(edits)
-        if shared is None:
-            return ()
-        edited = {self.located.index: shared}
-        new = yaml_faithful(self.text, self.documents, edited, trusted=self.trusted)
+        """One finding's fix, read back on its own (a parse of the file)."""
+        new = yaml_fixed(self.text, [self], self.documents, lambda _: edits)
         return (minimal(self.text, new),) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
@@ -193,16 +187,8 @@ class StringSpec:
     same = staticmethod(by_path)  # what value a path reaches: one value per path
 
     def fix(self, edits: list[Edit]) -> Fix:
-        """One finding's fix: spliced within the containers of its edits (exact, so the
-        string need not be read back for each finding)."""
-        if self.string is None or not edits:
-            return ()
-        try:
-            pieces = self._pieces(_apart(edits))
-        except (*_MISSING, EditConflict):
-            return ()
-        written = self.string.replacements(self.text, pieces, whole=False) if pieces else None
-        return tuple(written or ())
+        """One finding's fix (see `replacements`)."""
+        return tuple(self.replacements(edits) or ())
 
     def replacements(self, edits: list[Edit]) -> list[Replacement] | None:
         """The replacements that make `edits` (those of several findings) in the string: one
@@ -288,18 +274,16 @@ def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str]
     return (string, edit.value) if string is not None else None
 
 
-def yaml_faithful(
-    text: str, documents: list[Located], edits: dict[int, list[Edit]], trusted: bool = False
-) -> str | None:
+def yaml_faithful(text: str, documents: list[Located], edits: dict[int, list[Edit]]) -> str | None:
     """`text` with the edits of each document made, or None when they cannot all be made
-    safely (read back, unless `trusted`: they were, with others)."""
+    safely (read back)."""
     found = []
     for located in documents:
         written = yaml_replacements(text, located, edits.get(located.index, []))
         if written is None:
             return None
         found += written
-    if not trusted and not faithful(text, documents, edits, found):
+    if not faithful(text, documents, edits, found):
         return None
     return apply(text, found)
 

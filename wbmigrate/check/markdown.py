@@ -13,7 +13,7 @@ so Python and YAML in it parse; a fix puts them back on every line it writes.
 The blocks are found by markdown-it-py (CommonMark's list and quote cases are its job), and
 cut from the file's own text here. A block is a `Part`, checked on its own text; `lift`
 moves its findings, places and fixes into the file, for notebooks' cells too (texts inside a
-JSON document). Over 300 lines: the blocks and the parts they become are read together.
+JSON document).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import bisect
 import functools
 import itertools
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -32,7 +31,7 @@ from markdown_it.token import Token
 from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Lines, Place, Rule, apply_fixes
 from wbmigrate.check.places import PROSE, Places
-from wbmigrate.check.run import KINDS, checker
+from wbmigrate.check.run import KINDS, check_text
 from wbmigrate.check.targets import Targets
 from wbmigrate.edit.replacement import Replacement, apply
 
@@ -64,7 +63,7 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
     checked = Checked(place=constant(Place(shown)))
     if known is not None:
         name, kind = known
-        checked = _check_block(label, block.text, targets, kind)
+        checked = check_text(KINDS[kind], label, block.text, targets)
         if any(f.rule is Rule.PARSE_ERROR for f in checked.findings):
             checked = Checked(place=constant(Place(f"{shown} that is not valid {name}")))
     inner_place = checked.place or constant(Place(shown))
@@ -82,44 +81,6 @@ def _block_part(label: str, block: Block, targets: Targets) -> Part:
 
     start, end = block.region
     return Part(start, end, block.text, checked, block.outer, encode, move, place)
-
-
-def _check_block(label: str, text: str, targets: Targets, kind: str) -> Checked:
-    """The block's findings from each checker of its file kind, and a fix that makes the
-    chosen ones with each checker in turn, as `check` fixes a file."""
-    handlers = [checker(entry) for entry in KINDS[kind]]
-    results = [handler(label, text, targets) for handler in handlers]
-    findings = [f for r in results for f in r.findings]
-    seen = [s for r in results for s in r.seen]
-    merged = Checked(findings, seen=seen, place=results[0].place)
-
-    def fix(chosen: list[Finding]) -> str | None:
-        current = text
-        for handler, checked in zip(handlers, results, strict=True):
-            picked = [f for f in checked.findings if f in chosen]
-            if not picked:
-                continue
-            if current != text:  # an earlier checker changed the text: find them again there
-                checked = handler(label, current, targets)
-                picked = same_findings(picked, checked.findings)
-            new = checked.fix_text(picked) if checked.fix_text else apply_fixes(current, picked)
-            current = new if new is not None else current
-        return current
-
-    merged.fix_text = fix
-    return merged
-
-
-def same_findings(wanted: list[Finding], found: list[Finding]) -> list[Finding]:
-    """The findings of `found` that are `wanted` ones, by rule, message and order, in a text
-    another checker's fixes have moved."""
-    left = Counter((finding.rule, finding.message) for finding in wanted)
-    picked = []
-    for finding in found:
-        if left[finding.rule, finding.message] > 0:
-            left[finding.rule, finding.message] -= 1
-            picked.append(finding)
-    return picked
 
 
 # --- the code blocks -------------------------------------------------------------------------
@@ -284,15 +245,11 @@ def lift(label: str, text: str, parts: list[Part], default: Places) -> Checked:
 
 
 def _moved(label: str, lines: Lines, part: Part, finding: Finding) -> Finding:
-    """A part's finding, at its place in the outer text, with its own fix moved out too: edit
-    by edit where they can be (a report shows them as the checker made them), else as the
-    edits that make the part's text with this fix."""
+    """A part's finding, at its place in the outer text, with its own fix moved out too (see
+    `_edits`)."""
     start, end = part.outer(finding.span[0], False), part.outer(finding.span[1], True)
-    moved = [part.move(r) for r in finding.fix]
-    fix = tuple(r for r in moved if r is not None)
-    if len(fix) < len(moved):
-        new = apply_fixes(part.text, [finding])
-        fix = part.encode(new) if new is not None and new != part.text else ()
+    new = apply_fixes(part.text, [finding])
+    fix = tuple(_edits(part, [finding], new)) if new is not None and new != part.text else ()
     return lines.finding(label, start, max(start, end), finding.rule, finding.message, fix)
 
 
@@ -316,8 +273,8 @@ def _fix_text(
 
 def _edits(part: Part, picked: list[Finding], new: str) -> list[Replacement]:
     """The outer text's edits that make `new` the part's text: the findings' own edits, moved
-    one by one, when they are all it takes (every byte between them stays as it is written),
-    else `new` encoded as the part's text."""
+    one by one, when they are all it takes (every byte between them stays as it is written, and
+    a report shows them as the checker made them), else `new` encoded as the part's text."""
     if apply_fixes(part.text, picked) == new:
         moved = [part.move(r) for f in picked for r in f.fix]
         if all(m is not None for m in moved):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import functools
 import io
 import re
 import tokenize
@@ -43,20 +42,9 @@ def spans(regions: list[tuple[int, int, Place]], default: Place) -> Places:
     return place
 
 
-def lazily(build: Callable[[], Places]) -> Places:
-    """A lookup made on its first use: the residual pass asks only about old names no checker
-    accounted for, and most files have none."""
-    made = functools.cache(build)
-    return lambda offset: made()(offset)
-
-
 def hash_comments(text: str, default: Place) -> Places:
     """Files whose comments start with `#` (TOML, YAML, shell, Makefile, Dockerfile). A `#`
     inside quotes on its line is not a comment."""
-    return lazily(lambda: _hash_comments(text, default))
-
-
-def _hash_comments(text: str, default: Place) -> Places:
     regions = []
     for match in _HASH_COMMENT.finditer(text):
         line_start = text.rfind("\n", 0, match.start(1)) + 1
@@ -68,10 +56,6 @@ def _hash_comments(text: str, default: Place) -> Places:
 
 def python_places(text: str, tree: ast.AST) -> Places:
     """Comments and docstrings (notes), other strings, identifiers and code (review)."""
-    return lazily(lambda: _python_places(text, tree))
-
-
-def _python_places(text: str, tree: ast.AST) -> Places:
     lines = Lines(text)
 
     def offset(row: int, column: int) -> int:  # tokenize counts characters (ast: UTF-8 bytes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -101,42 +102,62 @@ def _check_file(
     if scan is None:  # no old name in its bytes, in any encoding that spells ASCII as ASCII
         return FileReport(label)
     text, undecodable = _decoded(data)
-    checks = [(h, h(label, text, targets)) for h in map(checker, kind_of(path, text[:200]))]
-    findings = [f for _, checked in checks for f in checked.findings]
-    accounted = [f.span for f in findings] + [s for _, checked in checks for s in checked.seen]
-    place = next((c.place for _, c in checks if c.place), None) or (lambda _: of_file(path))
-    findings += residual(label, text, targets, accounted, place, scan.names)
+    checked = check_text(kind_of(path, text[:200]), label, text, targets)
+    accounted = [f.span for f in checked.findings] + checked.seen
+    place = checked.place or (lambda _: of_file(path))
+    findings = checked.findings + residual(label, text, targets, accounted, place, scan.names)
     if undecodable is not None:  # read, but never written: its encoding is only a guess
         findings = [replace(f, fix=()) for f in findings]
         findings.append(Lines(text).finding(label, *undecodable, Rule.PARSE_ERROR, NOT_UTF8))
         fixes = False
     findings.sort(key=lambda f: (f.line, f.column))
     kept, suppressed = suppress(text, findings, path, ignores)
-    fixable = fixes and any(f.fixable for f in kept)
-    fixed = _fixed(text, path, checks, targets, ignores) if fixable else None
+    fixable = [f for f in kept if f.fixable] if fixes else []
+    fixed = checked.fix_text(fixable) if fixable else None
     read = Stamp.of(data, stat.st_mtime_ns) if fixed is not None else None
     return FileReport(label, tuple(kept), text, fixed, suppressed, read)
 
 
-def _fixed(
-    text: str, path: Path, checks: list[tuple[Handler, Checked]], targets: Targets, ignores: Ignores
-) -> str | None:
-    """The text with every kept fix made, one checker after the other, from the first pass's
-    findings. A checker after one whose fixes changed the text checks that text again, so its
-    fixes land where the text now has them and never collide with those made (a YAML file's
-    flags after its keys). A fix a checker's `fix_text` refuses (it would not parse, or not
-    round-trip) is not made."""
-    current = text
-    for handler, checked in checks:
-        if current != text:
-            checked = handler(path.as_posix(), current, targets)
-        kept, _ = suppress(current, checked.findings, path, ignores)
-        fixable = [f for f in kept if f.fixable]
-        if not fixable:
-            continue
-        new = checked.fix_text(fixable) if checked.fix_text else apply_fixes(current, fixable)
-        current = new if new is not None else current
-    return current if current != text else None
+def check_text(entries: tuple[str, ...], label: str, text: str, targets: Targets) -> Checked:
+    """The findings of the checkers `entries` names (a file kind's, in KINDS), and how to fix
+    chosen ones: one checker after the other, from the first pass's findings. A checker after
+    one whose fixes changed the text checks that text again, so its fixes land where the text
+    now has them and never collide with those made (a YAML file's flags after its keys); its
+    chosen findings are the same ones found there again. A fix a checker's `fix_text` refuses
+    (it would not parse, or not round-trip) is not made."""
+    handlers = [checker(entry) for entry in entries]
+    results = [handler(label, text, targets) for handler in handlers]
+    seen = [span for result in results for span in result.seen]
+    place = next((result.place for result in results if result.place), None)
+    merged = Checked([f for result in results for f in result.findings], seen=seen, place=place)
+
+    def fix_text(chosen: list[Finding]) -> str | None:
+        wanted, current = {f.identity for f in chosen}, text
+        for handler, checked in zip(handlers, results, strict=True):
+            picked = [f for f in checked.findings if f.identity in wanted]
+            if not picked:
+                continue
+            if current != text:  # an earlier checker changed the text: find them again there
+                checked = handler(label, current, targets)
+                picked = same_findings(picked, checked.findings)
+            new = checked.fix_text(picked) if checked.fix_text else apply_fixes(current, picked)
+            current = new if new is not None else current
+        return current if current != text else None
+
+    merged.fix_text = fix_text
+    return merged
+
+
+def same_findings(wanted: list[Finding], found: list[Finding]) -> list[Finding]:
+    """The findings of `found` that are `wanted` ones, by rule, message and order, in a text
+    another checker's fixes have moved."""
+    left = Counter((finding.rule, finding.message) for finding in wanted)
+    picked = []
+    for finding in found:
+        if left[finding.rule, finding.message] > 0:
+            left[finding.rule, finding.message] -= 1
+            picked.append(finding)
+    return picked
 
 
 def _decoded(data: bytes) -> tuple[str, tuple[int, int] | None]:

@@ -12,13 +12,14 @@ TOML or JSON/YAML config key at its path (`config_keys`), or a flag in a command
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
 from wbmigrate.check.model import Finding, Lines, Rule
 from wbmigrate.check.prefilter import Prefilter
 from wbmigrate.engine.model import Mode, Options
-from wbmigrate.mapping import WORDS, Migration, part_cover
+from wbmigrate.mapping import WORDS, ConfigRemoval, Migration, part_cover
 from wbmigrate.names import AFTER_NAME, NOT_IN_NAME, trie
 
 # Spec fields whose regexes can match old keys without spelling them out.
@@ -77,19 +78,18 @@ class Targets:
         """Dotted config keys (the path and its TOML forms) of removed config fields, each with
         when and why it was removed. A form without a dot (a standalone config's top-level
         key) is also looked for as a keyword of one of prime-rl's config classes."""
-        found: dict[str, str] = {}
-        for gone in self.migration.config_removed:
-            why = f"removed in step {self.migration.step_label(gone.version)}: {gone.reason}"
-            found |= dict.fromkeys((gone.path, *gone.toml), why)
-        return found
+        return self._removed(lambda gone: (gone.path, *gone.toml))
 
     @cached_property
     def removed_flags(self) -> dict[str, str]:
         """The flags of removed config fields, in both spellings (see `flags`)."""
+        return self._removed(lambda gone: (*gone.cli, *map(_underscored, gone.cli)))
+
+    def _removed(self, forms: Callable[[ConfigRemoval], Iterable[str]]) -> dict[str, str]:
         found: dict[str, str] = {}
         for gone in self.migration.config_removed:
             why = f"removed in step {self.migration.step_label(gone.version)}: {gone.reason}"
-            found |= dict.fromkeys((*gone.cli, *map(_underscored, gone.cli)), why)
+            found |= dict.fromkeys(forms(gone), why)
         return found
 
     def removed(
