@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from wbmigrate.rewrite import Walked
 
 T = TypeVar("T")
-Item = TypeVar("Item")
 Walking = tuple[LiveObject, Source, "Walked | Planned"]  # an object walked, its plan unfinished
 
 # What a TARGET may be (`ENTITY`, `ENTITY/PROJECT`, `ENTITY/GLOB`): `live.org` reads patterns.
@@ -236,29 +235,31 @@ def walking(
     """Each object walked as it arrives (`plan.walk_one`), for `plan_project` to finish."""
     for obj in objects:
         source = obj.source(host)
-        yield obj, source, light(walk_one(source, migration, options))
+        yield obj, source, walk_one(source, migration, options)
 
 
-def meanwhile(wait: Callable[[], T], items: Iterator[Item]) -> tuple[T, Iterator[Item]]:
-    """`wait()` (the key census) on a thread of its own while `items` (objects walked) are
-    taken as they come: what it returns, and `items`, those taken first. An error of `wait()`
-    is raised here, and one of `items` where it came, as if `wait()` had been called first.
+def meanwhile(wait: Callable[[], T], walked: Iterator[Walking]) -> tuple[T, Iterator[Walking]]:
+    """`wait()` (the key census) on a thread of its own while `walked` (objects walked) are
+    taken as they come: what it returns, and `walked`, those taken first (held without their
+    parsed specs, `plan.light`). An error of `wait()` is raised here, and one of `walked`
+    where it came, as if `wait()` had been called first.
     A live plan walks so while the census is on its way (about 0.6 s at 100 ms): the
     benchmark's plan of 500 views + 100 automations took 1.61x and 1.64x the floor instead of
     1.93x and 1.90x (`--only plan --size small --rounds 5`, twice alternating, a quiet moment
     of a shared machine: median 1.57 s against 1.81 s)."""
     census: Future[T] = Future()
     threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
-    taken: deque[Item] = deque()
+    taken: deque[Walking] = deque()
     failed: Exception | None = None
     try:
         while not census.done():
-            taken.append(next(items))
+            obj, source, walk = next(walked)
+            taken.append((obj, source, light(walk)))
     except StopIteration:
         pass
     except Exception as exc:  # raised after the census's own error, and the items before it
         failed = exc
-    return census.result(), _after(taken, failed, items)
+    return census.result(), _after(taken, failed, walked)
 
 
 def _settle(future: Future[T], work: Callable[[], T]) -> None:
@@ -268,7 +269,7 @@ def _settle(future: Future[T], work: Callable[[], T]) -> None:
         future.set_exception(exc)
 
 
-def _after(taken: deque[Item], failed: Exception | None, items: Iterator[Item]) -> Iterator[Item]:
+def _after(taken: deque[T], failed: Exception | None, items: Iterator[T]) -> Iterator[T]:
     while taken:  # each let go as it is given
         yield taken.popleft()
     if failed is not None:
