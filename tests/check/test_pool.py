@@ -10,7 +10,7 @@ import shutil
 import sys
 
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, until
 
 from wbmigrate import find_mapping, parallel
 from wbmigrate.check import run as run_module
@@ -37,7 +37,9 @@ def tree(tmp_path, monkeypatch):
 @pytest.fixture
 def forking(monkeypatch):
     """Workers even when an earlier test left a thread behind (an idle server's: a worker
-    needs no lock it could hold); the pids of the processes that checked."""
+    needs no lock it could hold); the pids of the processes that checked. While workers are on,
+    this process checks nothing until one of them has checked a file: on a loaded machine it
+    could otherwise take every chunk before a worker has started."""
     monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
     here = os.getpid()
     checked = multiprocessing.get_context("fork").Array("i", 2)  # [here, in a worker]
@@ -45,6 +47,8 @@ def forking(monkeypatch):
 
     def noting(path, **kwargs):
         checked[os.getpid() != here] = 1
+        if os.getpid() == here and parallel._job is not None:
+            until(lambda: checked[1], "no worker checked a file")
         return real(path, **kwargs)
 
     monkeypatch.setattr(run_module, "check_file", noting)
