@@ -89,7 +89,8 @@ def uninterrupted() -> Iterator[None]:
     """Ctrl-C waits while the pool starts its processes and threads, or stops them: an
     interrupt inside the executor's own bookkeeping can leave it unable to shut down (a hang,
     or a traceback). It is delivered as soon as this is over; the workers, forked meanwhile,
-    inherit the mask and ignore Ctrl-C anyway."""
+    inherit the mask and ignore Ctrl-C anyway. A thread started meanwhile never takes it
+    (Python handles it on the main thread in any case)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

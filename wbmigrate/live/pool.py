@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -40,16 +41,16 @@ def planned(
 ) -> Iterator[tuple[LiveObject, Planned]]:
     """Each object and its plan (`plan.plan_one`), in order, planned by workers; a plan's
     `result` comes back without its `original` spec (nothing a plan shows needs it). A worker
-    that ends is an error; Ctrl-C stops the workers, which ignore it."""
+    that ends is an error; Ctrl-C stops the workers, which ignore it. The main thread's."""
     context = multiprocessing.get_context("spawn")  # threads are reading: never fork
-    with uninterrupted():  # the executor's bookkeeping is never cut short
+    with _starting():
         pool = ProcessPoolExecutor(
             min(WORKERS, cores()), context, initializer=_start, initargs=(migration, options)
         )
     ahead: deque[tuple[LiveObject, Future[Planned]]] = deque()
     try:
         for obj, source in objects:
-            with uninterrupted():
+            with _starting():  # the pool starts a worker as it is given work
                 ahead.append((obj, pool.submit(_plan, source)))
             if len(ahead) >= WINDOW:
                 yield _result(*ahead.popleft())
@@ -60,6 +61,20 @@ def planned(
     finally:  # an error, Ctrl-C, or a consumer that stopped early: what is queued is dropped
         with uninterrupted():
             pool.shutdown(cancel_futures=True)
+
+
+@contextmanager
+def _starting() -> Iterator[None]:
+    """Ctrl-C waits while the pool may start a worker (`parallel.uninterrupted`: its
+    bookkeeping is never cut short), and the worker starts ignoring it: a spawned process's
+    signal mask is cleared, but a signal ignored stays so, and Python leaves it so. A Ctrl-C
+    meanwhile is delivered after (Linux keeps a blocked signal pending, ignored or not)."""
+    with uninterrupted():
+        handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, handler)
 
 
 def _result(obj: LiveObject, future: Future[Planned]) -> tuple[LiveObject, Planned]:
@@ -78,7 +93,6 @@ _work: tuple[Migration, Options] | None = None  # a worker's migration and optio
 
 def _start(migration: Migration, options: Options) -> None:
     global _work
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     _work = migration, options
 
 

@@ -29,6 +29,7 @@ from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planfile import PlanFile
 from wbmigrate.live.shapes import GraphQLError, NotFoundError, ShapeError, a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
+from wbmigrate.parallel import uninterrupted
 from wbmigrate.plan import Planned, Source, finish_one, light, walk_one
 
 if TYPE_CHECKING:
@@ -252,7 +253,8 @@ def meanwhile(wait: Callable[[], T], walked: Iterator[Walking]) -> tuple[T, Iter
     1.93x and 1.90x (`--only plan --size small --rounds 5`, twice alternating, a quiet moment
     of a shared machine: median 1.57 s against 1.81 s)."""
     census: Future[T] = Future()
-    threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
+    with uninterrupted():  # the thread never takes Ctrl-C (`live.pool` starts its workers so)
+        threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
     taken: deque[Walking] = deque()
     failed: Exception | None = None
     try:
@@ -315,9 +317,12 @@ def _finished(
     walked: Iterator[Walking], migration: Migration, options: Options
 ) -> Iterator[tuple[LiveObject, Planned]]:
     """Each object and its plan, in order: here, or once the project proves large
-    (`LARGE` objects) and for those still to be walked, by `live.pool`'s workers."""
+    (`LARGE` objects) and for those still to be walked, by `live.pool`'s workers. Only the
+    main thread's plan (the one project of `plan`) does so: it alone handles Ctrl-C, and
+    `live.org` plans its projects side by side already."""
+    pooled = threading.current_thread() is threading.main_thread()
     for count, (obj, source, walk) in enumerate(walked):
-        if callable(walk) and count >= LARGE:
+        if pooled and callable(walk) and count >= LARGE:
             from wbmigrate.live import pool  # loaded by a large plan alone
 
             rest = ((later, its_source) for later, its_source, _ in walked)

@@ -7,10 +7,13 @@ import json
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
-from helpers import MIGRATION, TARGET
+from helpers import MIGRATION, REPO, TARGET, running, until
 
 from wbmigrate.engine.model import Options
 from wbmigrate.errors import WbmigrateError
@@ -105,3 +108,64 @@ def test_a_dead_pool_is_a_wbmigrate_error(live, large, monkeypatch):
     kill_workers()
     with pytest.raises(WbmigrateError, match="planning process ended"):
         list(stream)
+
+
+# `plan TARGET --runs 0`, the project large from its third object on, in a process of its own.
+LARGE_PLAN = (
+    "import sys\n"
+    "from wbmigrate.live import project\n"
+    "from wbmigrate.cli import main\n"
+    "project.LARGE = 2\n"
+    "sys.argv = ['wbmigrate', 'plan', sys.argv[1], '--runs', '0']\n"
+    "main()\n"
+)
+
+
+def children(pid: int) -> set[int]:
+    """The processes `pid` started that still run."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        except OSError:  # it ended meanwhile
+            continue
+        if int(parent) == pid and state != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def ignores_ctrl_c(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    ignored = int(status.split("SigIgn:")[1].split()[0], 16)
+    return bool(ignored & 1 << (signal.SIGINT - 1))
+
+
+def test_ctrl_c_reaches_a_pooled_plan_and_leaves_no_worker(live, tmp_path):
+    """A terminal's Ctrl-C goes to every process of the group: the workers ignore it, the plan
+    stops them and exits 130. The automations' listing is held, so the plan is mid-way (its
+    workers started on the views before, none walked while a census came: `--runs 0`) when
+    the signal comes."""
+    gate = threading.Event()
+    live.hooks["WbmigrateTriggers"] = lambda _variables: gate.wait(60)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
+    plan = subprocess.Popen(
+        [sys.executable, "-c", LARGE_PLAN, TARGET],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a terminal's job
+    )
+    try:
+        workers = until(lambda: len(children(plan.pid)) >= 2 and children(plan.pid), "no pool")
+        assert all(ignores_ctrl_c(pid) for pid in workers)  # from the start
+        os.killpg(plan.pid, signal.SIGINT)
+        _, err = plan.communicate(timeout=60)
+    finally:
+        gate.set()
+        if plan.poll() is None:
+            plan.kill()
+    assert plan.returncode == 130
+    assert err.endswith("Interrupted; nothing written.\n")
+    assert "Traceback" not in err
+    until(lambda: not any(running(pid) for pid in workers), "a worker left behind")
