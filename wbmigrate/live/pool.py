@@ -3,17 +3,20 @@
 processes, a few ahead (`WINDOW`), and come back in their order.
 
 Measured (the benchmark's plan, 100 ms a request, separate processes alternating with the
-floor on a loaded 2-core machine, 3 rounds): at 5,000 views + 1,000 automations 1.13x the
-floor with it, 1.48x without (median 8.79 s and 12.14 s, floor 8.22 s). At 500 + 100 the pool
-never starts (a worker's start and imports cost more than it saves there): 1.55x and 1.51x,
-both 1.40 s (5 rounds).
+floor on a shared, loaded 2-core machine): at 5,000 views + 1,000 automations 1.09x the floor
+with it, 1.57x without (3 rounds: medians 8.77 s and 12.14 s, floor 7.74 s; an earlier 3:
+1.13x and 1.48x). At 500 + 100 the pool never starts (a worker's start and imports cost more
+than it saves there): 1.54x and 1.57x (8 rounds, 1.49 s and 1.50 s). Peak memory is the same
+(104 and 105 MiB at 5,000 views).
 """
 
 from __future__ import annotations
 
 import copyreg
 import multiprocessing
+import pickle
 import signal
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -42,11 +45,24 @@ def planned(
     """Each object and its plan (`plan.plan_one`), in order, planned by workers; a plan's
     `result` comes back without its `original` spec (nothing a plan shows needs it). A worker
     that ends is an error; Ctrl-C stops the workers, which ignore it. The main thread's."""
+    try:  # the file is read by each worker as it starts: a worker is sent only its name
+        with tempfile.NamedTemporaryFile(prefix="wbmigrate-plan-") as work:
+            pickle.dump((migration, options), work)
+            work.flush()
+            yield from _in_workers(objects, work.name)
+    except OSError as exc:  # no room for the file, or no process to be had
+        raise WbmigrateError(f"the planning processes failed: {exc}") from None
+
+
+def _in_workers(
+    objects: Iterable[tuple[LiveObject, Source]], work: str
+) -> Iterator[tuple[LiveObject, Planned]]:
+    """`planned`, the migration and options in the file `work`. Sent with each worker as it
+    starts, they held this process up until the worker had imported all it needs to read them
+    (0.16 s a worker): they would not fit in the pipe."""
     context = multiprocessing.get_context("spawn")  # threads are reading: never fork
     with _starting():
-        pool = ProcessPoolExecutor(
-            min(WORKERS, cores()), context, initializer=_start, initargs=(migration, options)
-        )
+        pool = ProcessPoolExecutor(min(WORKERS, cores()), context, _start, (work,))
     ahead: deque[tuple[LiveObject, Future[Planned]]] = deque()
     try:
         for obj, source in objects:
@@ -91,9 +107,10 @@ copyreg.pickle(MappingProxyType, lambda proxy: (_read_only, (dict(proxy),)))
 _work: tuple[Migration, Options] | None = None  # a worker's migration and options
 
 
-def _start(migration: Migration, options: Options) -> None:
+def _start(work: str) -> None:
     global _work
-    _work = migration, options
+    with open(work, "rb") as saved:
+        _work = pickle.load(saved)
 
 
 def _plan(source: Source) -> Planned:
