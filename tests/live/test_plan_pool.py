@@ -169,3 +169,21 @@ def test_ctrl_c_reaches_a_pooled_plan_and_leaves_no_worker(live, tmp_path):
     assert err.endswith("Interrupted; nothing written.\n")
     assert "Traceback" not in err
     until(lambda: not any(running(pid) for pid in workers), "a worker left behind")
+
+
+def test_the_workers_of_a_killed_plan_end_with_it(live, tmp_path):
+    """kill -9 of a pooled plan (mid-way, as above): its workers end with it, never left
+    waiting on a pipe no one writes any more."""
+    gate = threading.Event()
+    live.hooks["WbmigrateTriggers"] = lambda _variables: gate.wait(60)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
+    plan = subprocess.Popen(
+        [sys.executable, "-c", LARGE_PLAN, TARGET], env=env, stdout=subprocess.DEVNULL
+    )
+    try:
+        workers = until(lambda: len(children(plan.pid)) >= 2 and children(plan.pid), "no pool")
+        plan.kill()
+        plan.wait(60)
+    finally:
+        gate.set()
+    until(lambda: not any(running(pid) for pid in workers), "a worker left behind")

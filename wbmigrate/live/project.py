@@ -29,7 +29,7 @@ from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planfile import PlanFile
 from wbmigrate.live.shapes import GraphQLError, NotFoundError, ShapeError, a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
-from wbmigrate.parallel import uninterrupted
+from wbmigrate.parallel import cores, uninterrupted
 from wbmigrate.plan import Planned, Source, finish_one, light, walk_one
 
 if TYPE_CHECKING:
@@ -317,10 +317,10 @@ def _finished(
     walked: Iterator[Walking], migration: Migration, options: Options
 ) -> Iterator[tuple[LiveObject, Planned]]:
     """Each object and its plan, in order: here, or once the project proves large
-    (`LARGE` objects) and for those still to be walked, by `live.pool`'s workers. Only the
-    main thread's plan (the one project of `plan`) does so: it alone handles Ctrl-C, and
-    `live.org` plans its projects side by side already."""
-    pooled = threading.current_thread() is threading.main_thread()
+    (`LARGE` objects) and for those still to be walked, by `live.pool`'s workers, given a
+    second core (Linux's: `parallel.cores`). Only the main thread's plan (the one project of
+    `plan`) does so: it alone handles Ctrl-C, and `live.org` plans projects side by side."""
+    pooled = threading.current_thread() is threading.main_thread() and cores() >= 2
     for count, (obj, source, walk) in enumerate(walked):
         if pooled and callable(walk) and count >= LARGE:
             from wbmigrate.live import pool  # loaded by a large plan alone
