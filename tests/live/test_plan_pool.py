@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import MIGRATION, REPO, TARGET, running, until
@@ -134,6 +135,15 @@ def children(pid: int) -> set[int]:
     return found
 
 
+def start_plan(live, tmp_path: Path, gate: threading.Event, **popen: Any) -> subprocess.Popen:
+    """`LARGE_PLAN`, the automations' listing held until `gate` is set (its temporary files
+    under `tmp_path`)."""
+    live.hooks["WbmigrateTriggers"] = lambda _variables: gate.wait(60)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
+    env["TMPDIR"] = str(tmp_path)
+    return subprocess.Popen([sys.executable, "-c", LARGE_PLAN, TARGET], env=env, **popen)
+
+
 def ignores_ctrl_c(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status").read_text()
     ignored = int(status.split("SigIgn:")[1].split()[0], 16)
@@ -146,11 +156,10 @@ def test_ctrl_c_reaches_a_pooled_plan_and_leaves_no_worker(live, tmp_path):
     workers started on the views before, none walked while a census came: `--runs 0`) when
     the signal comes."""
     gate = threading.Event()
-    live.hooks["WbmigrateTriggers"] = lambda _variables: gate.wait(60)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
-    plan = subprocess.Popen(
-        [sys.executable, "-c", LARGE_PLAN, TARGET],
-        env=env,
+    plan = start_plan(
+        live,
+        tmp_path,
+        gate,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -169,17 +178,14 @@ def test_ctrl_c_reaches_a_pooled_plan_and_leaves_no_worker(live, tmp_path):
     assert err.endswith("Interrupted; nothing written.\n")
     assert "Traceback" not in err
     until(lambda: not any(running(pid) for pid in workers), "a worker left behind")
+    assert not list(tmp_path.glob("wbmigrate-plan-*"))  # the workers' file, removed
 
 
 def test_the_workers_of_a_killed_plan_end_with_it(live, tmp_path):
     """kill -9 of a pooled plan (mid-way, as above): its workers end with it, never left
     waiting on a pipe no one writes any more."""
     gate = threading.Event()
-    live.hooks["WbmigrateTriggers"] = lambda _variables: gate.wait(60)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home")}
-    plan = subprocess.Popen(
-        [sys.executable, "-c", LARGE_PLAN, TARGET], env=env, stdout=subprocess.DEVNULL
-    )
+    plan = start_plan(live, tmp_path, gate, stdout=subprocess.DEVNULL)
     try:
         workers = until(lambda: len(children(plan.pid)) >= 2 and children(plan.pid), "no pool")
         plan.kill()
