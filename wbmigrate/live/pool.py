@@ -3,11 +3,11 @@
 processes, a few ahead (`WINDOW`), and come back in their order.
 
 Measured (the benchmark's plan, 100 ms a request, separate processes alternating with the
-floor on a shared, loaded 2-core machine): at 5,000 views + 1,000 automations 1.09x the floor
-with it, 1.57x without (3 rounds: medians 8.77 s and 12.14 s, floor 7.74 s; an earlier 3:
-1.13x and 1.48x). At 500 + 100 the pool never starts (a worker's start and imports cost more
-than it saves there): 1.54x and 1.57x (8 rounds, 1.49 s and 1.50 s). Peak memory is the same
-(104 and 105 MiB at 5,000 views).
+floor on a shared, loaded 2-core machine, 3 rounds): at 5,000 views + 1,000 automations 1.10x
+the floor with it, 1.54x without (medians 8.64 s and 12.27 s, floor 8.02 s). At 500 + 100
+the pool never starts (a worker's start and imports cost more than it saves there): 1.57x
+and 1.56x (6 rounds). At 1,000 + 200, just past `LARGE`, 1.55x and 1.50x; at 2,000 + 400,
+1.31x and 1.49x. Peak memory is the same (108 and 107 MiB at 5,000 views).
 """
 
 from __future__ import annotations
