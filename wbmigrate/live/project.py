@@ -295,7 +295,8 @@ def plan_project(
     plan is also saved there for `apply --plan`; only a plan read to the end is saved.
     `walked`: the project's objects, already being read and walked (`walking`), finished with
     `options`' census (else they are read now, counted into `counts`). A large project's
-    objects still to be walked are planned on other cores (`live.pool`), in the same order."""
+    objects still to be walked are planned on other cores (`live.pool`), in the same order,
+    their results without `original` (nothing a plan shows or saves needs it)."""
     host = project.client.base_url
     saved = PlanFile(out, migration, options, project.target, project.drafts, host) if out else None
     if walked is None:
