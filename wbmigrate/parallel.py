@@ -89,7 +89,8 @@ def uninterrupted() -> Iterator[None]:
     """Ctrl-C waits while the pool starts its processes and threads, or stops them: an
     interrupt inside the executor's own bookkeeping can leave it unable to shut down (a hang,
     or a traceback). It is delivered as soon as this is over; the workers, forked meanwhile,
-    inherit the mask and ignore Ctrl-C anyway."""
+    inherit the mask and ignore Ctrl-C anyway. A thread started meanwhile never takes it
+    (Python handles it on the main thread in any case)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -147,11 +148,12 @@ PR_SET_PDEATHSIG = 1  # prctl(2): the signal the kernel sends this process when 
 
 
 def as_worker(parent: int) -> None:
-    """What a worker forked by `parent` does first. Ctrl-C is the parent's to handle: it stops
-    the workers, which say nothing. And the kernel ends the worker once the parent has ended,
-    however it ended (killed, too): a worker blocked writing to a pipe no one reads any more, or
-    reading from one no one writes, would otherwise wait for ever. Workers are forked on Linux
-    only, and by the main thread, which lives as long as its process."""
+    """What a worker started by `parent` (forked, or spawned by `live.pool`) does first. Ctrl-C
+    is the parent's to handle: it stops the workers, which say nothing. And the kernel ends the
+    worker once the parent has ended, however it ended (killed, too): a worker blocked writing
+    to a pipe no one reads any more, or reading from one no one writes, would otherwise wait for
+    ever. Workers are started on Linux only, and by the main thread, which lives as long as its
+    process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it ended before the kernel was told

@@ -10,7 +10,14 @@ from typing import Any
 from wbmigrate.edit.edits import Edit, materialize, pointer
 from wbmigrate.engine.history import History
 
-UNPARSED: Any = object()  # a spec's text not parsed yet
+
+class _Unparsed(enum.Enum):
+    """A spec's text not parsed yet: one member, itself in any process it is sent to."""
+
+    UNPARSED = "unparsed"
+
+
+UNPARSED: Any = _Unparsed.UNPARSED
 
 SEPARATOR = " › "
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from wbmigrate.live.client import Client
 from wbmigrate.live.objects import DRAFT, REPORT, WORKSPACE, LiveObject
 from wbmigrate.live.transport import stop_with
+from wbmigrate.parallel import uninterrupted
 
 T = TypeVar("T")
 AHEAD = 2  # pages a listing's reader may be ahead of the consumer
@@ -157,7 +158,8 @@ def _read_ahead(
         except BaseException as exc:  # handed to the consumer, which raises it
             put((_END, exc))
 
-    threading.Thread(target=produce, daemon=True).start()
+    with uninterrupted():  # the thread never takes Ctrl-C (`live.pool` starts its workers so)
+        threading.Thread(target=produce, daemon=True).start()
 
     def consume() -> Iterator[T]:
         while True:

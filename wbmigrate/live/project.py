@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +29,7 @@ from wbmigrate.live.objects import LiveObject
 from wbmigrate.live.planfile import PlanFile
 from wbmigrate.live.shapes import GraphQLError, NotFoundError, ShapeError, a_dict, listing_pages
 from wbmigrate.live.transport import ApiError
+from wbmigrate.parallel import cores, uninterrupted
 from wbmigrate.plan import Planned, Source, finish_one, light, walk_one
 
 if TYPE_CHECKING:
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
     from wbmigrate.rewrite import Walked
 
 T = TypeVar("T")
-Walking = tuple[LiveObject, Source, "Walked | Planned"]  # an object walked, its plan unfinished
+# An object, and its walk: done (its plan unfinished), or still to do
+Walking = tuple[LiveObject, Source, "Walked | Planned | Callable[[], Walked | Planned]"]
 
 # What a TARGET may be (`ENTITY`, `ENTITY/PROJECT`, `ENTITY/GLOB`): `live.org` reads patterns.
 NAME = r"[\w-][\w.-]*"  # no leading dot: never `..`
@@ -44,6 +47,7 @@ PATTERN = re.compile(
 )
 GLOB = re.compile(r"[*?\[]")
 SUGGEST_FROM = 10 * PAGE_SIZE  # an entity's projects read for a "did you mean", at most
+LARGE = 1000  # objects planned in this process before the rest go to `live.pool`'s workers
 
 LIST_PROJECTS = """
 query WbmigrateProjects($entity: String!, $first: Int!, $after: String) {
@@ -232,29 +236,31 @@ def with_history(
 def walking(
     objects: Iterable[LiveObject], migration: Migration, options: Options, host: str
 ) -> Iterator[Walking]:
-    """Each object walked as it arrives (`plan.walk_one`), for `plan_project` to finish."""
+    """Each object as it arrives, with its walk to do (`plan.walk_one`), for `meanwhile` or
+    `plan_project`."""
     for obj in objects:
         source = obj.source(host)
-        yield obj, source, walk_one(source, migration, options)
+        yield obj, source, partial(walk_one, source, migration, options)
 
 
 def meanwhile(wait: Callable[[], T], walked: Iterator[Walking]) -> tuple[T, Iterator[Walking]]:
-    """`wait()` (the key census) on a thread of its own while `walked` (objects walked) are
-    taken as they come: what it returns, and `walked`, those taken first (held without their
-    parsed specs, `plan.light`). An error of `wait()` is raised here, and one of `walked`
-    where it came, as if `wait()` had been called first.
+    """`wait()` (the key census) on a thread of its own while `walked` (objects to walk) are
+    taken and walked as they come: what it returns, and `walked`, those taken first (held
+    without their parsed specs, `plan.light`). An error of `wait()` is raised here, and one of
+    `walked` where it came, as if `wait()` had been called first.
     A live plan walks so while the census is on its way (about 0.6 s at 100 ms): the
     benchmark's plan of 500 views + 100 automations took 1.61x and 1.64x the floor instead of
     1.93x and 1.90x (`--only plan --size small --rounds 5`, twice alternating, a quiet moment
     of a shared machine: median 1.57 s against 1.81 s)."""
     census: Future[T] = Future()
-    threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
+    with uninterrupted():  # the thread never takes Ctrl-C (`live.pool` starts its workers so)
+        threading.Thread(target=_settle, args=(census, wait), daemon=True).start()
     taken: deque[Walking] = deque()
     failed: Exception | None = None
     try:
         while not census.done():
             obj, source, walk = next(walked)
-            taken.append((obj, source, light(walk)))
+            taken.append((obj, source, light(walk() if callable(walk) else walk)))
     except StopIteration:
         pass
     except Exception as exc:  # raised after the census's own error, and the items before it
@@ -288,14 +294,15 @@ def plan_project(
     """Each object planned as it arrives, then let go, so memory stays flat. With `out`, the
     plan is also saved there for `apply --plan`; only a plan read to the end is saved.
     `walked`: the project's objects, already being read and walked (`walking`), finished with
-    `options`' census (else they are read now, counted into `counts`)."""
+    `options`' census (else they are read now, counted into `counts`). A large project's
+    objects still to be walked are planned on other cores (`live.pool`), in the same order,
+    their results without `original` (nothing a plan shows or saves needs it)."""
     host = project.client.base_url
     saved = PlanFile(out, migration, options, project.target, project.drafts, host) if out else None
     if walked is None:
         walked = walking(project.read(counts), migration, options, host)
     try:
-        for obj, source, walk in walked:
-            planned = finish_one(source, walk, options)
+        for obj, planned in _finished(walked, migration, options):
             if saved is not None:
                 saved.add(planned, obj)
             yield planned
@@ -305,3 +312,21 @@ def plan_project(
         raise
     if saved is not None:
         saved.close()
+
+
+def _finished(
+    walked: Iterator[Walking], migration: Migration, options: Options
+) -> Iterator[tuple[LiveObject, Planned]]:
+    """Each object and its plan, in order: here, or once the project proves large
+    (`LARGE` objects) and for those still to be walked, by `live.pool`'s workers, given a
+    second core (Linux's: `parallel.cores`). Only the main thread's plan (the one project of
+    `plan`) does so: it alone handles Ctrl-C, and `live.org` plans projects side by side."""
+    pooled = threading.current_thread() is threading.main_thread() and cores() >= 2
+    for count, (obj, source, walk) in enumerate(walked):
+        if pooled and callable(walk) and count >= LARGE:
+            from wbmigrate.live import pool  # loaded by a large plan alone
+
+            rest = ((later, its_source) for later, its_source, _ in walked)
+            yield from pool.planned(itertools.chain([(obj, source)], rest), migration, options)
+            return
+        yield obj, finish_one(source, walk() if callable(walk) else walk, options)
