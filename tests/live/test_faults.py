@@ -116,10 +116,11 @@ def test_random_5xx_and_connection_resets(run, live, before, seed):
     assert_converges(run, live, before, [Path("b1")])
 
 
-def test_an_answer_slower_than_the_timeout(run, live, before):
+def test_an_answer_slower_than_the_timeout(run, live, before, clock):
     """The write may land after wbmigrate gave up on it: the object is then reported as
     failed or found applied, never half-written, and the next run finds nothing to redo."""
-    live.faults.append(Fault(delay=1.2, operation="WbmigrateUpsertView"))
+    clock.timers = 0.25  # the 1 s timeout cuts each try after 0.25 s on the wall clock
+    live.faults.append(Fault(delay=0.6, operation="WbmigrateUpsertView"))
     result = run("apply", TARGET, "--yes", "--timeout", "1", "--retries", "0", "--backup-dir", "b1")
     assert result.exit_code == 1
     assert re.search(r"failed +.*(timed out|Read timed out)", result.stdout), result.stdout
