@@ -45,11 +45,14 @@ class StringText:
     def span(self, start: int, end: int) -> tuple[int, int]:
         return self.offsets[start], self.offsets[max(start, end)]
 
-    def replacements(self, text: str, pieces: list[Replacement]) -> list[Replacement] | None:
+    def replacements(
+        self, text: str, pieces: list[Replacement], whole: bool = True
+    ) -> list[Replacement] | None:
         """The file replacements that turn each value[start:end] of `pieces` (sorted, apart)
         into its new text; None when this style cannot hold them. Text between the pieces
-        keeps its bytes (its escapes, its line breaks); the whole string is read back to be
-        sure."""
+        keeps its bytes (its escapes, its line breaks). The whole string is read back to be
+        sure, unless `whole` is off (one finding's fix: each piece is then written by an
+        encoding whose inverse is exact, but for pieces at a block's edges)."""
         found, expected, at = [], [], 0
         for start, end, piece in ((p.start, p.end, p.text) for p in pieces):
             raw = self.encode(piece)
@@ -58,6 +61,9 @@ class StringText:
             found.append(Replacement(self.offsets[start], self.offsets[end], raw))
             expected += [self.value[at:start], piece]
             at = end
+            whole = whole or (self.block and (start == 0 or end == len(self.value)))
+        if not whole:
+            return found
         expected.append(self.value[at:])
         lit_start, lit_end = self.literal
         literal, pos = [], lit_start

@@ -92,7 +92,11 @@ class YamlHost:
 
     def fix(self, edits: list[Edit]) -> Fix:
         """One finding's fix, read back on its own (a parse of the file)."""
-        new = yaml_fixed(self.text, [self], self.documents, lambda _: edits)
+        shared = self.with_shared(edits)
+        if shared is None:
+            return ()
+        edited = {self.located.index: shared}
+        new = yaml_faithful(self.text, self.documents, edited)
         return (minimal(self.text, new),) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
@@ -187,8 +191,16 @@ class StringSpec:
     same = staticmethod(by_path)  # what value a path reaches: one value per path
 
     def fix(self, edits: list[Edit]) -> Fix:
-        """One finding's fix (see `replacements`)."""
-        return tuple(self.replacements(edits) or ())
+        """One finding's fix: spliced within the containers of its edits (exact, so the
+        string need not be read back for each finding)."""
+        if self.string is None or not edits:
+            return ()
+        try:
+            pieces = self._pieces(_apart(edits))
+        except (*_MISSING, EditConflict):
+            return ()
+        written = self.string.replacements(self.text, pieces, whole=False) if pieces else None
+        return tuple(written or ())
 
     def replacements(self, edits: list[Edit]) -> list[Replacement] | None:
         """The replacements that make `edits` (those of several findings) in the string: one
