@@ -145,7 +145,7 @@ class _Check:
     def checked(self, documents: Sequence[Document], compose: Compose) -> Checked:
         """Located findings (one for the same finding reached through two aliases), and how to
         fix a chosen subset of them."""
-        self.plan(documents)
+        self.trust(documents)
         lines = Lines(self.text)
         checked = Checked(seen=self.seen)
         located: dict[Finding, None] = {}  # (a dict: in order, each once)
@@ -172,13 +172,19 @@ class _Check:
         checked.fix_text = fix_text
         return checked
 
-    def plan(self, documents: Sequence[Document]) -> None:
-        """Tell each YAML document every edit the engine wants in it, so that a fix of a node
-        used in several places can see whether they all want the same (`YamlHost.with_shared`)."""
+    def trust(self, documents: Sequence[Document]) -> None:
+        """Read every edit of a YAML file back at once: when they all hold, each finding's fix
+        needs no parse of its own (a file of n findings costs one parse, not n)."""
+        yaml_documents = [d for d in documents if isinstance(d, YamlHost)]
         everything = [*((h, p.edits) for h, p in self.pending), *self.notes]
-        for d in documents:
-            if isinstance(d, YamlHost):
-                d.plan = [e for h, found in everything if h is d for e in found]
+        for d in yaml_documents:
+            d.plan = [e for h, found in everything if h is d for e in found]
+        if not any(d.plan for d in yaml_documents):
+            return
+        located = [d.located for d in yaml_documents]
+        trusted = yaml_fixed(self.text, yaml_documents, located, lambda d: d.plan) is not None
+        for document in yaml_documents:
+            document.trusted = trusted
 
 
 def _located(lines: Lines, label: str, host: Host, pending: Pending) -> Finding:

@@ -69,6 +69,7 @@ class YamlHost:
         self.located = located
         self.documents = documents
         self.data = located.data
+        self.trusted = False  # every edit of the file was read back together, and is made
         self.plan: list[Edit] = []  # every edit the engine wants in this document
 
     def span(self, path: Path, key: bool = False) -> Span:
@@ -91,12 +92,13 @@ class YamlHost:
         return id(node) if node is not None else path
 
     def fix(self, edits: list[Edit]) -> Fix:
-        """One finding's fix, read back on its own (a parse of the file)."""
+        """One finding's fix. Each is read back on its own (a parse of the file) unless the
+        edits of the whole file were read back together (`trusted`), one parse for all."""
         shared = self.with_shared(edits)
         if shared is None:
             return ()
         edited = {self.located.index: shared}
-        new = yaml_faithful(self.text, self.documents, edited)
+        new = yaml_faithful(self.text, self.documents, edited, trusted=self.trusted)
         return (minimal(self.text, new),) if new is not None else ()
 
     def with_shared(self, edits: list[Edit]) -> list[Edit] | None:
@@ -286,16 +288,18 @@ def _in_block(text: str, located: Located, edit: Edit) -> tuple[StringText, str]
     return (string, edit.value) if string is not None else None
 
 
-def yaml_faithful(text: str, documents: list[Located], edits: dict[int, list[Edit]]) -> str | None:
+def yaml_faithful(
+    text: str, documents: list[Located], edits: dict[int, list[Edit]], trusted: bool = False
+) -> str | None:
     """`text` with the edits of each document made, or None when they cannot all be made
-    safely (read back)."""
+    safely (read back, unless `trusted`: they were, with others)."""
     found = []
     for located in documents:
         written = yaml_replacements(text, located, edits.get(located.index, []))
         if written is None:
             return None
         found += written
-    if not faithful(text, documents, edits, found):
+    if not trusted and not faithful(text, documents, edits, found):
         return None
     return apply(text, found)
 
