@@ -24,6 +24,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.embedded import json_chars
@@ -223,6 +224,11 @@ class CellSource:
     listed: bool  # a list of lines (nbformat's way), or one string
     span: tuple[int, int]  # the source's value in the file
 
+    @cached_property
+    def ats(self) -> list[int]:
+        """Where each string's text starts in the source (looked up for every offset)."""
+        return [s.at for s in self.strings]
+
     def outer(self, offset: int, end: bool = False) -> int:
         """The file offset of an offset of the text; a span's end at a line's end stays in
         that line's string."""
@@ -284,8 +290,7 @@ class CellSource:
         return line.splitlines(True) == [line] and (last or line.splitlines()[0] != line)
 
     def _string(self, offset: int, end: bool = False) -> int:
-        ats = [string.at for string in self.strings]  # where each string's text starts
-        found = (bisect.bisect_left if end else bisect.bisect_right)(ats, offset) - 1
+        found = (bisect.bisect_left if end else bisect.bisect_right)(self.ats, offset) - 1
         return min(max(found, 0), len(self.strings) - 1)
 
     def _relist(self, first: int, end: int, lines: list[str]) -> Replacement:
