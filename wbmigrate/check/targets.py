@@ -43,11 +43,11 @@ class Targets:
     @cached_property
     def config_leaves(self) -> dict[str, str]:
         """The last part of each dotted config key (a keyword argument, an attribute), when it
-        is distinctive: `max_off_policy_steps`, never `name` (see the module's docstring)."""
-        leaves = {
-            old.rpartition(".")[2]: new.rpartition(".")[2] for old, new in self.config_keys.items()
-        }
-        return {old: new for old, new in leaves.items() if distinctive(old)}
+        is distinctive and the rename changes it: `max_off_policy_steps`, never `name` (see the
+        module's docstring), nor the `max_norm` of `loss.max_norm -> optim.max_norm`: a key
+        that only moved is spelled as much like the new key as the old one."""
+        pairs = ((_leaf(old), _leaf(new)) for old, new in self.config_keys.items())
+        return {old: new for old, new in pairs if distinctive(old) and old != new}
 
     @cached_property
     def one_word_flags(self) -> tuple[str, ...]:
@@ -56,9 +56,10 @@ class Targets:
 
     @cached_property
     def key_parts(self) -> tuple[tuple[str, ...], ...]:
-        """The parts of each config key whose leaf is one word (`inference`, `model`, `name`):
-        a config file holding that key at its path holds every one of them."""
-        keys = (key for key in self.config_keys if not distinctive(key.rpartition(".")[2]))
+        """The parts of each config key whose leaf is no name of its own: one word
+        (`inference`, `model`, `name`), or not in `config_leaves` (a key that only moved): a
+        config file holding that key at its path holds every one of them."""
+        keys = (key for key in self.config_keys if _leaf(key) not in self.config_leaves)
         return tuple(tuple(dict.fromkeys(key.split("."))) for key in keys)
 
     @cached_property
@@ -122,7 +123,7 @@ class Targets:
         kept: set[str] = set()
         broken: set[str] = set()
         for rename in self.migration.config:
-            olds = [*rename.toml, *(k.rpartition(".")[2] for k in rename.toml), *rename.cli]
+            olds = [*rename.toml, *map(_leaf, rename.toml), *rename.cli]
             olds += [_underscored(flag) for flag in rename.cli]
             (kept if rename.deprecated else broken).update(olds)
         return frozenset(kept - broken)
@@ -225,6 +226,10 @@ def _fate_text(migration: Migration, name: str) -> str:
     if not fate.removed:
         return f"renamed to {fate.new}"
     return f"no longer logged; use {fate.new}" if fate.new else "no longer logged"
+
+
+def _leaf(key: str) -> str:
+    return key.rpartition(".")[2]
 
 
 def _underscored(flag: str) -> str:
