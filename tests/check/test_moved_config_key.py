@@ -2,7 +2,9 @@
 optim.max_norm`): its last part names the new key as much as the old one, so it is never looked
 for alone. The old key is found at its path (a config file's structure, a dotted spelling, a
 flag); the new key, a keyword argument or an attribute of that name give no result, and no fix
-rewrites a key to itself (which left `check --fix` failing on prime-rl for ever)."""
+rewrites a key to itself (which left `check --fix` failing on prime-rl for ever). A new key that
+ends with the old one (`enable_lora -> vllm.enable_lora`) is the new key, and what `--fix`
+writes is clean on a second look."""
 
 from __future__ import annotations
 
@@ -30,6 +32,11 @@ NEW_OR_ALONE = {
     "rl.toml": "[trainer.optim]\nmax_norm = 1.0\n",
     "c.json": '{"optim": {"max_norm": 1}}',
     "README.md": "Lower the max_norm to clip harder.\n",
+    "serve.py": "if self.inference.vllm.enable_lora:\n    cfg.vllm.enable_lora = True\n",
+    "serve.sh": "uv run inference --vllm.enable-lora\n",
+    "inference.toml": "[vllm]\nenable_lora = true\n",
+    "v.json": '{"vllm": {"enable_lora": true}}',
+    "docs.md": "Set `inference.vllm.enable_lora = true` (or `--vllm.enable-lora`).\n",
 }
 
 # The old key where the file says it is that key: one result each.
@@ -51,6 +58,9 @@ OLD_AT_ITS_PATH = {
     ),
     "run.sh": ("uv run trainer --loss.max-norm 1\n", "renamed-config-key", "--loss.max-norm"),
     "README.md": ("Set loss.max_norm to 1.\n", "mention", "loss.max_norm"),
+    "serve.py": ("print(cfg.enable_lora)\n", "needs-review", "enable_lora"),
+    "serve.sh": ("uv run inference --enable-lora\n", "renamed-config-key", "--enable-lora"),
+    "inference.toml": ("enable_lora = true\n", "renamed-config-key", "enable_lora -> vllm"),
 }
 
 
@@ -92,3 +102,13 @@ def test_a_moved_key_never_hides_another_key_renamed_at_its_last_part():
     for edited in (text[:at] + renamed + text[at:], text + renamed):
         targets = Targets(parse_mapping(edited, "m.yaml").migration(), Options())
         assert targets.config_leaves["max_norm"] == "max_grad_norm"
+
+
+@pytest.mark.parametrize("name", OLD_AT_ITS_PATH)
+def test_what_fix_writes_is_clean_on_a_second_look(tmp_path, name):
+    text = OLD_AT_ITS_PATH[name][0]
+    before = results(tmp_path, name, text)
+    report = check_file(tmp_path / name, TARGETS, Ignores(), fixes=True)
+    assert report is not None
+    fixed = text if report.fixed is None else report.fixed
+    assert results(tmp_path, name, fixed) == [r for r in before if not r[2]]

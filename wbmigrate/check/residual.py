@@ -39,7 +39,8 @@ def residual(
     where_is = place or (lambda _: TEXT)
     found = []
     for start, end, name in occurrences(text, targets, names):
-        if covered.contain(start, end):
+        in_new = targets.new_names_ending.get(name, ())
+        if covered.contain(start, end) or any(text.endswith(new, 0, end) for new in in_new):
             continue
         where = where_is(start)
         fates = "; ".join(dict.fromkeys(targets.spellings[n] for n in name.split(", ")))

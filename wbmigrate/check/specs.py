@@ -216,6 +216,35 @@ def _rooted(edit: Edit, root: Path) -> Edit:
 
 def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pending]:
     """Dotted config keys the mapping renames, outside the subtrees in `skip` (specs, sweeps)."""
+    for child, dotted in _dotted_keys(document, skip):
+        key = child[-1]
+        # a top-level `seed` or `env` is no config's in a JSON or YAML file (a CI workflow)
+        config = len(child) > 1 or distinctive(dotted)
+        new = targets.config_keys.get(dotted) if config else None
+        message = f"{dotted} -> {new} (config key)"
+        if config and dotted in targets.removed_keys:  # no right value to write: left as is
+            message = f"{dotted} (config key) was {targets.removed_keys[dotted]}"
+            yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
+        elif new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
+            # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
+            # a flattened config): only its last part changes
+            renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
+            rule = targets.config_rule(dotted)
+            yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
+        elif new is not None:  # to another table: a one-word key gets no other result
+            message += "; move it by hand"
+            yield Pending(child, True, targets.config_rule(dotted), message)
+
+
+def new_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Path]:
+    """The paths of config keys a rename gives (`{"vllm": {"enable_lora": true}}` of
+    `enable_lora -> vllm.enable_lora`), outside the subtrees in `skip`: seen, not reviewed."""
+    news = targets.new_keys
+    if news:
+        yield from (child for child, dotted in _dotted_keys(document, skip) if dotted in news)
+
+
+def _dotted_keys(document: Any, skip: set[Path]) -> Iterator[tuple[Path, str]]:
     stack: list[tuple[Path, Any]] = [((), document)]
     while stack:
         path, node = stack.pop()
@@ -223,23 +252,7 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
             continue
         for key, value in node.items():
             child = (*path, key)
-            dotted = ".".join(map(str, child))
-            # a top-level `seed` or `env` is no config's in a JSON or YAML file (a CI workflow)
-            config = len(child) > 1 or distinctive(dotted)
-            new = targets.config_keys.get(dotted) if config else None
-            message = f"{dotted} -> {new} (config key)"
-            if config and dotted in targets.removed_keys:  # no right value to write: left as is
-                message = f"{dotted} (config key) was {targets.removed_keys[dotted]}"
-                yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
-            elif new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
-                # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
-                # a flattened config): only its last part changes
-                renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
-                rule = targets.config_rule(dotted)
-                yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
-            elif new is not None:  # to another table: a one-word key gets no other result
-                message += "; move it by hand"
-                yield Pending(child, True, targets.config_rule(dotted), message)
+            yield child, ".".join(map(str, child))
             stack.append((child, value))
 
 

@@ -161,6 +161,25 @@ class Targets:
         return found
 
     @cached_property
+    def new_keys(self) -> frozenset[str]:
+        """The dotted config keys renames give that are no old key themselves."""
+        return frozenset(self.config_keys.values()) - self.config_keys.keys()
+
+    @cached_property
+    def new_names_ending(self) -> dict[str, tuple[str, ...]]:
+        """Each spelling of an old name that a new key or flag ends with after a dot, and those
+        new names: in `--train.sampling.max-completion-tokens`, what `--fix` writes for
+        `--sampling.max-tokens`, `sampling.max-completion-tokens` is part of the new name, not
+        the old key of that spelling."""
+        news = {*self.config_keys.values(), *self.flags.values()}
+        ending: dict[str, set[str]] = {}
+        for new in {*news, *(new.replace("_", "-") for new in news)}:
+            for at, char in enumerate(new):
+                if char == "." and new[at + 1 :] in self.spellings:
+                    ending.setdefault(new[at + 1 :], set()).add(new)
+        return {old: tuple(news) for old, news in ending.items()}
+
+    @cached_property
     def spelling_pattern(self) -> re.Pattern[str] | None:
         """A whole spelling of an old name: `eval/off_policy/mean`, `off_policy/mean_smoothed`
         and `max_off_policy_steps_hint` are other names; `run.summary.off_policy/mean` and

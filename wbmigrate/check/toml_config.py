@@ -54,6 +54,7 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
         return checked
     checked = Checked(place=_places(text, scan))
     checked.findings += _check_keys(label, lines, scan, targets)
+    checked.seen += [(k.written, k.end) for k in scan.keys if ".".join(k.path) in targets.new_keys]
     # old flags inside string values, renamed in place; kept fixable only if the file still
     # parses to the same data but for the flags
     flags = flag_findings(label, lines, targets, scan.strings)
@@ -65,7 +66,8 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets) -> Itera
     """A finding for each key at a path the mapping renames, over the key as written (all of
     a dotted key: one result), its fix on the last part. A key spelled like an old one at
     another path (`trainer.max_off_policy_steps`, a key in an array of tables, one quoted key
-    holding dots) is not that key, and not changed: it is for a person to review."""
+    holding dots) is not that key, and not changed: it is for a person to review, unless it is
+    a new key (`vllm.enable_lora`, of `enable_lora -> vllm.enable_lora`)."""
     wanted = {tuple(old.split(".")): (old, new) for old, new in targets.config_keys.items()}
     removed = {tuple(old.split(".")): old for old in targets.removed_keys}
     pattern = targets.spelling_pattern
@@ -76,6 +78,8 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets) -> Itera
         elif key.path in wanted:
             old, new = wanted[key.path]
             yield _renamed(label, lines, key, old, new, targets.config_rule(old))
+        elif ".".join(key.path) in targets.new_keys:  # `vllm.enable_lora`: seen (`check_toml`)
+            continue
         elif pattern is not None and pattern.search(lines.text, key.written, key.end):
             message = _other_key(key.path, targets)
             yield lines.finding(label, key.written, key.end, Rule.NEEDS_REVIEW, message)
