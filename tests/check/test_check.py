@@ -275,6 +275,15 @@ def test_second_fix_changes_no_byte(run, repo):
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == first
 
 
+def test_what_fix_leaves_is_reported_where_it_now_is(run, repo):
+    """A fix moves what follows it (a migration note inserts blocks): what is left is reported
+    as a check of the fixed files reports it, not where it was before the fix."""
+    left = json.loads(run("check", ".", "--fix", "--format", "json").stdout)["findings"]
+    assert left == json.loads(run("check", ".", "--format", "json").stdout)["findings"]
+    spec = "dashboards/async-health--VmlldzoxMDc_.json"
+    assert [f["line"] for f in left if f["path"] == spec and f["rule"] == "needs-review"] == [47]
+
+
 def test_diff_prints_and_writes_nothing(run, repo):
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     result = run("check", "configs", "--diff")

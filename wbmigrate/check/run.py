@@ -259,15 +259,17 @@ class Fixed:
     refused: list[str]
 
 
-def fix_files(reports: list[FileReport]) -> Fixed:
-    """Write every fixed file (see `write_fixes`); a file written is left with the findings
-    that had no fix, one not written with them all."""
+def fix_files(
+    reports: list[FileReport],
+    targets: Targets,
+    config: CheckConfig,
+    extra_ignores: Iterable[Rule] = (),
+) -> Fixed:
+    """Write every fixed file (see `write_fixes`). A file written is checked again as it now is,
+    as ruff does: what is left is reported where it now is (a fix moves what follows it, a
+    migration note moves the blocks after it). A file not written keeps its findings."""
     written, refused = write_fixes(reports)
     count = sum(len([f for f in r.findings if f.fixable]) for r in reports if r.path in written)
-    left = [
-        replace(r, findings=tuple(f for f in r.findings if not f.fixable))
-        if r.path in written
-        else r
-        for r in reports
-    ]
+    again = partial(check_file, targets=targets, ignores=Ignores.of(config, extra_ignores))
+    left = [(again(Path(r.path)) or r) if r.path in written else r for r in reports]
     return Fixed(left, count, refused)

@@ -151,7 +151,7 @@ def check(
     )
     fixed = 0
     if fix and not diff:
-        done = fix_files(reports)
+        done = fix_files(reports, targets, config, ignores)
         for reason in done.refused:
             click.echo(f"Error: {reason}", err=True)
         reports, fixed = done.reports, done.count
