@@ -26,12 +26,12 @@ from functools import partial
 from pathlib import Path
 
 import wbmigrate
-from benchmarks import live, scaling, tree
+from benchmarks import large_files, live, scaling, tree
 from benchmarks.measure import Row
 
 SIZES = {"small": (500, 100), "large": (5_000, 1_000)}
 QUICK = {"small": (8, 2), "large": (40, 8)}
-BENCHMARKS = ["plan", "apply", "check", "scaling"]
+BENCHMARKS = ["plan", "apply", "check", "large", "scaling"]
 
 
 def main() -> int:
@@ -74,6 +74,8 @@ def measure(chosen: list[str], sizes: list[str], quick: bool, rounds: int) -> li
                 rows += timed(f"apply {size}", work)
         if "check" in chosen:
             rows += timed("check", partial(tree.check_rows, 50 if quick else 5_000, rounds))
+        if "large" in chosen:
+            rows += timed("large files", partial(large_files.rows, rounds, quick))
         if "scaling" in chosen:
             small, large = given["small"], given["large"]
             rows += timed("scaling", partial(scaling.rows, Path(folder), small, large, rounds))

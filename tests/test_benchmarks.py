@@ -17,6 +17,8 @@ GOALS = [
     "from_url + save() loop vs apply",
     *["live plan vs floor", "live plan requests", "live apply vs floor", "live apply requests"],
     "check",
+    *["0 ms: check time per byte, one Python", "0 ms: check time per byte, one JSON"],
+    "0 ms: check time per byte, one YAML",
     *["0 ms: plan time", "0 ms: plan memory", "0 ms: apply time", "0 ms: apply memory"],
     "0 ms: apply memory vs plan memory",
 ]
