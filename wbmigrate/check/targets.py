@@ -177,7 +177,7 @@ class Targets:
             for at, char in enumerate(new):
                 if char == "." and new[at + 1 :] in self.spellings:
                     ending.setdefault(new[at + 1 :], set()).add(new)
-        return {old: tuple(news) for old, news in ending.items()}
+        return {old: tuple(names) for old, names in ending.items()}
 
     @cached_property
     def spelling_pattern(self) -> re.Pattern[str] | None:
