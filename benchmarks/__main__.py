@@ -30,7 +30,7 @@ from benchmarks import large_files, live, scaling, tree
 from benchmarks.measure import Row
 
 SIZES = {"small": (500, 100), "large": (5_000, 1_000)}
-QUICK = {"small": (8, 2), "large": (40, 8)}
+QUICK = {"small": (8, 2), "large": (16, 4)}
 BENCHMARKS = ["plan", "apply", "check", "large", "scaling"]
 
 
