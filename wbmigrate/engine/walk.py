@@ -220,7 +220,7 @@ class Walk(Record):
                     self.change(added, ChangeAction.ADDED, key, new, label, at=member, version=step)
                     self._logged(member, fate, label, companion=True)
             elif new is None or held:
-                self.forget(member)  # edits inside an entry that goes are moot
+                self.forget(member, mapping[key])  # edits inside an entry that goes are moot
                 self.change(Delete(member), ChangeAction.REMOVED, key, None, label, version=step)
             else:
                 taken.add(new)
