@@ -42,6 +42,8 @@ def walk_panel(w: Walk, path: Path, panel: Any) -> None:
     view_type = panel.get("viewType")
     config = panel.get("config")
     regex = isinstance(config, dict) and config.get("useMetricRegex")
+    # Most panels name no old key (14,496 of the benchmark's 19,273): told by one test, not
+    # walked, its 600 objects were walked in 0.55-0.57 s of CPU instead of 0.91-0.93 s.
     metrics, config_keys = w.may_name_either(panel)
     kept = True
     if regex or metrics:

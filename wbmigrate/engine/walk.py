@@ -127,6 +127,9 @@ class Walk(Record):
         `claims` maps a new key that several old keys become to the one old key whose place it
         takes; the others stay (dual) or go (replace) as if the new key were listed already.
         """
+        # Not for the benchmark (without this test and `key_map`'s, its walk took 1.5% fewer
+        # instructions) but for a large list or map naming no old key in a panel that does: a
+        # 7.6 MB panel of 200,000 legend fields and series overrides took 0.35 s, 0.92 s without.
         if not self.may_name(items):
             return
         present = {key for item in items if isinstance(key := _dig(item, inner), str)}
@@ -190,7 +193,7 @@ class Walk(Record):
         which only old runs have); replace mode renames the entry. A key that is already there
         (or that another old key becomes) is not added twice; with `claims` (see `key_list`),
         only the entry of the old key named there goes to the new key."""
-        if not self.may_name(list(mapping)):
+        if not self.may_name(list(mapping)):  # why: at `key_list`
             return
         if self.dual and not dual_adds:  # dual mode adds nothing to a map of per-run keys
             self.kept += [(*path, k) for k in mapping if (f := decode(k)) and self.fate(f.name)]
@@ -217,7 +220,7 @@ class Walk(Record):
                     self.change(added, ChangeAction.ADDED, key, new, label, at=member, version=step)
                     self._logged(member, fate, label, companion=True)
             elif new is None or held:
-                self.forget(member)  # edits inside an entry that goes are moot
+                self.forget(member, mapping[key])  # edits inside an entry that goes are moot
                 self.change(Delete(member), ChangeAction.REMOVED, key, None, label, version=step)
             else:
                 taken.add(new)
@@ -319,7 +322,9 @@ class Walk(Record):
     def scan(self, path: Path, value: Any, what: str, skip: frozenset[Path] = frozenset()) -> None:
         """A structure wbmigrate does not know: report every old name in it, change nothing.
         Most hold none whole (`may_name`, one test, asked outside `config_keys` only, whose
-        names are not the ones a scan reports)."""
+        names are not the ones a scan reports). In one that may, a container without an anchor
+        (`may_hold`) is skipped: the benchmark's 236 weave panels that name an old key took
+        56 ms instead of 41 ms so, but a 4.3 MB weave tree naming one took 0.28 s, not 0.42 s."""
         if not self.in_config and not self.may_name(value):
             return
         for at, text in nodes(value, path, self.may_hold):
