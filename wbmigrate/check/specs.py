@@ -217,7 +217,7 @@ def _rooted(edit: Edit, root: Path) -> Edit:
 def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pending]:
     """Dotted config keys the mapping renames, outside the subtrees in `skip` (specs, sweeps)."""
     for child, dotted in _dotted_keys(document, skip):
-        key = child[-1]
+        key = str(child[-1])
         # a top-level `seed` or `env` is no config's in a JSON or YAML file (a CI workflow)
         config = len(child) > 1 or distinctive(dotted)
         new = targets.config_keys.get(dotted) if config else None
