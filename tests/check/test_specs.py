@@ -139,7 +139,7 @@ def test_config_keys_are_looked_for_outside_specs_only():
         "orchestrator": {"max_off_policy_steps": 8},
         "spec": {"orchestrator": {"max_off_policy_steps": 8}},
     }
-    (found,) = config_keys(document, TARGETS, {("spec",)})
+    (found,), _ = config_keys(document, TARGETS, {("spec",)})
     assert found.path == ("orchestrator", "max_off_policy_steps")
     assert found.rule is Rule.RENAMED_CONFIG_KEY
 
@@ -153,7 +153,7 @@ def test_config_keys_are_looked_for_outside_specs_only():
     ],
 )
 def test_a_config_key_keeps_the_parents_it_spells(document, renamed):
-    (found,) = config_keys(document, TARGETS, set())
+    (found,), _ = config_keys(document, TARGETS, set())
     (edit,) = found.edits
     assert edit.new_key == renamed
 

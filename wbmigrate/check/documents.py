@@ -20,7 +20,7 @@ import yaml
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule, guarded
 from wbmigrate.check.places import Places, hash_comments, spans
-from wbmigrate.check.specs import check_spec, check_sweep, config_keys, may_embed, new_keys
+from wbmigrate.check.specs import check_spec, check_sweep, config_keys, may_embed
 from wbmigrate.check.targets import Targets
 from wbmigrate.check.unread import LAYOUT, layout_keys
 from wbmigrate.edit.edits import Edit, EditConflict, Path
@@ -90,9 +90,8 @@ class _Check:
                 for path in (path for path, what in found if what == TEXT):
                     self.string(document, path)
                 skip = {path for path, what in found if what != TEXT}
-                keys = config_keys(document.data, self.targets, skip)
+                keys, news = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
-                news = new_keys(document.data, self.targets, skip)
                 self.seen += [document.span(path, key=True) for path in news]
                 self.layouts(document)
         except TooDeep as exc:

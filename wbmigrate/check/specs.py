@@ -214,8 +214,14 @@ def _rooted(edit: Edit, root: Path) -> Edit:
 # --- config keys --------------------------------------------------------------------------
 
 
-def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pending]:
-    """Dotted config keys the mapping renames, outside the subtrees in `skip` (specs, sweeps)."""
+def config_keys(
+    document: Any, targets: Targets, skip: set[Path]
+) -> tuple[list[Pending], list[Path]]:
+    """Dotted config keys the mapping renames, outside the subtrees in `skip` (specs, sweeps);
+    and the paths of the new keys renames give (`{"vllm": {"enable_lora": true}}` of
+    `enable_lora -> vllm.enable_lora`): seen, not reviewed."""
+    found: list[Pending] = []
+    news: list[Path] = []
     for child, dotted in _dotted_keys(document, skip):
         key = str(child[-1])
         # a top-level `seed` or `env` is no config's in a JSON or YAML file (a CI workflow)
@@ -224,24 +230,19 @@ def config_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Pe
         message = f"{dotted} -> {new} (config key)"
         if config and dotted in targets.removed_keys:  # no right value to write: left as is
             message = f"{dotted} (config key) was {targets.removed_keys[dotted]}"
-            yield Pending(child, True, Rule.REMOVED_CONFIG_KEY, message)
+            found.append(Pending(child, True, Rule.REMOVED_CONFIG_KEY, message))
         elif new is not None and new.rpartition(".")[0] == dotted.rpartition(".")[0]:
             # the key may hold the path's parents (`"orchestrator.max_off_policy_steps"`,
             # a flattened config): only its last part changes
             renamed = key[: len(key) - len(dotted.rpartition(".")[2])] + new.rpartition(".")[2]
             rule = targets.config_rule(dotted)
-            yield Pending(child, True, rule, message, [RenameKey(child, renamed)])
+            found.append(Pending(child, True, rule, message, [RenameKey(child, renamed)]))
         elif new is not None:  # to another table: a one-word key gets no other result
             message += "; move it by hand"
-            yield Pending(child, True, targets.config_rule(dotted), message)
-
-
-def new_keys(document: Any, targets: Targets, skip: set[Path]) -> Iterator[Path]:
-    """The paths of config keys a rename gives (`{"vllm": {"enable_lora": true}}` of
-    `enable_lora -> vllm.enable_lora`), outside the subtrees in `skip`: seen, not reviewed."""
-    news = targets.new_keys
-    if news:
-        yield from (child for child, dotted in _dotted_keys(document, skip) if dotted in news)
+            found.append(Pending(child, True, targets.config_rule(dotted), message))
+        elif dotted in targets.new_keys:
+            news.append(child)
+    return found, news
 
 
 def _dotted_keys(document: Any, skip: set[Path]) -> Iterator[tuple[Path, str]]:

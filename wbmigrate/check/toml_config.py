@@ -53,8 +53,9 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
             checked.findings.append(lines.finding(label, 0, 0, Rule.NEEDS_REVIEW, UNPLACED))
         return checked
     checked = Checked(place=_places(text, scan))
-    checked.findings += _check_keys(label, lines, scan, targets)
-    checked.seen += [(k.written, k.end) for k in scan.keys if ".".join(k.path) in targets.new_keys]
+    news = {tuple(new.split(".")) for new in targets.new_keys}  # `vllm.enable_lora`: seen
+    checked.findings += _check_keys(label, lines, scan, targets, news)
+    checked.seen += [(key.written, key.end) for key in scan.keys if key.path in news]
     # old flags inside string values, renamed in place; kept fixable only if the file still
     # parses to the same data but for the flags
     flags = flag_findings(label, lines, targets, scan.strings)
@@ -62,12 +63,14 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
     return checked
 
 
-def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets) -> Iterator[Finding]:
+def _check_keys(
+    label: str, lines: Lines, scan: Scan, targets: Targets, news: set[KeyPath]
+) -> Iterator[Finding]:
     """A finding for each key at a path the mapping renames, over the key as written (all of
     a dotted key: one result), its fix on the last part. A key spelled like an old one at
     another path (`trainer.max_off_policy_steps`, a key in an array of tables, one quoted key
     holding dots) is not that key, and not changed: it is for a person to review, unless it is
-    a new key (`vllm.enable_lora`, of `enable_lora -> vllm.enable_lora`)."""
+    one of `news`, a new key (`vllm.enable_lora`, of `enable_lora -> vllm.enable_lora`)."""
     wanted = {tuple(old.split(".")): (old, new) for old, new in targets.config_keys.items()}
     removed = {tuple(old.split(".")): old for old in targets.removed_keys}
     pattern = targets.spelling_pattern
@@ -78,7 +81,7 @@ def _check_keys(label: str, lines: Lines, scan: Scan, targets: Targets) -> Itera
         elif key.path in wanted:
             old, new = wanted[key.path]
             yield _renamed(label, lines, key, old, new, targets.config_rule(old))
-        elif ".".join(key.path) in targets.new_keys:  # `vllm.enable_lora`: seen (`check_toml`)
+        elif key.path in news:
             continue
         elif pattern is not None and pattern.search(lines.text, key.written, key.end):
             message = _other_key(key.path, targets)
