@@ -16,10 +16,10 @@ import yaml
 from helpers import TARGET, snapshot
 
 from wbmigrate import find_mapping
+from wbmigrate.edit.located_yaml import FAST_LOADER
 from wbmigrate.engine.model import Options
 from wbmigrate.live.client import Client
 from wbmigrate.live.transport import ApiError
-from wbmigrate.mapping.parse import FAST_LOADER
 from wbmigrate.plan import Source, plan_one
 from wbmigrate.rewrite import MAX_SPEC_BYTES, SpecError, rewrite_text
 

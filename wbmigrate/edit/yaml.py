@@ -95,7 +95,8 @@ def render(value: Any, like: yaml.Node | None = None) -> str:
         style = like.style if isinstance(like, yaml.ScalarNode) else None
         if style == "'" and "'" not in value and "\n" not in value:
             return f"'{value}'"
-        if style is None and _PLAIN.match(value) and value.lower() not in _SPECIAL:
+        plain = not style  # a plain scalar's style: None from the Python parser, "" from libyaml
+        if plain and _PLAIN.match(value) and value.lower() not in _SPECIAL:
             return value
     return json.dumps(value, ensure_ascii=False)  # JSON is valid flow YAML
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from wbmigrate.edit.located_yaml import Located, load_located
+from wbmigrate.edit.located_yaml import FAST_LOADER, Located, load_located
 from wbmigrate.edit.located_yaml import Path as YamlPath
 from wbmigrate.errors import Level
 from wbmigrate.mapping import (
@@ -32,22 +32,6 @@ from wbmigrate.mapping import (
 )
 from wbmigrate.mapping.file import Mapping
 from wbmigrate.mapping.rules import check as check_rules
-
-
-def _fast_loader() -> type[yaml.SafeLoader]:
-    """libyaml's parser when pyyaml has it (its wheels carry it): a mapping file needs only its
-    nodes' lines, which both parsers give alike. Only libyaml 0.2.5 and later bound how deep a
-    document nests; an older one could overflow the C stack, so it is not used."""
-    try:
-        from yaml import _yaml
-
-        recent = tuple(_yaml.get_version()) >= (0, 2, 5)
-    except (ImportError, AttributeError):
-        return yaml.SafeLoader
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader) if recent else yaml.SafeLoader
-
-
-FAST_LOADER = _fast_loader()
 
 FORMAT_VERSION = 1  # the newest mapping format this release reads
 

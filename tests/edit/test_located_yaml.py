@@ -1,0 +1,106 @@
+"""libyaml reads YAML for `check` and `plan DIR` as the pure-Python parser would: the same nodes
+at the same marks, offsets in characters included, and the pure-Python parser's errors."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wbmigrate.edit.located_yaml import FAST_LOADER, load_located_all
+
+pytestmark = pytest.mark.skipif(FAST_LOADER is yaml.SafeLoader, reason="pyyaml without libyaml")
+
+
+def nodes(text: str, loader: type[yaml.SafeLoader]) -> list[tuple[object, ...]]:
+    """Every node of every document, in order: kind, tag, scalar value and style, flow style
+    and both marks. A plain scalar's style is "" from libyaml, None from Python, and an
+    indentless sequence's flow style False and None: the readers ask only whether they are
+    set."""
+    found: list[tuple[object, ...]] = []
+
+    def walk(node: yaml.Node) -> None:
+        start, end = node.start_mark, node.end_mark
+        marks = (start.index, start.line, start.column, end.index, end.line, end.column)
+        if isinstance(node, yaml.ScalarNode):
+            found.append(("scalar", node.tag, node.value, node.style or None, *marks))
+            return
+        found.append((type(node).__name__, node.tag, bool(node.flow_style), *marks))
+        for item in node.value:
+            for part in item if isinstance(node, yaml.MappingNode) else (item,):
+                walk(part)
+
+    for document in yaml.compose_all(text, Loader=loader):
+        if document is not None:
+            walk(document)
+    return found
+
+
+def same_nodes(text: str) -> None:
+    assert nodes(text, FAST_LOADER) == nodes(text, yaml.SafeLoader)
+
+
+TEXTS = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\t\n:-#'\""))
+DATA = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXTS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXTS, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(DATA, min_size=1, max_size=3),
+    st.sampled_from([None, True, False]),
+    st.booleans(),
+    st.sampled_from([2, 4]),
+    st.sampled_from([20, 80]),
+)
+def test_both_parsers_give_the_same_nodes(documents, flow, unicode, indent, width):
+    text = yaml.safe_dump_all(
+        documents, default_flow_style=flow, allow_unicode=unicode, indent=indent, width=width
+    )
+    same_nodes(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a: "é😀x"\nb: héllo😀 wörld\nc: [1, "😀"]\n---\nd: {e: f}\n',
+        "a: b\r\nc:\r\n  - d\r\n",
+        "k: v\rz: w\n",
+        'x:\n  - "a\\u00e9"\n  - |\n    multi 😀\n    line\n  - >-\n    folded é\n    text\n',
+        "base: &b\n  k: 1\nm:\n  <<: *b\n  j: 2 # a comment 😀\n",
+        "k: 'it''s'\nj: !!str 1\nl: ~\n...\n",
+        "%YAML 1.1\n---\n? complex key\n: value\n? [a, b]\n: c\nplain: this is\n  a multi"
+        '\n  line\nind: |2\n    indented\n  text\nflow: {a: 1, b: [x, {c: d}], "q": e}\n',
+    ],
+    ids=[
+        "unicode",
+        "crlf",
+        "lone-cr",
+        "block-scalars",
+        "anchors-merge",
+        "quotes-tags-end",
+        "directive-explicit-keys-flow",
+    ],
+)
+def test_named_texts_give_the_same_nodes(text):
+    same_nodes(text)
+
+
+def test_after_a_byte_order_mark_offsets_count_it_as_before():
+    [located] = load_located_all("\ufeffa: b\n")
+    assert located.nodes[("a",)].start_mark.index == 4  # libyaml would say 3
+
+
+@pytest.mark.parametrize(
+    "text", ["a: b: c\n", "a: 'open\n", "a:\n\tb: 1\n", "- a\nb: c\n", "a: [1\n"]
+)
+def test_an_error_is_the_python_parsers(text):
+    with pytest.raises(yaml.YAMLError) as python:
+        list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    with pytest.raises(yaml.YAMLError) as ours:
+        load_located_all(text)
+    assert str(ours.value) == str(python.value)
