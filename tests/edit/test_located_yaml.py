@@ -96,7 +96,9 @@ def test_after_a_byte_order_mark_offsets_count_it_as_before():
 
 
 @pytest.mark.parametrize(
-    "text", ["a: b: c\n", "a: 'open\n", "a:\n\tb: 1\n", "- a\nb: c\n", "a: [1\n"]
+    "text",
+    ["a: b: c\n", "a: 'open\n", "a:\n\tb: 1\n", "- a\nb: c\n", "a: [1\n", "a: \ud800\n"],
+    ids=["two-colons", "open-quote", "tab", "sequence-then-key", "open-flow", "lone-surrogate"],
 )
 def test_an_error_is_the_python_parsers(text):
     with pytest.raises(yaml.YAMLError) as python:

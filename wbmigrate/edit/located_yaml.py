@@ -117,7 +117,7 @@ def load_located_all(text: str) -> list[Located]:
     if FAST_LOADER is not yaml.SafeLoader and not text.startswith("\ufeff"):
         try:
             return read(FAST_LOADER)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, UnicodeEncodeError):  # a lone surrogate has no UTF-8 for it
             pass  # read again: the error as the pure-Python parser words and places it
     return read(yaml.SafeLoader)
 
