@@ -3,6 +3,8 @@ at the same marks, offsets in characters included, and the pure-Python parser's 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -90,15 +92,68 @@ def test_named_texts_give_the_same_nodes(text):
     same_nodes(text)
 
 
-def test_after_a_byte_order_mark_offsets_count_it_as_before():
-    [located] = load_located_all("\ufeffa: b\n")
-    assert located.nodes[("a",)].start_mark.index == 4  # libyaml would say 3
+def marks(nodes: Iterable[yaml.Node]) -> set[tuple[int, ...]]:
+    return {
+        (mark.index, mark.line, mark.column, i)
+        for node in nodes
+        for i, mark in enumerate((node.start_mark, node.end_mark))
+    }
 
 
 @pytest.mark.parametrize(
     "text",
-    ["a: b: c\n", "a: 'open\n", "a:\n\tb: 1\n", "- a\nb: c\n", "a: [1\n", "a: \ud800\n"],
-    ids=["two-colons", "open-quote", "tab", "sequence-then-key", "open-flow", "lone-surrogate"],
+    ["\ufeffa: b\n", "a: \ufeffb\n", "a: b", "a: [b]\n---", "a: 'x\ty'\n"],
+    ids=[
+        "byte-order-mark",
+        "inner-byte-order-mark",
+        "no-last-line-break",
+        "empty-last-document",
+        "tab",
+    ],
+)
+def test_what_libyaml_places_otherwise_is_read_by_python(text):
+    """libyaml counts no offset for a byte-order mark, and puts the end of a text without a
+    last line break on a line after it."""
+    [python] = [list(yaml.compose_all(text, Loader=yaml.SafeLoader))]
+    expected: set[tuple[int, ...]] = set()
+    for document in python:
+        expected |= marks(_all_nodes(document)) if document is not None else set()
+    found = set().union(*(marks(located.nodes.values()) for located in load_located_all(text)))
+    assert found == expected
+
+
+def _all_nodes(node: yaml.Node) -> Iterator[yaml.Node]:
+    yield node
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _all_nodes(item)
+    elif isinstance(node, yaml.MappingNode):
+        for _, value in node.value:
+            yield from _all_nodes(value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: b: c\n",
+        "a: 'open\n",
+        "a:\n\tb: 1\n",
+        "- a\nb: c\n",
+        "a: [1\n",
+        "a: \ud800\n",
+        "a:\tb\n",  # libyaml reads these two
+        "a: |#c\n  x\n",
+    ],
+    ids=[
+        "two-colons",
+        "open-quote",
+        "tab-indent",
+        "sequence-then-key",
+        "open-flow",
+        "lone-surrogate",
+        "tab-after-colon",
+        "comment-after-indicator",
+    ],
 )
 def test_an_error_is_the_python_parsers(text):
     with pytest.raises(yaml.YAMLError) as python:
