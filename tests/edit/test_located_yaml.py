@@ -3,13 +3,13 @@ at the same marks, offsets in characters included, and the pure-Python parser's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
 import pytest
 import yaml
+from helpers import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wbmigrate.edit import located_yaml
 from wbmigrate.edit.located_yaml import FAST_LOADER, load_located_all
 
 pytestmark = pytest.mark.skipif(FAST_LOADER is yaml.SafeLoader, reason="pyyaml without libyaml")
@@ -92,12 +92,40 @@ def test_named_texts_give_the_same_nodes(text):
     same_nodes(text)
 
 
-def marks(nodes: Iterable[yaml.Node]) -> set[tuple[int, ...]]:
-    return {
-        (mark.index, mark.line, mark.column, i)
-        for node in nodes
-        for i, mark in enumerate((node.start_mark, node.end_mark))
-    }
+def located(text: str) -> list[tuple[object, ...]]:
+    """What `load_located_all` gives, as comparable data: each document's values, lines, and
+    the marks of every node and key it records."""
+
+    def at(node: yaml.Node) -> tuple[int, ...]:
+        start, end = node.start_mark, node.end_mark
+        return (start.index, start.line, start.column, end.index, end.line, end.column)
+
+    return [
+        (
+            repr(document.data),
+            document.key_lines,
+            document.value_lines,
+            {path: at(node) for path, node in document.nodes.items()},
+            {path: at(node) for path, node in document.key_nodes.items()},
+            [(path, at(node)) for path, node in document.aliases],
+            document.problems,
+        )
+        for document in load_located_all(text)
+    ]
+
+
+def located_or_error(text: str) -> object:
+    try:
+        return located(text)
+    except yaml.YAMLError as exc:
+        return str(exc)
+
+
+def as_python_reads(text: str, monkeypatch: pytest.MonkeyPatch) -> object:
+    """`located_or_error(text)` from the pure-Python parser alone."""
+    with monkeypatch.context() as patch:
+        patch.setattr(located_yaml, "FAST_LOADER", yaml.SafeLoader)
+        return located_or_error(text)
 
 
 @pytest.mark.parametrize(
@@ -111,25 +139,20 @@ def marks(nodes: Iterable[yaml.Node]) -> set[tuple[int, ...]]:
         "tab",
     ],
 )
-def test_what_libyaml_places_otherwise_is_read_by_python(text):
+def test_what_libyaml_places_otherwise_is_read_by_python(text, monkeypatch):
     """libyaml counts no offset for a byte-order mark, and puts the end of a text without a
     last line break on a line after it."""
-    [python] = [list(yaml.compose_all(text, Loader=yaml.SafeLoader))]
-    expected: set[tuple[int, ...]] = set()
-    for document in python:
-        expected |= marks(_all_nodes(document)) if document is not None else set()
-    found = set().union(*(marks(located.nodes.values()) for located in load_located_all(text)))
-    assert found == expected
+    assert located(text) == as_python_reads(text, monkeypatch)
 
 
-def _all_nodes(node: yaml.Node) -> Iterator[yaml.Node]:
-    yield node
-    if isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            yield from _all_nodes(item)
-    elif isinstance(node, yaml.MappingNode):
-        for _, value in node.value:
-            yield from _all_nodes(value)
+def test_every_yaml_file_of_the_fixtures_is_read_as_python_reads_it(monkeypatch):
+    """Real shapes: workspaces, sweeps, configs, CI workflows, mappings, anchors and merge
+    keys (a pyyaml or libyaml release whose parsers part shows here)."""
+    files = [p for p in sorted(FIXTURES.rglob("*")) if p.suffix in (".yaml", ".yml")]
+    assert len(files) > 100
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert located_or_error(text) == as_python_reads(text, monkeypatch), path
 
 
 @pytest.mark.parametrize(
