@@ -15,6 +15,12 @@ from wbmigrate.edit.located_yaml import FAST_LOADER, load_located_all
 pytestmark = pytest.mark.skipif(FAST_LOADER is yaml.SafeLoader, reason="pyyaml without libyaml")
 
 
+def at(node: yaml.Node) -> tuple[int, ...]:
+    """A node's start and end marks: offset, line, column."""
+    start, end = node.start_mark, node.end_mark
+    return (start.index, start.line, start.column, end.index, end.line, end.column)
+
+
 def nodes(text: str, loader: type[yaml.SafeLoader]) -> list[tuple[object, ...]]:
     """Every node of every document, in order: kind, tag, scalar value and style, flow style
     and both marks. A plain scalar's style is "" from libyaml, None from Python, and an
@@ -23,12 +29,10 @@ def nodes(text: str, loader: type[yaml.SafeLoader]) -> list[tuple[object, ...]]:
     found: list[tuple[object, ...]] = []
 
     def walk(node: yaml.Node) -> None:
-        start, end = node.start_mark, node.end_mark
-        marks = (start.index, start.line, start.column, end.index, end.line, end.column)
         if isinstance(node, yaml.ScalarNode):
-            found.append(("scalar", node.tag, node.value, node.style or None, *marks))
+            found.append(("scalar", node.tag, node.value, node.style or None, *at(node)))
             return
-        found.append((type(node).__name__, node.tag, bool(node.flow_style), *marks))
+        found.append((type(node).__name__, node.tag, bool(node.flow_style), *at(node)))
         for item in node.value:
             for part in item if isinstance(node, yaml.MappingNode) else (item,):
                 walk(part)
@@ -95,11 +99,6 @@ def test_named_texts_give_the_same_nodes(text):
 def located(text: str) -> list[tuple[object, ...]]:
     """What `load_located_all` gives, as comparable data: each document's values, lines, and
     the marks of every node and key it records."""
-
-    def at(node: yaml.Node) -> tuple[int, ...]:
-        start, end = node.start_mark, node.end_mark
-        return (start.index, start.line, start.column, end.index, end.line, end.column)
-
     return [
         (
             repr(document.data),

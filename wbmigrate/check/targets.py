@@ -166,6 +166,11 @@ class Targets:
         return frozenset(self.config_keys.values()) - self.config_keys.keys()
 
     @cached_property
+    def new_key_paths(self) -> frozenset[tuple[str, ...]]:
+        """`new_keys` as the paths of parts a TOML file's keys are compared by."""
+        return frozenset(tuple(key.split(".")) for key in self.new_keys)
+
+    @cached_property
     def new_names_ending(self) -> dict[str, tuple[str, ...]]:
         """Each spelling of an old name that a new key or flag ends with after a dot, and those
         new names: in `--train.sampling.max-completion-tokens`, what `--fix` writes for

@@ -53,7 +53,7 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
             checked.findings.append(lines.finding(label, 0, 0, Rule.NEEDS_REVIEW, UNPLACED))
         return checked
     checked = Checked(place=_places(text, scan))
-    news = {tuple(new.split(".")) for new in targets.new_keys}  # `vllm.enable_lora`: seen
+    news = targets.new_key_paths  # `vllm.enable_lora`: seen
     checked.findings += _check_keys(label, lines, scan, targets, news)
     checked.seen += [(key.written, key.end) for key in scan.keys if key.path in news]
     # old flags inside string values, renamed in place; kept fixable only if the file still
@@ -64,7 +64,7 @@ def check_toml(label: str, text: str, targets: Targets) -> Checked:
 
 
 def _check_keys(
-    label: str, lines: Lines, scan: Scan, targets: Targets, news: set[KeyPath]
+    label: str, lines: Lines, scan: Scan, targets: Targets, news: frozenset[KeyPath]
 ) -> Iterator[Finding]:
     """A finding for each key at a path the mapping renames, over the key as written (all of
     a dotted key: one result), its fix on the last part. A key spelled like an old one at
