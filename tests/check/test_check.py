@@ -522,6 +522,44 @@ def test_no_path_checks_the_current_folder(run, levels):
     assert run("check").exit_code == 1
 
 
+# Line breaks of `str.splitlines` that are no line feed: a line count that took them for one
+# put a suppression, a diff's hunk or a block's end on the wrong line.
+ODD_BREAKS = ["\f", "\v", "\x1c", "\x85", "\u2028", "\r"]
+
+
+@pytest.mark.parametrize("odd", ODD_BREAKS)
+def test_a_suppression_holds_on_its_own_line_after_an_odd_line_break(
+    run, tmp_path, monkeypatch, odd
+):
+    """Suppressions are numbered as findings are, by line feeds: one on line 3 suppresses line
+    3's finding, never line 4's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(
+        f"import wandb\n# W&B{odd}\n"
+        'wandb.log({"off_policy/mean": 1})  # wbmigrate: ignore[renamed-metric] old runs\n'
+        'wandb.log({"off_policy/max": 1})\n',
+        newline="",
+    )
+    _, found = findings(run, "train.py")
+    assert [(f["line"], f["rule"]) for f in found] == [(4, "renamed-metric")]
+
+
+@pytest.mark.parametrize("odd", ODD_BREAKS)
+def test_a_diff_numbers_lines_as_patch_does_after_an_odd_line_break(
+    run, tmp_path, monkeypatch, odd
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(
+        f"import wandb\nx = 1  # W&B{odd}\n\nwandb.log({{'off_policy/mean': 1}})\n", newline=""
+    )
+    diff = run("check", "train.py", "--diff").stdout
+    assert "@@ -1,4 +1,4 @@\n" in diff
+    assert "No newline" not in diff
+    assert diff.endswith(
+        "-wandb.log({'off_policy/mean': 1})\n+wandb.log({'staleness/rollout/mean': 1})\n"
+    )
+
+
 def test_a_suppression_naming_an_unknown_rule_is_a_warning(run, tmp_path, monkeypatch):
     """A misspelt rule suppresses nothing: the finding stays, and a warning at the misspelt
     name says why (with the rule it was probably meant to be)."""

@@ -263,3 +263,16 @@ def test_a_fix_changes_only_the_old_key(before, after, indent):
     )
     (finding,) = fixable
     assert text[finding.span[0] : finding.span[1]] == "max_off_policy_steps"
+
+
+@pytest.mark.parametrize("odd", ["\f", "\v", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_a_block_ends_at_its_fence_whatever_else_breaks_a_line_in_it(tmp_path, odd):
+    """CommonMark's lines end at line feeds; a form feed or `\u2028` in a block (three of
+    them once put its end past the file's last line: an internal error) moves nothing."""
+    text = (
+        "# T\n\n```python\nimport wandb  # W&B{odd}\nwandb.log({{'off_policy/mean': 1}})\n```\n"
+        "Set max_off_policy_steps in rl.toml.\n"
+    )
+    plain, odd_one = (check(tmp_path, text.format(odd=o)) for o in ("", odd * 3))
+    assert found(odd_one) == found(plain) == [(5, 12, "renamed-metric"), (7, 5, "mention")]
+    assert odd_one.fixed == plain.fixed.replace("W&B", f"W&B{odd * 3}")

@@ -93,6 +93,18 @@ def test_a_rename_in_one_hunk_is_one_entry_without_review(tmp_path: Path) -> Non
     )
 
 
+def test_a_form_feed_moves_no_key_off_its_line(tmp_path: Path) -> None:
+    """Lines are counted as `ast` counts them: a form feed (a blank line to Python, a line
+    break to `str.splitlines`) neither shows the wrong code beside a key nor splits its hunk."""
+    repo = Repo(tmp_path)
+    first = repo.commit("init", a_py="\f\n" + logs("loss/train"))
+    repo.commit("rename the loss (#2)", a_py="\f\n" + logs("loss/train_mean"))
+    (step,) = run(repo, first)
+    (pair,) = step.metrics.renamed
+    assert (pair.before.line, pair.before.code) == (5, 'wandb.log({"loss/train": 1})')
+    assert pair.review == ""
+
+
 def test_several_changes_in_one_place_are_marked_for_review(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     first = repo.commit("init", a_py=logs("d/inflight_train", "d/inflight_eval", "d/groups"))

@@ -167,6 +167,8 @@ def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, p
 
 
 _PARTS = ("renamed", "removed", "added")
+# A module's lines as `ast` numbers them (`str.splitlines` breaks at a form feed too)
+_PYTHON_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _unlikely(found: Found) -> tuple[Found, list[str]]:
@@ -213,7 +215,9 @@ def _one_block(texts: dict[tuple[str, str], str], parent: str, rev: str, p: Pair
     old, new = texts.get((parent, p.before.file)), texts.get((rev, p.after.file))
     if p.before.file != p.after.file or old is None or new is None:
         return False
-    lines = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    lines = difflib.SequenceMatcher(
+        None, _PYTHON_LINE_END.split(old), _PYTHON_LINE_END.split(new), autojunk=False
+    )
     return any(
         tag == "replace" and i < p.before.line <= j and k < p.after.line <= m
         for tag, i, j, k, m in lines.get_opcodes()
@@ -319,7 +323,7 @@ def logged_keys(file: str, text: str) -> Keys:
     except (SyntaxError, ValueError, RecursionError):
         return Keys()
     module = Module.of(tree)
-    lines = text.splitlines()
+    lines = _PYTHON_LINE_END.split(text)
     keys = Keys()
 
     def place(node: ast.AST) -> Place:

@@ -155,14 +155,14 @@ def _block(lines: list[str], offsets: list[int], token: Token, depth: int) -> Bl
     line's beyond its content)."""
     opening = token.map[0] if token.map else 0
     first = opening + (token.type == "fence")
-    end = first + len(token.content.splitlines())
+    end = first + len(_lines(token.content))
     quote, rest = _split(lines[opening], depth)
     if token.type == "fence":
         column = rest.index(token.markup)
         indent = _width(rest[:column]) if rest[:column].isspace() else column
         language = _WORD.match(token.info.strip())
     else:
-        indent = _width(rest) - _width(token.content.splitlines()[0])
+        indent = _width(rest) - _width(_lines(token.content)[0])
         language = None
     starts, origins, kept, size = [], [], [], 0
     for number in range(first, end + 1):
@@ -182,6 +182,13 @@ def _block(lines: list[str], offsets: list[int], token: Token, depth: int) -> Bl
     region = (offsets[first], offsets[end])
     word = language["word"].lower() if language else ""
     return Block(word, tuple(starts), tuple(origins), "".join(kept), prefix, region)
+
+
+def _lines(content: str) -> list[str]:
+    """A token's lines, as markdown-it made them: ended by a line feed alone (it turned every
+    `\r\n` and `\r` into one). `str.splitlines` breaks at a form feed or `\u2028` too, which
+    put a block's end past the file's last line."""
+    return content.removesuffix("\n").split("\n") if content else []
 
 
 def _split(line: str, depth: int) -> tuple[str, str]:

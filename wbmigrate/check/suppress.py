@@ -77,7 +77,7 @@ def _suppressions(text: str) -> dict[int, tuple[set[str], str]]:
     found: dict[int, tuple[set[str], str]] = {}
     if "wbmigrate:" not in text:
         return found
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # as `Lines` numbers findings
         match = SUPPRESSION.search(line)
         if match:
             rules = {r.strip() for r in match["rules"].split(",") if r.strip()}

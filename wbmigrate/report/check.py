@@ -6,6 +6,7 @@ each finding's level: error (wbmigrate has a fix), warning (a person decides), n
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -20,6 +21,9 @@ JSON_VERSION = 1  # of the JSON report's layout (schemas/check-report.schema.jso
 LEVEL_WIDTH = max(len(level.value) for level in Level)
 RULE_WIDTH = max(len(rule.value) for rule in Rule)
 FIX_MARK = "[*]"
+# A line with its line feed, or the last without, as `patch` and `git apply` count lines
+# (`str.splitlines` breaks at a form feed or `\u2028` too, numbering every later line wrong)
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
 REGION = ("start_line", "start_column", "end_line", "end_column", "text")  # a fix's, in JSON
 Region = tuple[int, int, int, int, str]  # a replacement's, by line and column: REGION's values
 
@@ -226,7 +230,7 @@ def to_diff(reports: list[FileReport]) -> str:
     for report in reports:
         if report.fixed is None or report.fixed == report.text:
             continue
-        before, after = (text.splitlines(keepends=True) for text in (report.text, report.fixed))
+        before, after = (_LINE.findall(text) for text in (report.text, report.fixed))
         lines = difflib.unified_diff(before, after, f"a/{report.path}", f"b/{report.path}")
         out += [
             line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
