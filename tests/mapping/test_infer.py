@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from wbmigrate import gitlog
 from wbmigrate.check.infer import infer
 from wbmigrate.cli import cli
-from wbmigrate.mapping.infer import Place, draft, pair, to_yaml
+from wbmigrate.mapping.draft_file import to_yaml
+from wbmigrate.mapping.infer import Place, draft, pair
 from wbmigrate.mapping.parse import parse_mapping
 
 URL = "https://github.com/me/trainer"

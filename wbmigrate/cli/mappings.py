@@ -136,7 +136,8 @@ def mappings_infer(
     function. Review the draft, then `mappings validate` and `mappings diff` it.
     """
     from wbmigrate.check.infer import infer, repository_url
-    from wbmigrate.mapping.infer import draft, to_json, to_yaml
+    from wbmigrate.mapping.draft_file import to_json, to_yaml
+    from wbmigrate.mapping.infer import draft
     from wbmigrate.safe_write import write_text
 
     steps = draft(infer(repo, start, to, paths))

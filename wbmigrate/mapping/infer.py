@@ -2,21 +2,17 @@
 
 `pair` turns one commit's removed and added keys into rename candidates: an alias that keeps the
 old name first, then the one key replaced in one function, then the rest ranked by name
-similarity and place. `draft` makes the steps a valid mapping (no name reused, dates in order),
-`to_yaml` writes it with its evidence as comments, `to_json` as data. Reading git is elsewhere.
+similarity and place. `draft` makes the steps a valid mapping (no name reused, dates in order);
+`mapping.draft_file` writes it. Reading git is elsewhere.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
-import json
-import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
-_ASTRAL = re.compile("([\U00010000-\U0010ffff])")
 MIN_RATIO = 0.6  # name similarity below which two keys of different places are not paired
 NAMES_DIFFER = "names differ"  # the review of one key replaced by one unlike it in one function
 
@@ -29,6 +25,9 @@ class Place:
     line: int
     scope: str
     code: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
 
 
 Places = dict[str, Place]  # keys a commit removed (or added), each with where it was
@@ -182,7 +181,7 @@ def ranked(removed: Places, added: Places) -> list[Pair]:
         before, after = removed.pop(old), added.pop(new)
         where = f"in {before.scope}" if before.scope else f"in {before.file}"
         if before.file != after.file:
-            where = f"moved from {_at(before)} to {_at(after)}"
+            where = f"moved from {before} to {after}"
         elif before.scope != after.scope:
             where = f"moved from {before.scope or 'module'} to {after.scope or 'module'}"
         review = f"one of several changes {where}; paired by name similarity ({ratio:.2f})"
@@ -209,10 +208,6 @@ def _qualified(old: str, new: str) -> bool:
     """A config field's name is the other's with words put before or after it."""
     short, long = sorted((old.split("_"), new.split("_")), key=len)
     return len(short) < len(long) and short in (long[: len(short)], long[-len(short) :])
-
-
-def _at(place: Place) -> str:
-    return f"{place.file}:{place.line}"
 
 
 # --- the draft mapping ------------------------------------------------------------------------
@@ -283,147 +278,3 @@ def _admit(found: Found, used: _Used, version: str, notes: list[str]) -> Found:
     for name in [p.old for p in renamed] + [g.name for g in removed]:  # a new name may change again
         used.setdefault(name, version)
     return replace(found, renamed=tuple(renamed), removed=tuple(removed))
-
-
-def source_of(url: str, step: InferredStep) -> str:
-    return f"{url}/pull/{step.pull}" if step.pull else f"{url}/commit/{step.rev}"
-
-
-def to_yaml(steps: list[InferredStep], url: str, ident: str, span: str) -> str:
-    """The draft as a mapping file, with each entry's evidence as comments."""
-    out = [
-        f"# Draft mapping inferred by `wbmigrate mappings infer` from {_comment(span)}.",
-        "# Review every entry against its pull request before use: `# review:` marks a pair that",
-        "# is not one key replaced in one function; say semantic changes in each annotation.",
-        "format: 1",
-        f"id: {ident}",
-        f"title: {_q(f'{ident} renames inferred from {span}')}",
-        "sources:",
-        f"  - {_q(url)}",
-        "steps:",
-    ]
-    for step in [s for s in steps if s.entries]:
-        out += _yaml_step(step, url)
-    quiet = [s for s in steps if not s.entries]
-    if quiet:
-        out += ["", "# Commits with nothing to write, only things to review:"]
-    for step in quiet:
-        out.append(f"# {source_of(url, step)} ({step.date.isoformat()}) {_comment(step.subject)}")
-        out += [f"#   {_comment(line)}" for line in _remarks(step)]
-    return "\n".join(out) + "\n"
-
-
-def _yaml_step(step: InferredStep, url: str) -> list[str]:
-    source = source_of(url, step)
-    out = [
-        "",
-        f"  - version: {_q(step.version)}",
-        f"    date: {step.date.isoformat()}",
-        f"    source: {_q(source)}",
-        f"    summary: {_q(step.subject)}",
-    ]
-    metrics = step.metrics
-    if metrics.renamed or metrics.removed or step.live_again:
-        out.append("    metrics:")
-    if metrics.renamed:
-        out.append("      renamed:")
-        for p in metrics.renamed:
-            out += [*_evidence(p), f"        {_q(p.old)}: {_q(p.new)}"]
-    if metrics.removed:
-        out.append("      removed:")
-        for gone in metrics.removed:
-            out += [
-                f"        {_q(gone.name)}:",
-                f"          # {_at(gone.before)}: {_comment(gone.before.code)}",
-                "          # review: nothing found that replaces it; say why it is gone",
-                f"          reason: {_q(f'No longer logged ({source}).')}",
-            ]
-    out += _live_again(step.live_again, step.retired_by)
-    if step.config.renamed or step.config_live_again:
-        out.append("    config:")
-    if step.config.renamed:
-        out.append("      renamed:")
-        for p in step.config.renamed:
-            out += _evidence(p) + _config_entry(p)
-    out += _live_again(step.config_live_again, step.retired_by)
-    out += [f"    # {_comment(line)}" for line in _remarks(step)]
-    out += [
-        "    annotation: |",
-        f"      Draft from {_comment(step.subject)}: {source}",
-        "      Review it, and say here what changed and why values across this boundary differ.",
-    ]
-    return out
-
-
-def _live_again(names: tuple[str, ...], retired_by: dict[str, str]) -> list[str]:
-    if not names:
-        return []
-    return ["      live_again:"] + [
-        f"        - {_q(name)}  # retired by step {_comment(retired_by[name])}" for name in names
-    ]
-
-
-def _evidence(p: Pair) -> list[str]:
-    lines = [
-        f"# {_at(p.before)} -> {_at(p.after)}" + (f" in {p.after.scope}" if p.after.scope else ""),
-        f"#   - {_comment(p.before.code)}",
-        f"#   + {_comment(p.after.code)}",
-    ]
-    if p.review:
-        lines.append(f"# review: {_comment(p.review)}")
-    return ["        " + line for line in lines]
-
-
-def _config_entry(p: Pair) -> list[str]:
-    forms = [(p.old, p.new)]
-    section, old = p.old.partition(".")[::2]
-    if old and p.new.startswith(f"{section}.") and section not in (old, p.new[len(section) + 1 :]):
-        # a section's own file (a standalone orchestrator config) names keys without it
-        forms.append((old, p.new[len(section) + 1 :]))
-    out = [f"        - old: {_q(p.old)}", f"          new: {_q(p.new)}"]
-    if p.deprecation:
-        out.append("          deprecated: true  # the old name still validates (an alias keeps it)")
-    out.append("          toml:")
-    out += [f"            {_q(old)}: {_q(new)}" for old, new in forms]
-    out.append("          cli:")
-    out += [f"            {_q(_flag(old))}: {_q(_flag(new))}" for old, new in forms]
-    return out
-
-
-def _flag(path: str) -> str:
-    return "--" + path.replace("_", "-")
-
-
-def _remarks(step: InferredStep) -> list[str]:
-    added = [k for k in step.metrics.added if k not in step.live_again]  # those are entries
-    config_added = [k for k in step.config.added if k not in step.config_live_again]
-    lines = ["added (new keys, not renames): " + ", ".join(added)] if added else []
-    lines += ["config added: " + ", ".join(config_added)] if config_added else []
-    lines += [f"review: config key {g.name} removed ({_at(g.before)})" for g in step.config.removed]
-    lines += [f"review: f-string key {c}: {key} ({_at(at)})" for c, key, at in step.patterns]
-    return lines + [f"review: {note}" for note in step.notes]
-
-
-def _q(text: str) -> str:
-    """A YAML double-quoted scalar: JSON's escapes are YAML's, but for a character past U+FFFF,
-    one escape in YAML (JSON's two surrogate escapes YAML reads as two characters, or refuses)."""
-    pieces = _ASTRAL.split(text)  # odd ones: a character past U+FFFF
-    escaped = (f"\\U{ord(p):08x}" if i % 2 else json.dumps(p)[1:-1] for i, p in enumerate(pieces))
-    return f'"{"".join(escaped)}"'
-
-
-def _comment(text: str) -> str:
-    """Text safe inside one YAML comment line: no line breaks, control characters or others
-    YAML does not allow (U+FFFE, U+FFFF)."""
-    return re.sub(
-        r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]", lambda m: f"\\x{ord(m[0]):02x}", text
-    )
-
-
-def to_json(steps: list[InferredStep], url: str, ident: str, span: str) -> str:
-    """The same draft as data, for scripts."""
-    data: dict[str, Any] = {"id": ident, "source": url, "range": span, "steps": []}
-    for step in steps:
-        patterns = [{"change": c, "pattern": key, "at": asdict(at)} for c, key, at in step.patterns]
-        data["steps"].append({**asdict(step), "source": source_of(url, step), "patterns": patterns})
-    return json.dumps(data, indent=2, default=dt.date.isoformat) + "\n"

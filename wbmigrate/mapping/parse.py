@@ -1,7 +1,10 @@
 """Read a mapping file strictly: every field checked, every problem located at file:line.
 
 The rename rules (duplicates, chains, cycles, reuse, many-to-one) live in `rules.py`; this module
-checks the shape of the document and builds the frozen model from it.
+checks the shape of the document and builds the frozen model from it. Over 300 lines because
+the format's every object (top, step, metrics, config, each kind of entry) is checked here by
+one `_Checker`, beside the model it builds: the checks share its problem list and the
+document's lines, and each object's check calls the next one down.
 """
 
 from __future__ import annotations
