@@ -313,6 +313,16 @@ def test_very_deep_nesting_is_a_parse_error(text, syntax, message):
     assert message in finding.message
 
 
+def test_a_spec_nested_just_short_of_the_limit_is_fixed_as_the_spec_alone():
+    spec = json.dumps(report("off_policy/mean"))
+    text = "[" * 495 + spec + "]" * 495
+    checked = check(text)
+    (finding,) = checked.findings
+    assert finding.rule is Rule.RENAMED_METRIC
+    alone = check(spec)
+    assert fixed(text, checked) == "[" * 495 + fixed(spec, alone) + "]" * 495
+
+
 def test_a_spec_string_nested_too_deeply_is_reviewed():
     deep = '{"a": ' * 700 + '{"blocks": ["off_policy/mean"]}' + "}" * 700
     (finding,) = check(json.dumps({"spec": deep})).findings

@@ -127,12 +127,16 @@ class JsonText:
         self._scans: dict[int, _Scan] = {}
 
     def splice(self, edits: Iterable[Edit]) -> str:
-        """The text with the edits applied; every byte outside the edited values is kept."""
+        """The text with the edits applied; every byte outside the edited values is kept.
+        Rendered from the innermost value that holds every edit, reached without recursion:
+        rendering recurses twice a level, so from the root a spec nested a few hundred levels
+        deep in a file (short of `files.MAX_DEPTH`) ran out of stack."""
+        edits = list(edits)
         tree = edit_tree(edits)
         if tree.value is UNSET and not tree.inside:
             return self.text
-        start, end = self.root
-        return self.text[:start] + _render(self, start, tree)[0] + self.text[end:]
+        within = self.splice_within(edits)
+        return self.text[: within.start] + within.text + self.text[within.end :]
 
     def splice_within(self, edits: list[Edit]) -> Replacement:
         """The span of the innermost value that holds every edit, and its new text: one fix
