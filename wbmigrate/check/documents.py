@@ -17,6 +17,7 @@ from functools import partial
 
 import yaml
 
+from wbmigrate import json_values
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule, guarded
 from wbmigrate.check.places import Places, hash_comments, spans
@@ -124,7 +125,7 @@ class _Check:
         """A string that may hold a spec as JSON text: checked inside, or said to be broken."""
         value = at(document.data, path)
         try:
-            data = json.loads(value)
+            data = json_values.loads(value)  # as `plan DIR` reads it
             found = find(data)
         except json.JSONDecodeError as exc:
             problem = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
