@@ -341,6 +341,29 @@ def test_a_name_under_a_duplicate_yaml_key_is_reviewed_where_it_is(tmp_path):
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "syntax"),
+    [
+        (
+            '{"x": "off\\u005fpolicy/mean",\n "y": "time\\/infer",\n "z": "see off_policy\\/max"}',
+            "json",
+        ),
+        ('x: "off\\x5fpolicy/mean"\ny: "time\\/infer"\nz: "see off_policy\\/max"\n', "yaml"),
+    ],
+)
+def test_an_old_name_spelled_with_escapes_outside_a_spec_is_reviewed(text, syntax):
+    """The residual pass reads text as written: such a name had no result at all."""
+    findings = check(text, syntax).findings
+    assert sorted((f.line, f.rule.value) for f in findings) == [
+        (1, "needs-review"),
+        (2, "needs-review"),
+        (3, "mention"),
+    ]
+    assert not check(
+        text.replace("\\u005f", "_").replace("\\x5f", "_").replace("\\/", "/"), syntax
+    ).findings
+
+
 def test_a_spec_string_nested_too_deeply_is_reviewed():
     deep = '{"a": ' * 700 + '{"blocks": ["off_policy/mean"]}' + "}" * 700
     (finding,) = check(json.dumps({"spec": deep})).findings
