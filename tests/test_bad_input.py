@@ -56,8 +56,13 @@ def one_line(result) -> str:
         ('{"something": "else"}', "not a W&B report spec"),
         (DEEP, "JSON nested too deeply to read"),
         (" " * (MAX_SPEC_BYTES + 1), "spec is 32.0 MB, over the 32 MB wbmigrate reads"),
+        (
+            '{"blocks": [' + "1" * 5_000 + "]}",
+            "not valid JSON: an integer of more than 4300 digits, more than Python reads "
+            "(line 1, column 13)",
+        ),
     ],
-    ids=["not-json", "unknown-shape", "10000-deep", "too-big"],
+    ids=["not-json", "unknown-shape", "10000-deep", "too-big", "integer-too-long"],
 )
 def test_a_spec_that_cannot_be_read_is_an_error_of_its_own(text, error):
     planned = plan_one(Source("bad", "1", text, "report"), MIGRATION, Options())
@@ -104,6 +109,21 @@ def test_spec_files_too_big_or_too_deep(run, tmp_path):
     check = run("check", str(tmp_path), "--format", "json")
     findings = {Path(f["path"]).name: f["message"] for f in json.loads(check.stdout)["findings"]}
     assert findings["big.json"] == "not read: 32.0 MB, over the 32 MB wbmigrate reads"
+
+
+def test_a_spec_file_holding_an_integer_too_long_to_read_is_one_line(run, tmp_path):
+    number = "1" * 5_000  # more digits than Python converts: json.loads raised a bare ValueError
+    (tmp_path / "long.json").write_text('{"blocks": ["off_policy/mean", ' + number + "]}")
+    result = run("plan", str(tmp_path))
+    assert result.exit_code == 1
+    assert "error: not valid JSON: an integer of more than 4300 digits" in one_line(result)
+    check = run("check", str(tmp_path), "--format", "json")
+    assert check.exit_code == 1
+    findings = json.loads(check.stdout)["findings"]
+    assert [(f["rule"], f["column"]) for f in findings] == [
+        ("needs-review", 14),  # the name, reviewed
+        ("parse-error", 32),  # at the number
+    ]
 
 
 # --- check: files it cannot read -------------------------------------------------------------

@@ -128,6 +128,20 @@ def test_a_spec_kept_as_escaped_json_text_in_yaml_is_found_by_plan_and_check(run
     assert "renamed-metric" in run("check", ".").stdout
 
 
+def test_a_spec_kept_as_json_text_in_a_json_file_is_found_by_plan_and_check(run, here):
+    """Its keys' quotes are escaped: `plan DIR` passed over such a file as holding no spec."""
+    view = {"name": "v", "displayName": "Async", "spec": json.dumps(REPORT)}
+    (here / "view.json").write_text(json.dumps(view, indent=2))
+    (here / "whole.json").write_text(json.dumps(json.dumps(REPORT)))
+    planned = json.loads(run("plan", ".", "--format", "json").stdout)["objects"]
+    assert sorted((o["origin"], o["status"]) for o in planned) == [
+        ("view.json", "changes"),
+        ("whole.json", "changes"),
+    ]
+    renamed = [c for o in planned for c in o["changes"] if c["action"] != "annotated"]
+    assert run("check", ".").stdout.count("renamed-metric") == len(renamed) > 0
+
+
 def test_an_export_file_whose_kind_is_no_name_is_an_error_not_a_crash(here):
     (here / "odd.json").write_text(json.dumps({**EXPORT, "kind": ["report"]}))
     (source,) = read_sources(here / "odd.json")

@@ -113,3 +113,11 @@ def test_an_ordinary_spec_is_read_by_orjson(monkeypatch):
 
     monkeypatch.setattr(json, "loads", refused)
     assert json_values.loads(json.dumps(value)) == value
+
+
+def test_an_integer_too_long_for_python_is_a_decode_error_at_its_first_digit():
+    """`json.loads` refuses it with a bare ValueError, which readers of JSON did not catch."""
+    text = '{"blocks": [],\n "n": ' + "1" * 5_000 + "}"
+    with pytest.raises(json.JSONDecodeError, match="an integer of more than 4300 digits") as exc:
+        json_values.loads(text)
+    assert (exc.value.lineno, exc.value.colno) == (2, 7)

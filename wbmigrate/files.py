@@ -44,6 +44,9 @@ SWEEP, TEXT = "sweep", "text"  # what `find` calls a sweep config, a string that
 # The same keys as YAML writes them: plain or quoted, in block or flow style, or in a string
 # that holds a spec as JSON text (its quotes escaped).
 _YAML_KEYS = re.compile(rf"""\b(?:{"|".join(SPEC_KEYS)})\\?["']?[ \t]*:""")
+# The markers as JSON writes them: quoted, or in a string that holds a spec as JSON text (its
+# quotes escaped, once or more).
+_JSON_MARKERS = re.compile(rf'"(?:{"|".join(map(re.escape, (EXPORT_FORMAT, *SPEC_KEYS)))})\\*"')
 
 
 class TooDeep(Exception):
@@ -174,7 +177,7 @@ def _sources(path: Path, text: str, named: bool) -> list[Source]:
 def _may_hold_spec(text: str, yaml_file: bool) -> bool:
     if yaml_file:
         return EXPORT_FORMAT in text or _YAML_KEYS.search(text) is not None
-    return any(marker in text for marker in SPEC_MARKERS)
+    return _JSON_MARKERS.search(text) is not None
 
 
 def find(

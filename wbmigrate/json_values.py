@@ -13,6 +13,8 @@ standard library raises RecursionError.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
 import orjson
@@ -26,9 +28,31 @@ UNREAD = object()  # what `read_fast` gives for a text it leaves to the standard
 
 
 def loads(data: str | bytes) -> Any:
-    """`json.loads(data)`: the same value, or the same error (a ValueError)."""
+    """`json.loads(data)`: the same value, or the same error (a ValueError); but a text holding
+    an integer of more digits than Python converts (`sys.get_int_max_str_digits`), which
+    `json.loads` refuses with a bare ValueError, is a JSONDecodeError at its first digit, as a
+    syntax error is (its readers catch those)."""
     value = read_fast(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
-    return json.loads(data) if value is UNREAD else value
+    if value is not UNREAD:
+        return value
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        too_long = _too_long(data) if isinstance(data, str) else None
+        if too_long is None:
+            raise
+        raise too_long from None
+
+
+def _too_long(text: str) -> json.JSONDecodeError | None:
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d{{{limit + 1},}}", text) if limit else None
+    if found is None:
+        return None
+    problem = f"an integer of more than {limit} digits, more than Python reads"
+    return json.JSONDecodeError(problem, text, found.start())
 
 
 def read_fast(raw: bytes | bytearray) -> Any:

@@ -14,9 +14,12 @@ from hypothesis import strategies as st
 from strategies import MIGRATION, MODES, SPECS
 
 from wbmigrate import kinds
+from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.documents import check_json, check_yaml
 from wbmigrate.check.hosts import minimal
 from wbmigrate.check.model import Checked, Finding, Rule
+from wbmigrate.check.run import check_file
+from wbmigrate.check.suppress import Ignores
 from wbmigrate.check.targets import Targets, targets_for
 from wbmigrate.engine.model import Mode, Options
 from wbmigrate.files import EXPORT_FORMAT, SWEEP, TEXT, find
@@ -311,6 +314,54 @@ def test_very_deep_nesting_is_a_parse_error(text, syntax, message):
     (finding,) = check(text, syntax).findings
     assert finding.rule is Rule.PARSE_ERROR
     assert message in finding.message
+
+
+def test_a_spec_nested_just_short_of_the_limit_is_fixed_as_the_spec_alone():
+    spec = json.dumps(report("off_policy/mean"))
+    text = "[" * 495 + spec + "]" * 495
+    checked = check(text)
+    (finding,) = checked.findings
+    assert finding.rule is Rule.RENAMED_METRIC
+    alone = check(spec)
+    assert fixed(text, checked) == "[" * 495 + fixed(spec, alone) + "]" * 495
+
+
+def test_a_name_under_a_duplicate_yaml_key_is_reviewed_where_it_is(tmp_path):
+    """The first of duplicate keys is read (as `plan DIR` reads it); the other's names were
+    silent, inside a spec the engine had read."""
+    text = yaml.safe_dump(report("off_policy/mean"), default_flow_style=False)
+    duplicate = "          metrics:\n          - off_policy/max\n"
+    text = text.replace("- off_policy/mean\n", "- off_policy/mean\n" + duplicate)
+    (tmp_path / "dup.yaml").write_text(text)
+    found = check_file(tmp_path / "dup.yaml", DUAL, Ignores.of(CheckConfig()))
+    assert found is not None
+    assert [(f.line, f.rule, f.fixable) for f in found.findings] == [
+        (7, Rule.RENAMED_METRIC, True),
+        (9, Rule.NEEDS_REVIEW, False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "syntax"),
+    [
+        (
+            '{"x": "off\\u005fpolicy/mean",\n "y": "time\\/infer",\n "z": "see off_policy\\/max"}',
+            "json",
+        ),
+        ('x: "off\\x5fpolicy/mean"\ny: "time\\/infer"\nz: "see off_policy\\/max"\n', "yaml"),
+    ],
+)
+def test_an_old_name_spelled_with_escapes_outside_a_spec_is_reviewed(text, syntax):
+    """The residual pass reads text as written: such a name had no result at all."""
+    findings = check(text, syntax).findings
+    assert sorted((f.line, f.rule.value) for f in findings) == [
+        (1, "needs-review"),
+        (2, "needs-review"),
+        (3, "mention"),
+    ]
+    assert not check(
+        text.replace("\\u005f", "_").replace("\\x5f", "_").replace("\\/", "/"), syntax
+    ).findings
 
 
 def test_a_spec_string_nested_too_deeply_is_reviewed():

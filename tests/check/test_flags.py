@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wbmigrate import find_mapping
+from wbmigrate.check.config import CheckConfig
 from wbmigrate.check.flags import check_flags
 from wbmigrate.check.model import apply_fixes
 from wbmigrate.check.run import check_file
@@ -210,6 +211,22 @@ def test_flags_in_yaml_that_does_not_parse_are_reported_not_fixed():
     assert [
         (f.fixable, f.message.endswith("(not fixed: the file is not valid YAML)")) for f in findings
     ] == [(False, True)]
+
+
+def test_flags_in_yaml_too_deep_to_compare_are_reported_not_fixed_and_the_rest_kept(tmp_path):
+    """libyaml reads it; comparing its data recursed past the stack, which made the whole file
+    one `nested too deeply to read` finding and lost the flag's."""
+    path = tmp_path / "compose.yaml"
+    path.write_text("x: " + "[" * 600 + "]" * 600 + "\nrun: uv run --max-off-policy-steps 8\n")
+    report = check_file(path, TARGETS, Ignores.of(CheckConfig()), fixes=True)
+    assert report is not None
+    assert [(f.line, f.rule.value, f.fixable) for f in report.findings] == [
+        (1, "parse-error", False),
+        (2, "renamed-config-key", False),
+    ]
+    assert report.findings[1].message.endswith(
+        "(not fixed: the YAML is nested too deeply to compare)"
+    )
 
 
 _FLAG = st.sampled_from(sorted(RENAMES))

@@ -95,6 +95,12 @@ def test_pretty_document_gets_pretty_additions():
     )
 
 
+def test_new_lines_in_a_crlf_document_end_in_crlf():
+    text = PRETTY.replace("\n", "\r\n")
+    edits = [Insert(("a", 2), {"k": 1}), Insert(("e", 0), 1)]
+    check(text, edits, splice(PRETTY, edits).replace("\n", "\r\n"))
+
+
 def test_set_in_pretty_document_indents_the_value():
     check(
         PRETTY,

@@ -124,6 +124,24 @@ def test_yaml_edit_cases(text, edits, expected):
     assert apply(text, found) == expected
 
 
+@pytest.mark.parametrize(
+    ("edits", "expected"),
+    [
+        ([Insert(("a", 1), "new")], "a:\r\n  - x\r\n  - new\r\n  - y\r\nm:\r\n  k: 1\r\n"),
+        ([Insert(("a", 0), "new")], "a:\r\n  - new\r\n  - x\r\n  - y\r\nm:\r\n  k: 1\r\n"),
+        ([AddKey(("m", "j"), 2, after="k")], "a:\r\n  - x\r\n  - y\r\nm:\r\n  k: 1\r\n  j: 2\r\n"),
+        ([Delete(("a", 0))], "a:\r\n  - y\r\nm:\r\n  k: 1\r\n"),
+    ],
+    ids=["insert", "insert-first", "add-key", "delete"],
+)
+def test_new_lines_in_a_crlf_document_end_in_crlf(edits, expected):
+    """A line ending in LF alone mixed the two (an insert also took the line's CR before it)."""
+    text = "a:\r\n  - x\r\n  - y\r\nm:\r\n  k: 1\r\n"
+    found = replacements(text, load_located(text), edits)
+    assert found is not None
+    assert apply(text, found) == expected
+
+
 def test_an_edit_through_a_merge_key_is_made_at_the_anchor():
     text = "base: &b\n  k: 1\nm:\n  <<: *b\n  j: 2\n"
     located = load_located_all(text)[0]

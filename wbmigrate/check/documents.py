@@ -17,12 +17,13 @@ from functools import partial
 
 import yaml
 
+from wbmigrate import json_values
 from wbmigrate.check.hosts import Host, JsonHost, StringSpec, YamlHost, yaml_fixed
 from wbmigrate.check.model import Checked, Finding, Lines, Pending, Place, Rule, guarded
 from wbmigrate.check.places import Places, hash_comments, spans
 from wbmigrate.check.specs import check_spec, check_sweep, config_keys, may_embed
 from wbmigrate.check.targets import Targets
-from wbmigrate.check.unread import LAYOUT, layout_keys
+from wbmigrate.check.unread import LAYOUT, escaped, layout_keys
 from wbmigrate.edit.edits import Edit, EditConflict, Path
 from wbmigrate.edit.json import JsonText
 from wbmigrate.edit.located_yaml import load_located_all
@@ -92,6 +93,7 @@ class _Check:
                 skip = {path for path, what in found if what != TEXT}
                 keys, news = config_keys(document.data, self.targets, skip)
                 self.pending += [(document, p) for p in keys]
+                self.escaped(document, {path for path, _ in found} | {p.path for p in keys})
                 self.seen += [document.span(path, key=True) for path in news]
                 self.layouts(document)
         except TooDeep as exc:
@@ -113,6 +115,19 @@ class _Check:
                 self.notes.append((host, notes))
                 self.seen += host.seen(root)
 
+    def escaped(self, document: Document, skip: set[Path]) -> None:
+        """Old names spelled with escapes outside the specs, sweeps and specs kept as JSON text
+        (whose names the engine reads decoded) and the config keys found: reviewed, not fixed.
+        Only a backslash hides a name (YAML's folding puts a space where a line breaks)."""
+        if "\\" not in self.text:
+            return
+
+        def written(path: Path, key: bool) -> str:
+            return self.text[slice(*document.span(path, key=key))]
+
+        found = escaped(document.data, self.targets, written, skip)
+        self.pending += [(document, pending) for pending in found]
+
     def layouts(self, document: Document) -> None:
         """A panel layout's keys are grid coordinates: when the mapping renames a metric
         spelled like one (`x`), they are seen, not reviewed."""
@@ -124,7 +139,7 @@ class _Check:
         """A string that may hold a spec as JSON text: checked inside, or said to be broken."""
         value = at(document.data, path)
         try:
-            data = json.loads(value)
+            data = json_values.loads(value)  # as `plan DIR` reads it
             found = find(data)
         except json.JSONDecodeError as exc:
             problem = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"

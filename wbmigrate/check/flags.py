@@ -79,10 +79,13 @@ def keeping_data(
         after = load(fixed) if fixed is not None else None
         return after is not None and same_but_flags(before, after, targets)
 
-    if keeps(findings):
-        return findings
-    why = f"renaming it here would change the {kind}'s data"
-    return [f if keeps([f]) else _unfixed(f, why) for f in findings]
+    try:
+        if keeps(findings):
+            return findings
+        why = f"renaming it here would change the {kind}'s data"
+        return [f if keeps([f]) else _unfixed(f, why) for f in findings]
+    except RecursionError:  # read, but too deep to compare: raised, it lost the file's results
+        return [_unfixed(f, f"the {kind} is nested too deeply to compare") for f in findings]
 
 
 def _load_yaml(text: str) -> list[Any] | None:

@@ -82,9 +82,13 @@ class YamlHost:
         return 0, 0
 
     def seen(self, root: Path) -> list[Span]:
-        """The spec's own text, and the anchors it reaches through aliases and merge keys."""
+        """The spec's own text, and the anchors it reaches through aliases and merge keys; not
+        a duplicate key's entry, which the spec does not hold (the first is read): the residual
+        pass gives its names their results."""
         inside = [node for path, node in self.located.aliases if path[: len(root)] == root]
-        return [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
+        spans = [self.span(root), *((value_start(self.text, n), n.end_mark.index) for n in inside)]
+        unread = [p.span for p in self.located.problems if p.path[: len(root)] == root]
+        return [piece for span in spans for piece in _outside(span, unread)]
 
     def same(self, path: Path) -> Hashable:
         """What value `path` reaches: its node, one for every alias of it."""
@@ -239,6 +243,17 @@ def _spliced(document: JsonText, edits: list[Edit]) -> Replacement:
 def _position(edit: Edit) -> Path:
     """The value an edit changes: the one it sets, or the collection it changes a member of."""
     return edit.path if isinstance(edit, Set) else edit.path[:-1]
+
+
+def _outside(span: Span, holes: list[Span]) -> list[Span]:
+    """The pieces of `span` outside every hole."""
+    pieces, (start, end) = [], span
+    for hole_start, hole_end in sorted(holes):
+        if hole_start >= end or hole_end <= start:
+            continue
+        pieces.append((start, max(start, hole_start)))
+        start = max(start, hole_end)
+    return [(a, b) for a, b in [*pieces, (start, end)] if a < b]
 
 
 def _apart(edits: list[Edit]) -> list[list[Edit]]:

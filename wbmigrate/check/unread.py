@@ -41,6 +41,23 @@ def unread(spec: Any, kind: str, result: Rewrite, targets: Targets, same: Same) 
     return [u for path, key, text in left for u in _results(path, key, text, targets)]
 
 
+def escaped(
+    data: Any, targets: Targets, written: Callable[[Path, bool], str], skip: set[Path]
+) -> list[Pending]:
+    """A result for each old name in a string or key of `data` (but under `skip`) that its
+    text spells with escapes (`off\\u005fpolicy/mean`, `time\\/infer`): the residual pass reads
+    text as written and never sees it. `written` gives the text of a path's value or key."""
+    pattern = targets.spelling_pattern
+    if pattern is None:
+        return []
+    found: list[Pending] = []
+    for path, key, text in _spelled(data, pattern, skip):
+        raw = written(path, key)
+        if not all(name in raw for name in pattern.findall(text)):
+            found += _results(path, key, text, targets)
+    return found
+
+
 def by_path(path: Path) -> Hashable:
     """What value a path reaches where no two paths reach one (JSON): the path itself."""
     return path
@@ -59,17 +76,22 @@ def _within(path: Path, about: set[Hashable], same: Same) -> bool:
     return any(same(path[:end]) in about for end in range(len(path) + 1))
 
 
-def _spelled(spec: Any, pattern: re.Pattern[str]) -> Iterator[tuple[Path, bool, str]]:
-    """(path, is it a map key, text) of each string or map key holding an old name. The
-    engine judges every regex field, and says nothing of a regex that needs no change (one
-    that matches old and new keys, or shuts old ones out): those are not looked in, nor is
-    wbmigrate's own boundary note."""
+def _spelled(
+    spec: Any, pattern: re.Pattern[str], skip: set[Path] | frozenset[Path] = frozenset()
+) -> Iterator[tuple[Path, bool, str]]:
+    """(path, is it a map key, text) of each string or map key holding an old name, but under
+    `skip`. The engine judges every regex field, and says nothing of a regex that needs no
+    change (one that matches old and new keys, or shuts old ones out): those are not looked
+    in, nor is wbmigrate's own boundary note."""
     stack: list[tuple[Path, Any]] = [((), spec)]
     while stack:
         path, node = stack.pop()
+        if path in skip:
+            continue
         if isinstance(node, dict):
             for key, value in node.items():
-                if isinstance(key, str) and pattern.search(key) and not is_layout(path, node):
+                keyed = isinstance(key, str) and (*path, key) not in skip
+                if keyed and pattern.search(key) and not is_layout(path, node):
                     yield (*path, key), True, key
                 if key not in REGEX_SPEC_KEYS:
                     stack.append(((*path, key), value))

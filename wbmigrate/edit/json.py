@@ -89,6 +89,7 @@ class _Style:
     indent: str | None  # one level of indentation, or None for compact documents
     key_sep: str  # ':' or ': '
     item_sep: str  # ',' or ', ' (within one line)
+    newline: str = "\n"  # or "\r\n": new lines end as the document's do
 
     @classmethod
     def of(cls, text: str) -> _Style:
@@ -104,13 +105,15 @@ class _Style:
         opening = after.get("{", "")
         indent = opening.rpartition("\n")[2] if "\n" in opening else None
         comma = after.get(",", "")
-        return cls(indent, ":" + after.get(":", ""), "," + ("" if "\n" in comma else comma))
+        newline = "\r\n" if "\r\n" in opening else "\n"
+        key_sep, item_sep = ":" + after.get(":", ""), "," + ("" if "\n" in comma else comma)
+        return cls(indent, key_sep, item_sep, newline)
 
     def dumps(self, value: Any, line_indent: str) -> str:
         """`value` in this style, its lines after the first indented by `line_indent`."""
         separators = (self.item_sep if self.indent is None else ",", self.key_sep)
         text = json.dumps(value, ensure_ascii=False, indent=self.indent, separators=separators)
-        return text.replace("\n", "\n" + line_indent)
+        return text.replace("\n", self.newline + line_indent)
 
 
 def splice(text: str, edits: Iterable[Edit]) -> str:
@@ -127,12 +130,16 @@ class JsonText:
         self._scans: dict[int, _Scan] = {}
 
     def splice(self, edits: Iterable[Edit]) -> str:
-        """The text with the edits applied; every byte outside the edited values is kept."""
+        """The text with the edits applied; every byte outside the edited values is kept.
+        Rendered from the innermost value that holds every edit, reached without recursion:
+        rendering recurses twice a level, so from the root a spec nested a few hundred levels
+        deep in a file (short of `files.MAX_DEPTH`) ran out of stack."""
+        edits = list(edits)
         tree = edit_tree(edits)
         if tree.value is UNSET and not tree.inside:
             return self.text
-        start, end = self.root
-        return self.text[:start] + _render(self, start, tree)[0] + self.text[end:]
+        within = self.splice_within(edits)
+        return self.text[: within.start] + within.text + self.text[within.end :]
 
     def splice_within(self, edits: list[Edit]) -> Replacement:
         """The span of the innermost value that holds every edit, and its new text: one fix
@@ -272,7 +279,10 @@ def _rebuild(
         indent = _line_indent(doc, members[0].start)
     else:
         indent = _line_indent(doc, start) + (style.indent or "")
-    typical = seps[0] if seps else (style.item_sep if style.indent is None else ",\n" + indent)
+    newline = style.newline
+    typical = (
+        seps[0] if seps else (style.item_sep if style.indent is None else "," + newline + indent)
+    )
 
     def new(key: str | None, value: Any) -> tuple[str, int | None]:
         body = style.dumps(value, indent)
@@ -291,7 +301,7 @@ def _rebuild(
     if not pieces:
         return text[start] + text[end - 1] if node.structural else text[start:end]
     if not members and style.indent is not None:
-        lead, trail = "\n" + indent, "\n" + _line_indent(doc, start)
+        lead, trail = newline + indent, newline + _line_indent(doc, start)
     joined = pieces[0][0]
     for (_, a), (body, b) in itertools.pairwise(pieces):
         joined += (seps[a] if a is not None and b == a + 1 else typical) + body

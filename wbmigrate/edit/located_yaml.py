@@ -49,6 +49,7 @@ class YamlProblem:
     path: Path
     line: int
     message: str
+    span: tuple[int, int] = (0, 0)  # the offsets of what is not read: a duplicate key and value
 
 
 @dataclass
@@ -200,7 +201,9 @@ class _Converter:
             child = (*path, key)
             line = key_node.start_mark.line + 1
             if key in result:
-                self.located.problems.append(YamlProblem(child, line, f"duplicate key {key!r}"))
+                span = (key_node.start_mark.index, value_node.end_mark.index)
+                problem = YamlProblem(child, line, f"duplicate key {key!r}", span)
+                self.located.problems.append(problem)
                 continue
             if key in taken:
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -39,9 +40,19 @@ def unchecked(text: str, located: Located, edits: list[Edit]) -> list[Replacemen
     placed safely. Unchecked: `faithful` checks them, for every document of the text at once."""
     try:
         deleted = _deleted(located, edits)
-        return [_replacement(text, located, edit, deleted) for edit in edits]
+        found = [_replacement(text, located, edit, deleted) for edit in edits]
     except (CannotEdit, KeyError):
         return None
+    return _line_ends(text, found)
+
+
+def _line_ends(text: str, found: list[Replacement]) -> list[Replacement]:
+    """The replacements with their lines ended as the text's first line is: CRLF in a file
+    written so, where a new line ending in LF alone would mix the two."""
+    first = text.find("\n")
+    if first < 1 or text[first - 1] != "\r":
+        return found
+    return [replace(r, text=re.sub(r"\r?\n", "\r\n", r.text)) for r in found]
 
 
 Deleted = dict[int, set[int]]  # collection node id -> indexes of the members deleted
@@ -144,7 +155,7 @@ def _insert(text: str, sequence: yaml.Node, index: int, value: Any) -> Replaceme
     margin = " " * (dash - line_start)
     item = _item(value, like, margin)
     if index:
-        at = _line_end(text, _content_end(text, like))
+        at = _new_line_at(text, _content_end(text, like))
         return Replacement(at, at, f"\n{margin}- {item}")
     if text[line_start:dash].strip():  # `- - a`: after the outer dash
         return Replacement(dash, dash, f"- {item}\n{margin}")
@@ -180,7 +191,7 @@ def _add_key(text: str, located: Located, edit: AddKey) -> Replacement:
     member = f"{render(str(edit.path[-1]), key)}: {render(edit.value, value)}"
     if located.holders[before].flow_style:
         return Replacement(value.end_mark.index, value.end_mark.index, f", {member}")
-    at = _line_end(text, _content_end(text, value))
+    at = _new_line_at(text, _content_end(text, value))
     return Replacement(at, at, "\n" + " " * key.start_mark.column + member)
 
 
@@ -240,6 +251,13 @@ def _content_end(text: str, node: yaml.Node) -> int:
     """Where a node's own text ends (block collections end at the next line's start)."""
     start = node.start_mark.index
     return start + len(text[start : node.end_mark.index].rstrip(" \t\r\n"))
+
+
+def _new_line_at(text: str, offset: int) -> int:
+    """Where a new line starts after the line holding `offset`: before that line's break, CR LF
+    or LF (between CR and LF, the new line would take the CR and end in LF alone)."""
+    at = _line_end(text, offset)
+    return at - 1 if at > offset and text[at - 1 : at + 1] == "\r\n" else at
 
 
 def _line_end(text: str, offset: int) -> int:
