@@ -37,6 +37,18 @@ def test_only_migrates_one_report_and_its_draft_and_leaves_the_rest_untouched(ru
     assert changed(live, before) == {HEALTH, draft}
 
 
+def test_apply_of_a_plan_saved_with_only_sums_up_that_plan(run, live):
+    """With --yes the summary line is the saved plan's, as `show` prints it (and as the plan
+    shown at the question ends): it was the whole project's, planned again."""
+    assert run("plan", TARGET, "--only", "Token masking", "--out", "plan.json").exit_code == 0
+    result = run("apply", TARGET, "--plan", "plan.json", "--yes")
+    assert result.exit_code == 0, result.output
+    shown = run("show", "plan.json").stdout.splitlines()[-1]
+    assert shown.startswith("Summary: 1 object: 1 to change, 0 unchanged, 0 unreadable.")
+    assert shown in result.stderr.splitlines()
+    assert "Summary: 1 applied." in result.stdout
+
+
 def test_only_by_id_plans_that_report_and_its_draft(run, live):
     result = run("plan", TARGET, "--only", HEALTH)
     assert result.exit_code == 0, result.output

@@ -69,6 +69,43 @@ def test_object_edits():
     check(COMPACT, edits, '{"a":[1,2.50,"\\u00e9"],"b":{"C":1,"z":{"k":[1]}},"e":[5],"f":"é"}')
 
 
+@pytest.mark.parametrize(
+    ("text", "edits", "expected"),
+    [
+        pytest.param(
+            '{"m":["x"],"m":["old"]}',
+            [Insert(("m", 1), "new")],
+            '{"m":["x"],"m":["old","new"]}',
+            id="same-shape",
+        ),
+        pytest.param(
+            '{"m":5,"m":["old"]}',
+            [Insert(("m", 1), "new")],
+            '{"m":5,"m":["old","new"]}',
+            id="scalar",
+        ),
+        pytest.param(
+            '{"a":{"c":0},"a":{"c":["old"]}}',
+            [Insert(("a", "c", 1), "new")],
+            '{"a":{"c":0},"a":{"c":["old","new"]}}',
+            id="nested",
+        ),
+        pytest.param('{"k":1,"k":2}', [RenameKey(("k",), "n")], '{"n":1,"n":2}', id="renamed"),
+        pytest.param(
+            '{"k":1,"q":0,"k":2}',
+            [AddKey(("n",), 3, after="k")],
+            '{"k":1,"q":0,"k":2,"n":3}',
+            id="added",
+        ),
+    ],
+)
+def test_an_earlier_duplicate_key_keeps_its_bytes(text, edits, expected):
+    """Edits are made for the last of a key written twice, as `json.loads` reads it: splicing
+    them into the earlier one replaced its bytes, or failed where its value has another shape
+    (an internal error of `apply` and `check --fix`)."""
+    check(text, edits, expected)
+
+
 def test_add_key_at_end_and_unicode_key():
     check('{"x":1}', [AddKey(("ü/~",), [True, None])], '{"x":1,"ü/~":[true,null]}')
 

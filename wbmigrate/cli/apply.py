@@ -173,12 +173,12 @@ def apply(
             finish(failed(work.settled))
         click.echo(f"Nothing to migrate in {project.target}.", err=format_ == "json")
         return
-    if not asks(yes):  # the plan shown at the question ends with this summary
-        status(plan_report.summary(work.tally))
     question = f"Write {plural(len(work.todo), 'object')} in {project.target}?"
     # the plan as `plan` shows it; a saved one as `show` does: what was saved is what is applied
     planned = tuple(work.planned or ())
     whole = planfile.saved_report(saved) if saved else Plan(migration, options, planned)
+    if not asks(yes):  # the plan shown at the question ends with this summary
+        status(plan_report.summary(whole.tally if saved else work.tally))
     chunks = plan_report.text_chunks(whole.migration, whole.options, whole.objects, verbose)
     confirm_or_refuse(question, yes, chunks)
     ready = [Prepared(project, options, work)]

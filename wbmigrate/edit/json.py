@@ -222,12 +222,41 @@ def _render(doc: JsonText, start: int, node: EditTree) -> tuple[str, int]:
     if not node.inside:
         end = _value_end(text, start)
         return text[start:end], end
+    if text[start] not in "{[":  # (an earlier duplicate's value: see _keep_earlier_duplicates)
+        raise ValueError(f"no object or array at offset {start} to edit inside")
     scan = doc._scan(start)
-    rendered = {}  # a duplicate key: the last one's, as `json.loads` reads it
-    for member in scan.each():
+    rendered: dict[int, str] = {}  # by position
+    unfit: dict[int, Exception] = {}
+    for i, member in enumerate(scan.each()):
         if member.key in node.children or member.key in node.renames:
-            rendered[member.key] = _render_member(doc, member, node)
+            try:
+                rendered[i] = _render_member(doc, member, node)
+            except ValueError as error:  # an earlier duplicate need not fit the edits
+                unfit[i] = error
+    _keep_earlier_duplicates(doc, scan.found, node, rendered, unfit)
     return _rebuild(doc, start, scan, rendered, node), scan.end
+
+
+def _keep_earlier_duplicates(
+    doc: JsonText,
+    members: list[_Member],
+    node: EditTree,
+    rendered: dict[int, str],
+    unfit: dict[int, Exception],
+) -> None:
+    """Of a key written twice, the edits were made for the last member, the one `json.loads`
+    reads: an earlier one keeps its bytes (its key renamed with the last's, so that it stays
+    hidden behind it)."""
+    last = {member.key: i for i, member in enumerate(members)}
+    for i in [*rendered, *unfit]:
+        member = members[i]
+        if last[member.key] == i:
+            if i in unfit:
+                raise unfit[i]
+            continue
+        rendered.pop(i, None)
+        if member.key in node.renames:
+            rendered[i] = _render_member(doc, member, EditTree(renames=node.renames))
 
 
 def _render_member(doc: JsonText, member: _Member, node: EditTree) -> str:
@@ -265,7 +294,7 @@ def _members(text: str, start: int) -> Generator[_Member, None, int]:
 
 
 def _rebuild(
-    doc: JsonText, start: int, scan: _Scan, rendered: dict[Any, str], node: EditTree
+    doc: JsonText, start: int, scan: _Scan, rendered: dict[int, str], node: EditTree
 ) -> str:
     """A container's text with its members' new texts, after deletions and additions, reusing
     the original separators between members that stay neighbours (all of them, when no member
@@ -290,12 +319,14 @@ def _rebuild(
             body = json.dumps(key, ensure_ascii=False) + style.key_sep + body
         return body, None
 
+    last = {member.key: i for i, member in enumerate(members)} if node.added else {}
     pieces: list[tuple[str, int | None]] = []  # (text, original position or None)
     for i, member in enumerate(members):
         pieces += [new(None, v) for v in node.inserts.get(i, [])]  # (arrays only)
         if member.key not in node.deletes:
-            pieces.append((rendered.get(member.key, text[member.start : member.end]), i))
-        pieces += [new(k, v) for k, v in node.added.get(str(member.key), [])]  # (objects only)
+            pieces.append((rendered.get(i, text[member.start : member.end]), i))
+        if last.get(member.key) == i:  # (objects only; after the last of a key written twice)
+            pieces += [new(k, v) for k, v in node.added.get(str(member.key), [])]
     pieces += [new(None, v) for v in node.inserts.get(len(members), [])]
     pieces += [new(k, v) for k, v in node.added.get(None, [])]
     if not pieces:
