@@ -86,12 +86,12 @@ def _spelled(
     stack: list[tuple[Path, Any]] = [((), spec)]
     while stack:
         path, node = stack.pop()
-        if path in skip:
+        if skip and path in skip:  # (tested first: unread's walk, over every node, skips none)
             continue
         if isinstance(node, dict):
             for key, value in node.items():
-                keyed = isinstance(key, str) and (*path, key) not in skip
-                if keyed and pattern.search(key) and not is_layout(path, node):
+                named = isinstance(key, str) and pattern.search(key) is not None
+                if named and not is_layout(path, node) and (not skip or (*path, key) not in skip):
                     yield (*path, key), True, key
                 if key not in REGEX_SPEC_KEYS:
                     stack.append(((*path, key), value))
