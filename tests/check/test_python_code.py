@@ -214,6 +214,16 @@ def test_python_positions_count_characters_not_bytes():
     assert (finding.line, finding.column) == (3, 29)  # characters, not UTF-8 bytes (30)
 
 
+def test_python_positions_count_a_lone_carriage_return_as_ast_does():
+    """`ast` ends a line at a lone carriage return as at a line feed: counted at line feeds
+    alone, a node's line was one that came earlier (past the file's end: an internal error)."""
+    source = 'import wandb\rx = 1\ry = 2\rwandb.log({"off_policy/mean": 1})\n'
+    (finding,) = check_python("x.py", source, TARGETS).findings
+    start, end = finding.span
+    assert source[start:end] == '"off_policy/mean"'
+    assert fix(source) == source.replace("off_policy/mean", "staleness/rollout/mean")
+
+
 # --- properties -------------------------------------------------------------------------------
 
 NAMES = st.sampled_from([*sorted(MIGRATION.old_names), "loss", "eval/off_policy/mean"])

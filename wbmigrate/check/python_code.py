@@ -36,7 +36,7 @@ def check_python(label: str, text: str, targets: Targets) -> Checked:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        starts = Lines(text).starts
+        starts = Lines(text).python_starts
         line = starts[max(0, min((exc.lineno or 1) - 1, len(starts) - 1))]
         offset = line + max(0, (exc.offset or 1) - 1)
         return parse_error(label, text, offset, f"not valid Python: {exc.msg}")
@@ -368,7 +368,7 @@ def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replaceme
     index = parent.elts.index(node)  # type: ignore[arg-type]
     later = parent.elts[index + 1] if index + 1 < len(parent.elts) else None
     later_line = later.lineno if later is not None else parent.end_lineno
-    if later_line is not None and later_line > source.lines.position(end)[0]:
+    if later_line is not None and source.lines.offset(later_line, 0) > end:
         line_start = source.lines.starts[source.lines.position(end)[0] - 1]
         indent = re.match(r"[ \t]*", source.text[line_start:]).group()  # type: ignore[union-attr]
         return (Replacement(end, end, f",\n{indent}{literal}"),)
