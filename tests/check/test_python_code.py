@@ -224,6 +224,20 @@ def test_python_positions_count_a_lone_carriage_return_as_ast_does():
     assert fix(source) == source.replace("off_policy/mean", "staleness/rollout/mean")
 
 
+def test_a_python_file_that_starts_with_a_byte_order_mark_is_read_as_python_reads_it():
+    """Python skips a UTF-8 byte-order mark: such a file was 'not valid Python', so nothing in
+    it was fixed, and every name in it was left for review."""
+    source = '\ufeffx = {"max_off_policy_steps": 8}; wandb.log({"off_policy/mean": 1})\n'
+    findings = check_python("x.py", source, TARGETS).findings
+    assert [(f.rule, f.column) for f in findings] == [
+        (Rule.RENAMED_CONFIG_KEY, 7),  # the quote: line 1's columns count the mark, as it is there
+        (Rule.RENAMED_METRIC, 46),
+    ]
+    assert fix(source) == (
+        '\ufeffx = {"max_staleness": 8}; wandb.log({"staleness/rollout/mean": 1})\n'
+    )
+
+
 # --- properties -------------------------------------------------------------------------------
 
 NAMES = st.sampled_from([*sorted(MIGRATION.old_names), "loss", "eval/off_policy/mean"])

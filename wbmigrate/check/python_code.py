@@ -20,7 +20,7 @@ from typing import Any
 
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import flag_findings
-from wbmigrate.check.model import Checked, Finding, Lines, Rule
+from wbmigrate.check.model import BOM, Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import BUILDERS, Context, Kind, Module, is_prime_rl_config
 from wbmigrate.check.targets import Targets, distinctive
@@ -34,7 +34,7 @@ _CALL = re.compile(r"\b(?:Summary|Metric|SummaryMetric|KeysInfo)\(\s*(['\"])(?P<
 
 def check_python(label: str, text: str, targets: Targets) -> Checked:
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(text.removeprefix(BOM))  # as Python reads a file that starts with one
     except SyntaxError as exc:
         starts = Lines(text).python_starts
         line = starts[max(0, min((exc.lineno or 1) - 1, len(starts) - 1))]
