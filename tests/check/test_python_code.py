@@ -208,6 +208,48 @@ def test_dual_and_replace_agree_with_specs(source, targets, fixed, rule):
         assert rules(WR + source + "\n", targets) == [rule.value]
 
 
+CONFIG = "from prime_rl.configs import OrchestratorConfig\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "targets", "message"),
+    [
+        pytest.param(
+            'wandb.log({"off_policy/mean": 1, "staleness/rollout/mean": 1})',
+            REPLACE,
+            "off_policy/mean -> staleness/rollout/mean "
+            "(the dict has staleness/rollout/mean too: keep one, by hand)",
+            id="logged-key",
+        ),
+        pytest.param(
+            'CONFIG = {"max_off_policy_steps": 8, "max_staleness": 4}',
+            TARGETS,
+            "max_off_policy_steps -> max_staleness "
+            "(config key; the dict has max_staleness too: keep one, by hand)",
+            id="config-dict-key",
+        ),
+        pytest.param(
+            "OrchestratorConfig(max_off_policy_steps=8, max_staleness=4)",
+            TARGETS,
+            "max_off_policy_steps -> max_staleness "
+            "(keyword of OrchestratorConfig; max_staleness is given too: keep one, by hand)",
+            id="config-keyword",
+        ),
+    ],
+)
+def test_a_key_or_keyword_is_not_renamed_into_one_beside_it(source, targets, message):
+    """Renamed, a dict literal had one key twice (Python keeps the last value alone: the
+    other is silently dropped) and a call one keyword twice (a SyntaxError): the finding
+    stays, without a fix, and says why."""
+    (finding,) = check_python("x.py", WR + CONFIG + source + "\n", targets).findings
+    assert (finding.message, finding.fixable) == (message, False)
+
+
+def test_dual_keeps_an_old_logged_key_beside_its_new_one():
+    source = WR + 'wandb.log({"off_policy/mean": 1, "staleness/rollout/mean": 1})\n'
+    assert check_python("x.py", source, TARGETS).findings == []
+
+
 def test_python_positions_count_characters_not_bytes():
     source = 'title = "é"; wr.LinePlot(y=["off_policy/max"])\n'
     (finding,) = check_python("x.py", WR + source, TARGETS).findings

@@ -28,6 +28,8 @@ from wbmigrate.edit.replacement import Replacement
 from wbmigrate.mapping import Fate
 from wbmigrate.names import Accessor, accessor, expression_names
 
+# Why a dict key is not renamed into a key the same dict has (its value would be dropped)
+_BOTH_KEYS = "the dict has {} too: keep one, by hand"
 # Filter-expression calls in strings, as wandb_workspaces writes them: Summary('loss') > 1
 _CALL = re.compile(r"\b(?:Summary|Metric|SummaryMetric|KeysInfo)\(\s*(['\"])(?P<name>[^'\"]+)\1")
 
@@ -109,6 +111,11 @@ def _metric(
     elif siblings is not None and dual:
         fix = insert_after(source, node, raw.replace(name, new, 1)) if spelled else ()
         yield source.finding(node, rule, f"{name} -> {new} (dual: add beside it)", fix)
+    elif new is not None and in_same_dict(source.module, node, found.with_name(new)):
+        if dual:  # the old key logged beside its new one: fine in dual
+            source.seen.append(source.span(node))
+        else:
+            yield source.finding(node, rule, f"{name} -> {new} ({_BOTH_KEYS.format(new)})")
     else:
         note = " (removed; the new key carries the same values)" if fate.removed else ""
         fix = replace_inner(raw, start, name, new)
@@ -137,8 +144,13 @@ def _config_string(source: Source, node: ast.Constant, value: str) -> Iterator[F
     new = source.targets.config_keys.get(value) or source.targets.config_leaves[value]
     context = source.module.context(node)
     if context.dict_key and context.kind is not Kind.HISTORY:
-        fix = replace_inner(raw, start, value, new)
         rule = source.targets.config_rule(value)
+        if in_same_dict(source.module, node, new):
+            yield source.finding(
+                node, rule, f"{value} -> {new} (config key; {_BOTH_KEYS.format(new)})"
+            )
+            return
+        fix = replace_inner(raw, start, value, new)
         yield source.finding(node, rule, f"{value} -> {new} (config key)", fix)
         return
     where = "code that reads a config (old configs keep the old key)"
@@ -224,7 +236,11 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
         yield source.targets.removed(source.label, source.lines, start, end, name, what)
     else:
         new, rule = source.targets.config_leaves[name], source.targets.config_rule(name)
-        message, fix = f"{name} -> {new} ({what})", (Replacement(start, end, new),)
+        given = call.keywords if isinstance(call, ast.Call) else []
+        fix: tuple[Replacement, ...] = (Replacement(start, end, new),)
+        message = f"{name} -> {new} ({what})"
+        if any(other.arg == new for other in given):  # renamed, Python refuses the call
+            message, fix = f"{name} -> {new} ({what}; {new} is given too: keep one, by hand)", ()
         yield source.lines.finding(source.label, start, end, rule, message, fix)
 
 
@@ -325,6 +341,15 @@ def siblings(module: Module, node: ast.AST) -> list[object] | None:
     if isinstance(parent, ast.List | ast.Tuple | ast.Set) and node in parent.elts:
         return [e.value for e in parent.elts if isinstance(e, ast.Constant)]
     return None
+
+
+def in_same_dict(module: Module, node: ast.AST, key: str) -> bool:
+    """Whether `node` is a key of a dict literal that has `key` too: renamed into it, the dict
+    would have one key twice, and Python keeps the last value alone."""
+    parent = module.parents.get(node)
+    if not isinstance(parent, ast.Dict) or not any(k is node for k in parent.keys):
+        return False
+    return any(isinstance(k, ast.Constant) and k.value == key for k in parent.keys)
 
 
 def present(source: Source, node: ast.AST, spelled: bool = True) -> set[object] | None:
