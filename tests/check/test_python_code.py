@@ -250,6 +250,16 @@ def test_dual_keeps_an_old_logged_key_beside_its_new_one():
     assert check_python("x.py", source, TARGETS).findings == []
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_an_element_added_on_a_line_of_its_own_ends_as_the_file_s_lines_do(newline):
+    """A CRLF file got one line ended by a lone line feed (a lone-CR file: at the indent of
+    the line before the list)."""
+    lines = ["wr.LinePlot(y=[", '    "off_policy/max",', "])", ""]
+    fixed = ["wr.LinePlot(y=[", '    "off_policy/max",', '    "staleness/rollout/max",', "])", ""]
+    source = WR.replace("\n", newline) + newline.join(lines)
+    assert fix(source) == WR.replace("\n", newline) + newline.join(fixed)
+
+
 def test_python_positions_count_characters_not_bytes():
     source = 'title = "é"; wr.LinePlot(y=["off_policy/max"])\n'
     (finding,) = check_python("x.py", WR + source, TARGETS).findings

@@ -30,6 +30,7 @@ from wbmigrate.names import Accessor, accessor, expression_names
 
 # Why a dict key is not renamed into a key the same dict has (its value would be dropped)
 _BOTH_KEYS = "the dict has {} too: keep one, by hand"
+_LINE_END = re.compile(r"\r\n?|\n")  # as Python ends a line
 # Filter-expression calls in strings, as wandb_workspaces writes them: Summary('loss') > 1
 _CALL = re.compile(r"\b(?:Summary|Metric|SummaryMetric|KeysInfo)\(\s*(['\"])(?P<name>[^'\"]+)\1")
 
@@ -386,7 +387,8 @@ def extent(source: Source, node: ast.AST) -> tuple[int, int]:
 
 
 def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replacement, ...]:
-    """Insert `literal` as the next element, on a line of its own if the elements are."""
+    """Insert `literal` as the next element, on a line of its own if the elements are, ended
+    and indented as the element's own line (a file's `\r\n` stays `\r\n` throughout)."""
     parent = source.module.parents[node]
     assert isinstance(parent, ast.List | ast.Tuple | ast.Set)
     _, end = extent(source, node)
@@ -394,9 +396,11 @@ def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replaceme
     later = parent.elts[index + 1] if index + 1 < len(parent.elts) else None
     later_line = later.lineno if later is not None else parent.end_lineno
     if later_line is not None and source.lines.offset(later_line, 0) > end:
-        line_start = source.lines.starts[source.lines.position(end)[0] - 1]
-        indent = re.match(r"[ \t]*", source.text[line_start:]).group()  # type: ignore[union-attr]
-        return (Replacement(end, end, f",\n{indent}{literal}"),)
+        text = source.text
+        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        indent = re.match(r"[ \t]*", text[line_start:]).group()  # type: ignore[union-attr]
+        newline = _LINE_END.search(text, end).group()  # type: ignore[union-attr]
+        return (Replacement(end, end, f",{newline}{indent}{literal}"),)
     return (Replacement(end, end, f", {literal}"),)
 
 
