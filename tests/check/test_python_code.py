@@ -208,10 +208,86 @@ def test_dual_and_replace_agree_with_specs(source, targets, fixed, rule):
         assert rules(WR + source + "\n", targets) == [rule.value]
 
 
+CONFIG = "from prime_rl.configs import OrchestratorConfig\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "targets", "message"),
+    [
+        pytest.param(
+            'wandb.log({"off_policy/mean": 1, "staleness/rollout/mean": 1})',
+            REPLACE,
+            "off_policy/mean -> staleness/rollout/mean "
+            "(the dict has staleness/rollout/mean too: keep one, by hand)",
+            id="logged-key",
+        ),
+        pytest.param(
+            'CONFIG = {"max_off_policy_steps": 8, "max_staleness": 4}',
+            TARGETS,
+            "max_off_policy_steps -> max_staleness "
+            "(config key; the dict has max_staleness too: keep one, by hand)",
+            id="config-dict-key",
+        ),
+        pytest.param(
+            "OrchestratorConfig(max_off_policy_steps=8, max_staleness=4)",
+            TARGETS,
+            "max_off_policy_steps -> max_staleness "
+            "(keyword of OrchestratorConfig; max_staleness is given too: keep one, by hand)",
+            id="config-keyword",
+        ),
+    ],
+)
+def test_a_key_or_keyword_is_not_renamed_into_one_beside_it(source, targets, message):
+    """Renamed, a dict literal had one key twice (Python keeps the last value alone: the
+    other is silently dropped) and a call one keyword twice (a SyntaxError): the finding
+    stays, without a fix, and says why."""
+    (finding,) = check_python("x.py", WR + CONFIG + source + "\n", targets).findings
+    assert (finding.message, finding.fixable) == (message, False)
+
+
+def test_dual_keeps_an_old_logged_key_beside_its_new_one():
+    source = WR + 'wandb.log({"off_policy/mean": 1, "staleness/rollout/mean": 1})\n'
+    assert check_python("x.py", source, TARGETS).findings == []
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_an_element_added_on_a_line_of_its_own_ends_as_the_file_s_lines_do(newline):
+    """A CRLF file got one line ended by a lone line feed (a lone-CR file: at the indent of
+    the line before the list)."""
+    lines = ["wr.LinePlot(y=[", '    "off_policy/max",', "])", ""]
+    fixed = ["wr.LinePlot(y=[", '    "off_policy/max",', '    "staleness/rollout/max",', "])", ""]
+    source = WR.replace("\n", newline) + newline.join(lines)
+    assert fix(source) == WR.replace("\n", newline) + newline.join(fixed)
+
+
 def test_python_positions_count_characters_not_bytes():
     source = 'title = "é"; wr.LinePlot(y=["off_policy/max"])\n'
     (finding,) = check_python("x.py", WR + source, TARGETS).findings
     assert (finding.line, finding.column) == (3, 29)  # characters, not UTF-8 bytes (30)
+
+
+def test_python_positions_count_a_lone_carriage_return_as_ast_does():
+    """`ast` ends a line at a lone carriage return as at a line feed: counted at line feeds
+    alone, a node's line was one that came earlier (past the file's end: an internal error)."""
+    source = 'import wandb\rx = 1\ry = 2\rwandb.log({"off_policy/mean": 1})\n'
+    (finding,) = check_python("x.py", source, TARGETS).findings
+    start, end = finding.span
+    assert source[start:end] == '"off_policy/mean"'
+    assert fix(source) == source.replace("off_policy/mean", "staleness/rollout/mean")
+
+
+def test_a_python_file_that_starts_with_a_byte_order_mark_is_read_as_python_reads_it():
+    """Python skips a UTF-8 byte-order mark: such a file was 'not valid Python', so nothing in
+    it was fixed, and every name in it was left for review."""
+    source = '\ufeffx = {"max_off_policy_steps": 8}; wandb.log({"off_policy/mean": 1})\n'
+    findings = check_python("x.py", source, TARGETS).findings
+    assert [(f.rule, f.column) for f in findings] == [
+        (Rule.RENAMED_CONFIG_KEY, 7),  # the quote: line 1's columns count the mark, as it is there
+        (Rule.RENAMED_METRIC, 46),
+    ]
+    assert fix(source) == (
+        '\ufeffx = {"max_staleness": 8}; wandb.log({"staleness/rollout/mean": 1})\n'
+    )
 
 
 # --- properties -------------------------------------------------------------------------------

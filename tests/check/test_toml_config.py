@@ -70,6 +70,24 @@ def test_toml_dotted_key_at_the_top():
     assert apply_fixes(text, [finding]) == "orchestrator.max_staleness = 8  # eight\n"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[orchestrator]\nmax_off_policy_steps = 8\nmax_staleness = 4\n",
+        "orchestrator.max_off_policy_steps = 8\norchestrator.max_staleness = 4\n",
+        "[orchestrator]\nmax_off_policy_steps = 8\n[orchestrator.max_staleness]\nx = 1\n",
+        "[orchestrator]\nrollouts_per_prompt = 8\nrollouts_per_example = 4\n",  # both: group_size
+    ],
+)
+def test_a_key_renamed_into_one_the_file_sets_already_is_not_fixed(text):
+    """Renamed, the file would set one key twice, which TOML refuses: `--fix` made a valid
+    config one that no longer loads. The finding stays, without a fix, and says why."""
+    findings = check_toml("rl.toml", text, TARGETS).findings
+    assert findings
+    assert all(f.rule is Rule.RENAMED_CONFIG_KEY and not f.fixable for f in findings)
+    assert all("too: keep one, by hand" in f.message for f in findings)
+
+
 def test_a_dotted_key_gets_one_result_with_the_residual_pass(tmp_path):
     (tmp_path / "rl.toml").write_text("max_steps = 10\norchestrator.max_off_policy_steps = 1\n")
     report = check_file(tmp_path / "rl.toml", TARGETS, Ignores())

@@ -246,6 +246,52 @@ def test_an_equivalent_removed_later_is_followed(later, equivalent):
     assert not migration.new_names & migration.old_names
 
 
+CONFIG_STEPS = """\
+format: 1
+id: demo
+title: Demo
+sources: [https://example.com/demo]
+steps:
+  - version: "1"
+    date: 2026-01-01
+    source: https://example.com/demo/pull/1
+    annotation: Boundary.
+    config:
+      renamed:
+        - old: monitor.wandb
+          new: wandb
+          toml: {monitor.wandb: wandb, trainer.monitor.wandb: trainer.wandb}
+          cli: {"--trainer.monitor.wandb": "--trainer.wandb"}
+  - version: "2"
+    date: 2026-01-02
+    source: https://example.com/demo/pull/2
+    annotation: Boundary.
+    config:
+      renamed:
+        - old: trainer.wandb
+          new: trainer.monitors.wandb
+          toml: {trainer.wandb: trainer.monitors.wandb}
+          cli: {"--trainer.wandb": "--trainer.monitors.wandb"}
+        - old: wandb
+          new: monitors.wandb
+          toml: {wandb: monitors.wandb}
+"""
+
+
+def test_a_config_form_follows_the_later_rename_that_moves_it():
+    """prime-rl moved monitor.wandb to wandb (rl.toml's trainer.monitor.wandb to trainer.wandb),
+    then wandb and trainer.wandb each to monitors.wandb under a rename of its own: the form
+    followed only the rename of `wandb`, which lacks it, so `check --fix` wrote
+    --trainer.wandb and a second `check` renamed that again."""
+    first = parse_mapping(CONFIG_STEPS, "m.yaml").migration().config[0]
+    assert (first.old, first.new) == ("monitor.wandb", "monitors.wandb")
+    assert dict(first.toml) == {
+        "monitor.wandb": "monitors.wandb",
+        "trainer.monitor.wandb": "trainer.monitors.wandb",
+    }
+    assert dict(first.cli) == {"--trainer.monitor.wandb": "--trainer.monitors.wandb"}
+
+
 def _demo(metrics: list[str]) -> str:
     """A mapping of one step per entry of `metrics` (each a step's `metrics:` body)."""
     text = "format: 1\nid: demo\ntitle: Demo\nsources: [https://example.com/demo]\nsteps:\n"

@@ -6,6 +6,7 @@ import bisect
 import enum
 import itertools
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
 Fix = tuple[Replacement, ...]  # the replacements that fix a finding, in the file's text
 T = TypeVar("T")
+# Where Python ends a line (`ast` numbers lines so): a lone carriage return too, a form feed not
+_PYTHON_LINE_END = re.compile(r"\r\n?|\n")
+BOM = "\ufeff"  # a UTF-8 byte-order mark, as the first character of a decoded text
 
 
 class Rule(enum.Enum):
@@ -177,9 +181,17 @@ class Lines:
         line = bisect.bisect_right(self.starts, offset) - 1
         return line + 1, offset - self.starts[line] + 1
 
+    @cached_property
+    def python_starts(self) -> list[int]:
+        """The offset each line starts at as `ast` numbers lines: a lone carriage return ends
+        one too, so in a file that holds one, line feeds alone put a node lines too early; and
+        the first starts after a byte-order mark, which Python skips (and `ast` never sees)."""
+        first = len(BOM) if self.text.startswith(BOM) else 0
+        return [first, *(match.end() for match in _PYTHON_LINE_END.finditer(self.text))]
+
     def offset(self, line: int, byte_column: int) -> int:
         """A character offset from an `ast` position (1-based line, UTF-8 byte column)."""
-        start = self.starts[line - 1]
+        start = self.python_starts[line - 1]
         raw = self.text[start : start + byte_column + 1].encode()[:byte_column]
         return start + len(raw.decode(errors="ignore"))
 

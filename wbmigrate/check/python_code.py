@@ -20,7 +20,7 @@ from typing import Any
 
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import flag_findings
-from wbmigrate.check.model import Checked, Finding, Lines, Rule
+from wbmigrate.check.model import BOM, Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import BUILDERS, Context, Kind, Module, is_prime_rl_config
 from wbmigrate.check.targets import Targets, distinctive
@@ -28,15 +28,18 @@ from wbmigrate.edit.replacement import Replacement
 from wbmigrate.mapping import Fate
 from wbmigrate.names import Accessor, accessor, expression_names
 
+# Why a dict key is not renamed into a key the same dict has (its value would be dropped)
+_BOTH_KEYS = "the dict has {} too: keep one, by hand"
+_LINE_END = re.compile(r"\r\n?|\n")  # as Python ends a line
 # Filter-expression calls in strings, as wandb_workspaces writes them: Summary('loss') > 1
 _CALL = re.compile(r"\b(?:Summary|Metric|SummaryMetric|KeysInfo)\(\s*(['\"])(?P<name>[^'\"]+)\1")
 
 
 def check_python(label: str, text: str, targets: Targets) -> Checked:
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(text.removeprefix(BOM))  # as Python reads a file that starts with one
     except SyntaxError as exc:
-        starts = Lines(text).starts
+        starts = Lines(text).python_starts
         line = starts[max(0, min((exc.lineno or 1) - 1, len(starts) - 1))]
         offset = line + max(0, (exc.offset or 1) - 1)
         return parse_error(label, text, offset, f"not valid Python: {exc.msg}")
@@ -109,6 +112,11 @@ def _metric(
     elif siblings is not None and dual:
         fix = insert_after(source, node, raw.replace(name, new, 1)) if spelled else ()
         yield source.finding(node, rule, f"{name} -> {new} (dual: add beside it)", fix)
+    elif new is not None and in_same_dict(source.module, node, found.with_name(new)):
+        if dual:  # the old key logged beside its new one: fine in dual
+            source.seen.append(source.span(node))
+        else:
+            yield source.finding(node, rule, f"{name} -> {new} ({_BOTH_KEYS.format(new)})")
     else:
         note = " (removed; the new key carries the same values)" if fate.removed else ""
         fix = replace_inner(raw, start, name, new)
@@ -137,8 +145,13 @@ def _config_string(source: Source, node: ast.Constant, value: str) -> Iterator[F
     new = source.targets.config_keys.get(value) or source.targets.config_leaves[value]
     context = source.module.context(node)
     if context.dict_key and context.kind is not Kind.HISTORY:
-        fix = replace_inner(raw, start, value, new)
         rule = source.targets.config_rule(value)
+        if in_same_dict(source.module, node, new):
+            yield source.finding(
+                node, rule, f"{value} -> {new} (config key; {_BOTH_KEYS.format(new)})"
+            )
+            return
+        fix = replace_inner(raw, start, value, new)
         yield source.finding(node, rule, f"{value} -> {new} (config key)", fix)
         return
     where = "code that reads a config (old configs keep the old key)"
@@ -224,7 +237,11 @@ def _keyword(source: Source, node: ast.keyword, call: ast.AST | None) -> Iterato
         yield source.targets.removed(source.label, source.lines, start, end, name, what)
     else:
         new, rule = source.targets.config_leaves[name], source.targets.config_rule(name)
-        message, fix = f"{name} -> {new} ({what})", (Replacement(start, end, new),)
+        given = call.keywords if isinstance(call, ast.Call) else []
+        fix: tuple[Replacement, ...] = (Replacement(start, end, new),)
+        message = f"{name} -> {new} ({what})"
+        if any(other.arg == new for other in given):  # renamed, Python refuses the call
+            message, fix = f"{name} -> {new} ({what}; {new} is given too: keep one, by hand)", ()
         yield source.lines.finding(source.label, start, end, rule, message, fix)
 
 
@@ -327,6 +344,15 @@ def siblings(module: Module, node: ast.AST) -> list[object] | None:
     return None
 
 
+def in_same_dict(module: Module, node: ast.AST, key: str) -> bool:
+    """Whether `node` is a key of a dict literal that has `key` too: renamed into it, the dict
+    would have one key twice, and Python keeps the last value alone."""
+    parent = module.parents.get(node)
+    if not isinstance(parent, ast.Dict) or not any(k is node for k in parent.keys):
+        return False
+    return any(isinstance(k, ast.Constant) and k.value == key for k in parent.keys)
+
+
 def present(source: Source, node: ast.AST, spelled: bool = True) -> set[object] | None:
     """What the list `node` is in holds once the fixes of the elements before it are made (of
     every other element, for one whose name is not spelled out and so cannot be renamed), so
@@ -361,17 +387,20 @@ def extent(source: Source, node: ast.AST) -> tuple[int, int]:
 
 
 def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replacement, ...]:
-    """Insert `literal` as the next element, on a line of its own if the elements are."""
+    """Insert `literal` as the next element, on a line of its own if the elements are, ended
+    and indented as the element's own line (a file's `\r\n` stays `\r\n` throughout)."""
     parent = source.module.parents[node]
     assert isinstance(parent, ast.List | ast.Tuple | ast.Set)
     _, end = extent(source, node)
     index = parent.elts.index(node)  # type: ignore[arg-type]
     later = parent.elts[index + 1] if index + 1 < len(parent.elts) else None
     later_line = later.lineno if later is not None else parent.end_lineno
-    if later_line is not None and later_line > source.lines.position(end)[0]:
-        line_start = source.lines.starts[source.lines.position(end)[0] - 1]
-        indent = re.match(r"[ \t]*", source.text[line_start:]).group()  # type: ignore[union-attr]
-        return (Replacement(end, end, f",\n{indent}{literal}"),)
+    if later_line is not None and source.lines.offset(later_line, 0) > end:
+        text = source.text
+        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        indent = re.match(r"[ \t]*", text[line_start:]).group()  # type: ignore[union-attr]
+        newline = _LINE_END.search(text, end).group()  # type: ignore[union-attr]
+        return (Replacement(end, end, f",{newline}{indent}{literal}"),)
     return (Replacement(end, end, f", {literal}"),)
 
 

@@ -70,17 +70,20 @@ def _check_keys(
     a dotted key: one result), its fix on the last part. A key spelled like an old one at
     another path (`trainer.max_off_policy_steps`, a key in an array of tables, one quoted key
     holding dots) is not that key, and not changed: it is for a person to review, unless it is
-    one of `news`, a new key (`vllm.enable_lora`, of `enable_lora -> vllm.enable_lora`)."""
+    one of `news`, a new key (`vllm.enable_lora`, of `enable_lora -> vllm.enable_lora`). A key
+    renamed into one the file sets already is not changed either (see `_clashing`)."""
     wanted = {tuple(old.split(".")): (old, new) for old, new in targets.config_keys.items()}
     removed = {tuple(old.split(".")): old for old in targets.removed_keys}
     pattern = targets.spelling_pattern
+    clashing = _clashing(scan, wanted)
     for key in scan.keys:
         if key.path in removed:
             old = removed[key.path]
             yield targets.removed(label, lines, key.written, key.end, old, "config key")
         elif key.path in wanted:
             old, new = wanted[key.path]
-            yield _renamed(label, lines, key, old, new, targets.config_rule(old))
+            rule, clash = targets.config_rule(old), key.path in clashing
+            yield _renamed(label, lines, key, old, new, rule, clash)
         elif key.path in news:
             continue
         elif pattern is not None and pattern.search(lines.text, key.written, key.end):
@@ -88,12 +91,27 @@ def _check_keys(
             yield lines.finding(label, key.written, key.end, Rule.NEEDS_REVIEW, message)
 
 
-def _renamed(label: str, lines: Lines, key: Key, old: str, new: str, rule: Rule) -> Finding:
+def _clashing(scan: Scan, wanted: dict[KeyPath, tuple[str, str]]) -> set[KeyPath]:
+    """The renamed keys whose new key the file has already, or another renamed key becomes
+    too (`max_off_policy_steps` beside `max_staleness`): renamed, the file would set one key
+    twice, which TOML refuses."""
+    taken, into = scanned_keys(scan)[0], dict[KeyPath, set[KeyPath]]()
+    for key in scan.keys:
+        if key.path in wanted:
+            into.setdefault(tuple(wanted[key.path][1].split(".")), set()).add(key.path)
+    return {old for new, olds in into.items() if new in taken or len(olds) > 1 for old in olds}
+
+
+def _renamed(
+    label: str, lines: Lines, key: Key, old: str, new: str, rule: Rule, clash: bool
+) -> Finding:
     prefix, _, leaf = new.rpartition(".")
     fix: tuple[Replacement, ...] = ()
-    if prefix == old.rpartition(".")[0]:
-        fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
     message = f"{old} -> {new} (config key)"
+    if clash:
+        message = f"{old} -> {new} (config key; the file sets {new} too: keep one, by hand)"
+    elif prefix == old.rpartition(".")[0]:
+        fix = (Replacement(key.start, key.end, f"{key.quote}{leaf}{key.quote}"),)
     return lines.finding(label, key.written, key.end, rule, message, fix)
 
 

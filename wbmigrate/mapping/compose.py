@@ -121,6 +121,7 @@ def _advance_config(
     (B's reason, A's own forms); a removal is final unless the path is live again; a dropped
     alias makes the rename of that old path breaking from this step on."""
     later = {rename.old: rename for rename in step.config}
+    moved = _forms(step.config)
     gone = {removal.path: removal for removal in step.config_removed}
     dropped = set(step.aliases_removed)
     advanced, removed = [], [*removed]
@@ -129,7 +130,7 @@ def _advance_config(
             why, forms = gone[rename.new].reason, (tuple(rename.toml), tuple(rename.cli))
             removed.append(ConfigRemoval(rename.old, why, *forms, step.version))
             continue
-        rename = _chain_config(rename, later[rename.new]) if rename.new in later else rename
+        rename = _chain_config(rename, later.get(rename.new), moved)
         advanced.append(replace(rename, deprecated=False) if rename.old in dropped else rename)
     known = {rename.old for rename in advanced}
     added = advanced + [rename for rename in step.config if rename.old not in known]
@@ -138,15 +139,35 @@ def _advance_config(
     return [r for r in added if r.old not in live], [r for r in removed if r.path not in live]
 
 
-def _chain_config(first: ConfigRename, then: ConfigRename) -> ConfigRename:
+def _forms(renames: tuple[ConfigRename, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The TOML keys and the flags a step's renames move, each to where it goes."""
+    toml = {old: new for rename in renames for old, new in rename.toml.items()}
+    cli = {old: new for rename in renames for old, new in rename.cli.items()}
+    return toml, cli
+
+
+def _chain_config(
+    first: ConfigRename, then: ConfigRename | None, forms: tuple[dict[str, str], dict[str, str]]
+) -> ConfigRename:
+    """`first` through a step that renames its new path (`then`) or only some of its forms:
+    a form follows `then` where `then` has it, else any rename of the step that moves it
+    (`trainer.monitor.wandb -> trainer.wandb`, then `trainer.wandb -> trainer.monitors.wandb`
+    of the rename of `trainer.wandb`, not of `wandb`'s)."""
+    toml = _chain(first.toml, then.toml if then else {}, forms[0])
+    cli = _chain(first.cli, then.cli if then else {}, forms[1])
+    if then is None:
+        return replace(first, toml=toml, cli=cli)
     # the old spelling still loads only if every step kept it: one breaking rename breaks it
     deprecated = first.deprecated and then.deprecated
-    toml, cli = _chain(first.toml, then.toml), _chain(first.cli, then.cli)
     return ConfigRename(first.old, then.new, toml, cli, deprecated)
 
 
-def _chain(first: MappingABC[str, str], then: MappingABC[str, str]) -> MappingABC[str, str]:
-    return MappingProxyType({old: then.get(new, new) for old, new in first.items()})
+def _chain(
+    first: MappingABC[str, str], then: MappingABC[str, str], moved: MappingABC[str, str]
+) -> MappingABC[str, str]:
+    return MappingProxyType(
+        {old: then[new] if new in then else moved.get(new, new) for old, new in first.items()}
+    )
 
 
 def many_to_one(steps: tuple[Step, ...]) -> dict[str, tuple[str, ...]]:
