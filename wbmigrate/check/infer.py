@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from wbmigrate import gitlog
+from wbmigrate.check.model import PYTHON_LINE_END
 from wbmigrate.check.python_context import Kind, Module
 from wbmigrate.mapping.infer import (
     NAMES_DIFFER,
@@ -167,8 +168,6 @@ def _strings_changed(texts: dict[tuple[str, str], str], parent: str, rev: str, p
 
 
 _PARTS = ("renamed", "removed", "added")
-# A module's lines as `ast` numbers them (`str.splitlines` breaks at a form feed too)
-_PYTHON_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _unlikely(found: Found) -> tuple[Found, list[str]]:
@@ -216,7 +215,7 @@ def _one_block(texts: dict[tuple[str, str], str], parent: str, rev: str, p: Pair
     if p.before.file != p.after.file or old is None or new is None:
         return False
     lines = difflib.SequenceMatcher(
-        None, _PYTHON_LINE_END.split(old), _PYTHON_LINE_END.split(new), autojunk=False
+        None, PYTHON_LINE_END.split(old), PYTHON_LINE_END.split(new), autojunk=False
     )
     return any(
         tag == "replace" and i < p.before.line <= j and k < p.after.line <= m
@@ -323,7 +322,7 @@ def logged_keys(file: str, text: str) -> Keys:
     except (SyntaxError, ValueError, RecursionError):
         return Keys()
     module = Module.of(tree)
-    lines = _PYTHON_LINE_END.split(text)
+    lines = PYTHON_LINE_END.split(text)
     keys = Keys()
 
     def place(node: ast.AST) -> Place:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 Fix = tuple[Replacement, ...]  # the replacements that fix a finding, in the file's text
 T = TypeVar("T")
 # Where Python ends a line (`ast` numbers lines so): a lone carriage return too, a form feed not
-_PYTHON_LINE_END = re.compile(r"\r\n?|\n")
+PYTHON_LINE_END = re.compile(r"\r\n?|\n")
 BOM = "\ufeff"  # a UTF-8 byte-order mark, as the first character of a decoded text
 
 
@@ -187,7 +187,7 @@ class Lines:
         one too, so in a file that holds one, line feeds alone put a node lines too early; and
         the first starts after a byte-order mark, which Python skips (and `ast` never sees)."""
         first = len(BOM) if self.text.startswith(BOM) else 0
-        return [first, *(match.end() for match in _PYTHON_LINE_END.finditer(self.text))]
+        return [first, *(match.end() for match in PYTHON_LINE_END.finditer(self.text))]
 
     def offset(self, line: int, byte_column: int) -> int:
         """A character offset from an `ast` position (1-based line, UTF-8 byte column)."""

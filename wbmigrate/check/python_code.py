@@ -20,7 +20,7 @@ from typing import Any
 
 from wbmigrate.check.documents import parse_error
 from wbmigrate.check.flags import flag_findings
-from wbmigrate.check.model import BOM, Checked, Finding, Lines, Rule
+from wbmigrate.check.model import BOM, PYTHON_LINE_END, Checked, Finding, Lines, Rule
 from wbmigrate.check.places import python_places
 from wbmigrate.check.python_context import BUILDERS, Context, Kind, Module, is_prime_rl_config
 from wbmigrate.check.targets import Targets, distinctive
@@ -30,7 +30,6 @@ from wbmigrate.names import Accessor, accessor, expression_names
 
 # Why a dict key is not renamed into a key the same dict has (its value would be dropped)
 _BOTH_KEYS = "the dict has {} too: keep one, by hand"
-_LINE_END = re.compile(r"\r\n?|\n")  # as Python ends a line
 # Filter-expression calls in strings, as wandb_workspaces writes them: Summary('loss') > 1
 _CALL = re.compile(r"\b(?:Summary|Metric|SummaryMetric|KeysInfo)\(\s*(['\"])(?P<name>[^'\"]+)\1")
 
@@ -399,7 +398,7 @@ def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replaceme
         text = source.text
         line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
         indent = re.match(r"[ \t]*", text[line_start:]).group()  # type: ignore[union-attr]
-        newline = _LINE_END.search(text, end).group()  # type: ignore[union-attr]
+        newline = PYTHON_LINE_END.search(text, end).group()  # type: ignore[union-attr]
         return (Replacement(end, end, f",{newline}{indent}{literal}"),)
     return (Replacement(end, end, f", {literal}"),)
 
