@@ -148,10 +148,9 @@ class JsonText:
     def splice_within(self, edits: list[Edit], last: bool = False) -> Replacement:
         """The span of the innermost value that holds every edit, and its new text: one fix
         among many, without rebuilding the whole document for each. `last`: through the last
-        of a key written twice, the one `json.loads` read and the edits were made for, as a
-        whole document's splice goes (its text is what `apply` and `check --fix` write). A
-        finding's own place and fix take the first: reading each object on the way to its
-        end cost `check` 5%, for a document JSON says nothing about."""
+        of a key written twice (the one `json.loads` read and the edits were made for), as the
+        whole document's splice that `apply` and `check --fix` write goes; a finding's own place
+        and fix take the first (reading every object on the way to its end cost `check` 5%)."""
         around = container_of(edits)
         start, end = self.locate(around, last=last)
         tree = edit_tree(replace(e, path=e.path[len(around) :]) for e in edits)
