@@ -130,7 +130,9 @@ def _advance_config(
             why, forms = gone[rename.new].reason, (tuple(rename.toml), tuple(rename.cli))
             removed.append(ConfigRemoval(rename.old, why, *forms, step.version))
             continue
-        rename = _chain_config(rename, later.get(rename.new), moved)
+        then = later.get(rename.new)
+        if then is not None or _moves(moved, rename):  # (most renames: neither, left as they are)
+            rename = _chain_config(rename, then, moved)
         advanced.append(replace(rename, deprecated=False) if rename.old in dropped else rename)
     known = {rename.old for rename in advanced}
     added = advanced + [rename for rename in step.config if rename.old not in known]
@@ -144,6 +146,14 @@ def _forms(renames: tuple[ConfigRename, ...]) -> tuple[dict[str, str], dict[str,
     toml = {old: new for rename in renames for old, new in rename.toml.items()}
     cli = {old: new for rename in renames for old, new in rename.cli.items()}
     return toml, cli
+
+
+def _moves(forms: tuple[dict[str, str], dict[str, str]], rename: ConfigRename) -> bool:
+    """Whether `forms` move a TOML key or a flag `rename` renames into."""
+    toml, cli = forms
+    return not toml.keys().isdisjoint(rename.toml.values()) or not cli.keys().isdisjoint(
+        rename.cli.values()
+    )
 
 
 def _chain_config(
