@@ -13,6 +13,7 @@ fixes (positions from the `ast`) follow the checks: over 300 lines, as they serv
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -396,7 +397,8 @@ def insert_after(source: Source, node: ast.AST, literal: str) -> tuple[Replaceme
     later_line = later.lineno if later is not None else parent.end_lineno
     if later_line is not None and source.lines.offset(later_line, 0) > end:
         text = source.text
-        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        starts = source.lines.python_starts
+        line_start = starts[bisect.bisect_right(starts, end) - 1]
         indent = re.match(r"[ \t]*", text[line_start:]).group()  # type: ignore[union-attr]
         newline = PYTHON_LINE_END.search(text, end).group()  # type: ignore[union-attr]
         return (Replacement(end, end, f",{newline}{indent}{literal}"),)

@@ -95,7 +95,8 @@ def _clashing(scan: Scan, wanted: dict[KeyPath, tuple[str, str]]) -> set[KeyPath
     """The renamed keys whose new key the file has already, or another renamed key becomes
     too (`max_off_policy_steps` beside `max_staleness`): renamed, the file would set one key
     twice, which TOML refuses."""
-    taken, into = scanned_keys(scan)[0], dict[KeyPath, set[KeyPath]]()
+    taken = scanned_keys(scan)[0]
+    into: dict[KeyPath, set[KeyPath]] = {}  # a new key: the old keys renamed into it
     for key in scan.keys:
         if key.path in wanted:
             into.setdefault(tuple(wanted[key.path][1].split(".")), set()).add(key.path)
